@@ -1,0 +1,113 @@
+/**
+ * Envoy's API protos, loaded with protobufjs from the `deps/` folder of npm `@grpc/grpc-js-xds`
+ * (never hand-copied), plus the few fields newer than that snapshot, added in `newerFields`.
+ * @module
+ */
+import protobuf from "protobufjs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+
+const require = createRequire(import.meta.url);
+
+/** Proto files loaded into the root; every type they import comes along. */
+const entryFiles = [
+  "envoy/service/discovery/v3/ads.proto",
+  "envoy/service/discovery/v3/discovery.proto",
+  "envoy/config/bootstrap/v3/bootstrap.proto",
+  "envoy/config/listener/v3/listener.proto",
+  "envoy/config/route/v3/route.proto",
+  "envoy/config/cluster/v3/cluster.proto",
+  "envoy/config/endpoint/v3/endpoint.proto",
+  "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto",
+  "envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto",
+  "envoy/extensions/filters/http/router/v3/router.proto",
+  "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",
+  "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+  "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
+  "envoy/service/secret/v3/sds.proto",
+  "envoy/admin/v3/config_dump.proto",
+  "google/rpc/status.proto",
+];
+
+/**
+ * Fields Envoy 1.40 has that the @grpc/grpc-js-xds 1.14.1 snapshot lacks. Each names the Envoy
+ * release that added it; field numbers are from Envoy's API docs.
+ */
+export const newerFields: { type: string; name: string; id: number; fieldType: string; since: string }[] = [
+  // envoy.config.core.v3.SocketAddress.network_namespace_filepath: Envoy 1.35.
+  {
+    type: "envoy.config.core.v3.SocketAddress",
+    name: "network_namespace_filepath",
+    id: 7,
+    fieldType: "string",
+    since: "1.35",
+  },
+];
+
+function includeDirs(): string[] {
+  const deps = join(dirname(require.resolve("@grpc/grpc-js-xds/package.json")), "deps");
+  const protobufjsDir = dirname(require.resolve("protobufjs/package.json"));
+  return [
+    join(deps, "envoy-api"),
+    join(deps, "xds"),
+    join(deps, "googleapis"),
+    join(deps, "protoc-gen-validate"),
+    protobufjsDir,
+  ];
+}
+
+let cached: protobuf.Root | undefined;
+
+/** The loaded and resolved protobufjs Root (loaded once, ~200 ms). */
+export function envoyRoot(): protobuf.Root {
+  if (cached) return cached;
+  const dirs = includeDirs();
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => {
+    for (const dir of dirs) {
+      const candidate = join(dir, target);
+      try {
+        Deno.statSync(candidate);
+        return candidate;
+      } catch { /* try the next include dir */ }
+    }
+    return target;
+  };
+  root.loadSync(entryFiles, { keepCase: true });
+  for (const f of newerFields) {
+    const type = root.lookupType(f.type);
+    if (!type.fields[f.name]) type.add(new protobuf.Field(f.name, f.id, f.fieldType));
+  }
+  root.resolveAll();
+  cached = root;
+  return root;
+}
+
+/** Looks up a message type by its full name (without a leading dot). */
+export function messageType(fullName: string): protobuf.Type {
+  return envoyRoot().lookupType(fullName);
+}
+
+/** Type URL prefix used in Any and in xDS type_url fields. */
+export const typeUrlPrefix = "type.googleapis.com/";
+
+/** xDS resource type URLs. */
+export const TypeUrl = {
+  listener: "type.googleapis.com/envoy.config.listener.v3.Listener",
+  route: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+  cluster: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+  endpoint: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+  secret: "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
+} as const;
+
+/**
+ * Encodes a resource given as a plain object (protobufjs `fromObject` form, snake_case field
+ * names, nested Any as `{"@type": url, ...fields}`) into protobuf bytes. Throws naming the type
+ * when the object does not fit the schema.
+ */
+export function encodeResource(typeUrl: string, resource: Record<string, unknown>): Uint8Array {
+  const type = messageType(typeUrl.slice(typeUrlPrefix.length));
+  const err = type.verify(resource);
+  if (err) throw new Error(`${type.fullName}: ${err}`);
+  return type.encode(type.fromObject(resource)).finish();
+}

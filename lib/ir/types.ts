@@ -1,0 +1,217 @@
+/**
+ * aether's intermediate representation: the plain data that `resolve` (Gateway API → IR) produces
+ * and `translate` (IR → Envoy resources) consumes. No Kubernetes and no Envoy shapes in here; only
+ * what the data plane must do. Every list is sorted deterministically by whoever builds it, so an
+ * unchanged input yields an identical IR.
+ * @module
+ */
+
+/** The whole configuration for one proxy role (for the edge: every programmed Gateway). */
+export interface IR {
+  /** One entry per bound address:port, sorted by address then port. */
+  listeners: IRListener[];
+  /** Every backend cluster referenced by a route, sorted by name. */
+  clusters: IRCluster[];
+  /** TLS certificates referenced by HTTPS listeners, sorted by name. */
+  secrets: IRSecret[];
+}
+
+/** A bound socket. Several Gateway listeners on the same port share one IRListener. */
+export interface IRListener {
+  /** Stable name, `<address>:<port>`, also the Envoy listener name. */
+  name: string;
+  address: string;
+  port: number;
+  /** "HTTP" (plaintext HCM) or "HTTPS" (TLS termination then HCM). */
+  protocol: "HTTP" | "HTTPS";
+  /**
+   * Filter chains. For HTTP: exactly one, without serverNames. For HTTPS: one per Gateway listener
+   * (sectionName), matched by SNI `serverNames` (empty = any name, placed last).
+   */
+  filterChains: IRFilterChain[];
+}
+
+/** One HTTP connection manager with its routing table. */
+export interface IRFilterChain {
+  /** Stable name, e.g. `<ns>/<gateway>/<sectionName>` or the listener name for merged HTTP. */
+  name: string;
+  /** SNI names this chain serves (HTTPS only); wildcard `*.example.com` allowed; empty = any. */
+  serverNames: string[];
+  /** Certificates (by IRSecret name) served on this chain; HTTPS only. */
+  certificateSecrets: string[];
+  /** Envoy RouteConfiguration name served over RDS for this chain. */
+  routeConfigName: string;
+  /** Virtual hosts, most specific domain first: exact hostnames, then wildcards, then `*`. */
+  virtualHosts: IRVirtualHost[];
+}
+
+/** A set of domains with an ordered list of routes. */
+export interface IRVirtualHost {
+  /** Stable name (unique within its route config). */
+  name: string;
+  /** Envoy domains: `foo.example.com`, `*.example.com`, or `*`. */
+  domains: string[];
+  /**
+   * Routes in Gateway API precedence order (first match wins). A request matching no route gets
+   * 404 from Envoy's default behaviour; translate does not add a catch-all.
+   */
+  routes: IRRoute[];
+}
+
+/** How a string is compared. */
+export type IRStringMatchType = "Exact" | "RegularExpression";
+
+/** A header or query parameter condition. */
+export interface IRKeyValueMatch {
+  /** Header name (lower-cased) or query parameter name (case-sensitive). */
+  name: string;
+  type: IRStringMatchType;
+  value: string;
+}
+
+/** All conditions of one match; every condition must hold. */
+export interface IRRouteMatch {
+  path: { type: "Exact" | "PathPrefix" | "RegularExpression"; value: string };
+  headers: IRKeyValueMatch[];
+  queryParams: IRKeyValueMatch[];
+  /** HTTP method, upper-case, when the match has one. */
+  method?: string;
+}
+
+/** Header edits (Gateway API HTTPHeaderFilter): set, add and remove. */
+export interface IRHeaderModifier {
+  /** Overwrite (or create) these headers. */
+  set: { name: string; value: string }[];
+  /** Append these values (creating the header when absent). */
+  add: { name: string; value: string }[];
+  /** Remove these header names. */
+  remove: string[];
+}
+
+/** A backend a request may be forwarded to, with its share of the weight. */
+export interface IRBackend {
+  /**
+   * The IRCluster name. When `invalid` is set this names a cluster that does not exist, and
+   * requests given this share are answered 500 (Gateway API: invalid backendRef → 500).
+   */
+  cluster: string;
+  /** Relative weight, ≥ 0. A weight-0 backend gets no traffic. */
+  weight: number;
+  /** Why the reference is invalid (for debugging); present only for invalid backends. */
+  invalid?: string;
+  /** Per-backend request header edits (backendRef filters). */
+  requestHeaders?: IRHeaderModifier;
+  /** Per-backend response header edits (backendRef filters). */
+  responseHeaders?: IRHeaderModifier;
+}
+
+/** A copy of each request sent to another cluster; the response is ignored. */
+export interface IRMirror {
+  cluster: string;
+  /** Fraction of requests to mirror, 0–100 (may be fractional). Absent = 100. */
+  percent?: number;
+}
+
+/** Retry policy (HTTPRoute rule `retry`). */
+export interface IRRetry {
+  /** HTTP status codes that trigger a retry. */
+  codes: number[];
+  /** Maximum number of retries (attempts beyond the first). */
+  attempts: number;
+  /** Base back-off in milliseconds, when set. */
+  backoffMs?: number;
+}
+
+/** Rewrite of the request before forwarding (URLRewrite filter). */
+export interface IRURLRewrite {
+  hostname?: string;
+  /** Replace the whole path, or replace the matched prefix. */
+  path?: { type: "ReplaceFullPath"; value: string } | {
+    type: "ReplacePrefixMatch";
+    value: string;
+  };
+}
+
+/** Forward to weighted backends. */
+export interface IRForwardAction {
+  kind: "forward";
+  /** Non-empty. When every backend is invalid, resolve emits a `direct` 500 instead. */
+  backends: IRBackend[];
+  /** Whole-request timeout in ms (rule timeouts.request); 0 = none. */
+  timeoutMs?: number;
+  /** Per-try timeout in ms (rule timeouts.backendRequest). */
+  perTryTimeoutMs?: number;
+  retry?: IRRetry;
+  mirrors: IRMirror[];
+  rewrite?: IRURLRewrite;
+  /** Backends speak HTTP/2 (gRPC). Mirrors the clusters' protocol; informational for translate. */
+  grpc?: boolean;
+}
+
+/** Answer with a redirect (RequestRedirect filter). */
+export interface IRRedirectAction {
+  kind: "redirect";
+  scheme?: string;
+  hostname?: string;
+  port?: number;
+  path?: { type: "ReplaceFullPath"; value: string } | {
+    type: "ReplacePrefixMatch";
+    value: string;
+  };
+  /** 301, 302, 303, 307 or 308. */
+  statusCode: number;
+}
+
+/** Answer directly without a backend (e.g. 500 when every backendRef is invalid). */
+export interface IRDirectAction {
+  kind: "direct";
+  status: number;
+  body?: string;
+}
+
+/** One route: a single match (a rule with N matches becomes N IRRoutes) and its action. */
+export interface IRRoute {
+  /**
+   * Stable name: `<routeKind>/<ns>/<name>/rule/<i>/match/<j>` (rule name used instead of index when
+   * the rule is named).
+   */
+  name: string;
+  match: IRRouteMatch;
+  /** Request header edits of the rule (RequestHeaderModifier). */
+  requestHeaders?: IRHeaderModifier;
+  /** Response header edits of the rule (ResponseHeaderModifier). */
+  responseHeaders?: IRHeaderModifier;
+  action: IRForwardAction | IRRedirectAction | IRDirectAction;
+}
+
+/** An upstream: one Service port, with its endpoints. */
+export interface IRCluster {
+  /**
+   * Stable name. Edge: `<svc>.<ns>.svc:<port>`; mesh: `<svc>.<meshDomain>[:<port>]` (the authority).
+   */
+  name: string;
+  /** `<namespace>/<name>` of the Service (for debugging and status). */
+  service: string;
+  /** Service port number. */
+  port: number;
+  /** Upstream HTTP protocol: "http1" or "http2" (gRPC, h2c appProtocol). */
+  protocol: "http1" | "http2";
+  /** Ready endpoints (address + target port), sorted. Served over EDS. */
+  endpoints: IREndpoint[];
+}
+
+/** One backend address. */
+export interface IREndpoint {
+  address: string;
+  port: number;
+  /** Kubernetes zone, when known (locality). */
+  zone?: string;
+}
+
+/** A certificate and key, PEM encoded, from a kubernetes.io/tls Secret. */
+export interface IRSecret {
+  /** Stable name: `<ns>/<secretName>`; also the SDS resource name. */
+  name: string;
+  certificateChain: string;
+  privateKey: string;
+}

