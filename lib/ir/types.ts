@@ -187,7 +187,8 @@ export interface IRRoute {
 /** An upstream: one Service port, with its endpoints. */
 export interface IRCluster {
   /**
-   * Stable name. Edge: `<svc>.<ns>.svc:<port>`; mesh: `<svc>.<meshDomain>[:<port>]` (the authority).
+   * Stable name, the service's mesh authority: `<svc>.<meshDomain>` for the Service's first port,
+   * `<svc>.<meshDomain>:<port>` for any other port (the spec's NewServiceCluster naming).
    */
   name: string;
   /** `<namespace>/<name>` of the Service (for debugging and status). */
