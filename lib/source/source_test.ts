@@ -1,0 +1,107 @@
+import { assert, assertEquals } from "../testing/assert.ts";
+import { FileSource, readConfig } from "./files.ts";
+import { MemorySource } from "./memory.ts";
+import { parseYamlObjects } from "./yaml_docs.ts";
+import type { Source, SourceSnapshot } from "./types.ts";
+
+const svc = (name: string) => ({
+  apiVersion: "v1",
+  kind: "Service",
+  metadata: { name, namespace: "default" },
+});
+
+Deno.test("yaml: multi-document files, Lists and empty documents", () => {
+  const text =
+    `apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: default}\n---\n---\n` +
+    `apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: b}}\n`;
+  const { objects, problems } = parseYamlObjects("f.yaml", text);
+  assertEquals(problems, []);
+  assertEquals(objects.map((o) => o.metadata.name), ["a", "b"]);
+});
+
+Deno.test("yaml: invalid YAML names file, document and line; other documents survive", () => {
+  const text = `apiVersion: v1\nkind: Service\nmetadata: {name: ok}\n---\nkind: [unclosed\n`;
+  const { objects, problems } = parseYamlObjects("bad.yaml", text);
+  assertEquals(objects.map((o) => o.metadata.name), ["ok"]);
+  assertEquals(problems.length, 1);
+  assertEquals(problems[0].source, "bad.yaml");
+  assert(/document 2: invalid YAML at line \d+/.test(problems[0].message), problems[0].message);
+});
+
+Deno.test("yaml: missing envelope fields name the field", () => {
+  const { problems } = parseYamlObjects(
+    "f.yaml",
+    `apiVersion: v1\nkind: Service\nmetadata: {namespace: x}\n`,
+  );
+  assertEquals(problems[0].field, "metadata.name");
+  const scalar = parseYamlObjects("f.yaml", `just a string\n`);
+  assert(scalar.problems[0].message.includes("expected a mapping"));
+});
+
+Deno.test("files: duplicates are reported, first definition wins", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/a.yaml`, JSON.stringify(svc("x")));
+    await Deno.writeTextFile(
+      `${dir}/b.yaml`,
+      JSON.stringify({ ...svc("x"), spec: { second: true } }),
+    );
+    await Deno.writeTextFile(`${dir}/ignored.txt`, "not yaml");
+    const snap = await readConfig(dir);
+    assertEquals(snap.objects.length, 1);
+    assertEquals(snap.objects[0].spec, undefined);
+    assert(snap.problems[0].message.includes("duplicate object"));
+    assertEquals(snap.origins.get("Service/default/x"), `${dir}/a.yaml`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** The shared contract every Source passes. */
+async function sourceContract(
+  make: () => Promise<{ source: Source; change: () => Promise<void> }>,
+) {
+  const { source, change } = await make();
+  const seen: SourceSnapshot[] = [];
+  let wake: () => void = () => {};
+  await source.start((s) => {
+    seen.push(s);
+    wake();
+  });
+  try {
+    assertEquals(seen.length, 1, "start delivers the first snapshot before it resolves");
+    const next = new Promise<void>((r) => (wake = r));
+    await change();
+    await Promise.race([
+      next,
+      new Promise((_, rej) => setTimeout(() => rej(new Error("no update")), 3000)),
+    ]);
+    const last = seen[seen.length - 1];
+    assert(last.revision > seen[0].revision, "revisions increase");
+    assertEquals(last.objects.map((o) => o.metadata.name).sort(), ["one", "two"]);
+  } finally {
+    await source.stop();
+  }
+}
+
+Deno.test("contract: MemorySource", async () => {
+  await sourceContract(() => {
+    const source = new MemorySource([svc("one")]);
+    return Promise.resolve({ source, change: () => Promise.resolve(source.apply(svc("two"))) });
+  });
+});
+
+Deno.test("contract: FileSource (watching a folder)", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/one.yaml`, JSON.stringify(svc("one")));
+  try {
+    await sourceContract(() =>
+      Promise.resolve({
+        source: new FileSource({ path: dir, debounceMs: 20 }),
+        change: () => Deno.writeTextFile(`${dir}/two.yaml`, JSON.stringify(svc("two"))),
+      })
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

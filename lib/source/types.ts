@@ -1,0 +1,56 @@
+/**
+ * The watcher abstraction every config source implements (files, memory, later the API server and
+ * the registry): it delivers whole, versioned snapshots of plain Kubernetes-shaped objects.
+ * @module
+ */
+
+/** A Kubernetes-shaped object as a source delivers it (validation happens later, in resolve). */
+export interface SourceObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    generation?: number;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [k: string]: unknown;
+  };
+  spec?: unknown;
+  [k: string]: unknown;
+}
+
+/** Something wrong with the input that the source found (unparseable YAML, a nameless object). */
+export interface SourceProblem {
+  /** File (or other origin) of the bad input. */
+  source: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  field: string;
+  message: string;
+}
+
+/** Everything a source holds at one moment. */
+export interface SourceSnapshot {
+  /** Increases by one with every delivered snapshot. */
+  revision: number;
+  objects: SourceObject[];
+  problems: SourceProblem[];
+  /** Where each object came from, keyed by `kind/namespace/name`. */
+  origins: Map<string, string>;
+}
+
+/** A producer of snapshots. `start` delivers the first snapshot before it resolves. */
+export interface Source {
+  start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The key objects are identified by: `kind/namespace/name` (namespace empty when cluster-scoped). */
+export function objectKey(
+  o: { kind: string; metadata: { namespace?: string; name: string } },
+): string {
+  return `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+}
