@@ -1,0 +1,77 @@
+/**
+ * The aether agent. `agent standalone --config <dir|file>` runs the bare-metal edge: Gateway API
+ * YAML in, xDS out to its Envoy. See docs/standalone.md for the stable contract.
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { Logger } from "../lib/log/mod.ts";
+import { runStandalone, standaloneDefaults } from "./standalone/run.ts";
+
+const usage = `usage: agent standalone --config <dir|file> [flags]
+
+flags:
+  --config <path>          folder (read recursively) or file of Gateway API YAML; watched for changes
+  --envoy <path|auto|none> envoy to start as a child process (default auto: the project's peer cache)
+  --bind-address <ip>      address Gateway listeners bind (default ${standaloneDefaults.bindAddress})
+  --admin-address <h:p>    admin server: /healthz /readyz /status /debug/xds /metrics (default ${standaloneDefaults.adminAddress})
+  --xds-address <h:p>      xDS (ADS gRPC) server (default ${standaloneDefaults.xdsAddress})
+  --node-id <id>           Envoy node id (default ${standaloneDefaults.nodeId})
+  --mesh-domain <domain>   mesh domain (default ${standaloneDefaults.meshDomain})
+  --envoy-log-level <lvl>  Envoy log level (default warning)
+`;
+
+async function main(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      config: { type: "string" },
+      envoy: { type: "string", default: standaloneDefaults.envoy },
+      "bind-address": { type: "string", default: standaloneDefaults.bindAddress },
+      "admin-address": { type: "string", default: standaloneDefaults.adminAddress },
+      "xds-address": { type: "string", default: standaloneDefaults.xdsAddress },
+      "node-id": { type: "string", default: standaloneDefaults.nodeId },
+      "mesh-domain": { type: "string", default: standaloneDefaults.meshDomain },
+      "envoy-log-level": { type: "string", default: "warning" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help || positionals[0] !== "standalone") {
+    console.error(usage);
+    return values.help ? 0 : 2;
+  }
+  if (!values.config) {
+    console.error("agent standalone: --config is required (a folder or file of YAML)\n\n" + usage);
+    return 2;
+  }
+  const logger = new Logger("agent");
+  const agent = await runStandalone({
+    config: values.config,
+    envoy: values.envoy!,
+    bindAddress: values["bind-address"]!,
+    adminAddress: values["admin-address"]!,
+    xdsAddress: values["xds-address"]!,
+    nodeId: values["node-id"]!,
+    meshDomain: values["mesh-domain"]!,
+    envoyLogLevel: values["envoy-log-level"],
+    logger,
+  });
+  const stop = async () => {
+    logger.info("shutting down");
+    await agent.close();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+  await new Promise(() => {});
+  return 0;
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await main(Deno.args));
+  } catch (e) {
+    console.error(`agent: ${(e as Error).message}`);
+    Deno.exit(1);
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * The agent's pipeline for one proxy role: source snapshot → resolve → IR → translate → xDS
+ * cache. A snapshot that fails at any stage is reported and the last good config keeps serving.
+ * Endpoint-only changes take the fast path: EDS is rebuilt, routes are not re-translated.
+ * @module
+ */
+import type { IR } from "../lib/ir/types.ts";
+import type { Logger } from "../lib/log/mod.ts";
+import type { Registry } from "../lib/metrics/mod.ts";
+import {
+  type ObjectStatus,
+  type Problem,
+  resolve,
+  type ResolveOptions,
+} from "../lib/gatewayapi/mod.ts";
+import { objectKey, type SourceSnapshot } from "../lib/source/types.ts";
+import { translate, translateEndpoints, type TranslateOptions } from "./xds/translate/mod.ts";
+import { Snapshot, type SnapshotCache } from "./xds/cache/mod.ts";
+
+/** A problem with the file (or other origin) it came from. */
+export type SourcedProblem = Problem & { source?: string };
+
+/** What `/status` shows about the configuration. */
+export interface PipelineStatus {
+  /** Source revision of the last snapshot seen. */
+  revision: number;
+  /** xDS snapshot version being served (last good). */
+  version?: string;
+  /** Source revision that produced the served version. */
+  servedRevision?: number;
+  objects: ObjectStatus[];
+  problems: SourcedProblem[];
+  /** Set when the last snapshot could not be served (the previous one still is). */
+  error?: string;
+}
+
+/** Options for Pipeline. */
+export interface PipelineOptions {
+  cache: SnapshotCache;
+  logger: Logger;
+  metrics: Registry;
+  resolve?: ResolveOptions;
+  translate?: TranslateOptions;
+  /** Node id to program; undefined = the cache's default snapshot (every Envoy). */
+  nodeId?: string;
+}
+
+/** IR without endpoints, as a string: equal keys mean only endpoints changed. */
+function routingKey(ir: IR): string {
+  return JSON.stringify({ ...ir, clusters: ir.clusters.map((c) => ({ ...c, endpoints: [] })) });
+}
+
+/** Runs resolve → translate → cache for every snapshot a source delivers. */
+export class Pipeline {
+  #status: PipelineStatus = { revision: 0, objects: [], problems: [] };
+  #lastRoutingKey?: string;
+  #lastIR?: IR;
+  readonly #applied;
+  readonly #failures;
+  readonly #duration;
+  readonly #problems;
+
+  constructor(readonly options: PipelineOptions) {
+    const m = options.metrics;
+    this.#applied = m.counter(
+      "aether_config_snapshots_total",
+      "Source snapshots processed, by result.",
+    );
+    this.#failures = m.counter("aether_config_failures_total", "Snapshots not served, by stage.");
+    this.#duration = m.histogram(
+      "aether_config_apply_seconds",
+      "Time from source snapshot to xDS cache.",
+    );
+    this.#problems = m.gauge("aether_config_problems", "Problems in the current configuration.");
+  }
+
+  /** The current status document. */
+  get status(): PipelineStatus {
+    return this.#status;
+  }
+
+  /** The IR last served. */
+  get ir(): IR | undefined {
+    return this.#lastIR;
+  }
+
+  /** Processes one snapshot. Never throws: failures keep the last good config. */
+  apply(snapshot: SourceSnapshot): void {
+    const started = performance.now();
+    const log = this.options.logger;
+    const sourceProblems: SourcedProblem[] = snapshot.problems.map((p) => ({ ...p }));
+    const originOf = (p: Problem) =>
+      snapshot.origins.get(
+        objectKey({ kind: p.kind, metadata: { namespace: p.namespace, name: p.name } }),
+      );
+    let stage = "resolve";
+    try {
+      const result = resolve(
+        snapshot.objects as Parameters<typeof resolve>[0],
+        this.options.resolve,
+      );
+      const problems = [
+        ...sourceProblems,
+        ...result.problems.map((p): SourcedProblem => ({ ...p, source: p.source ?? originOf(p) })),
+      ];
+      for (const p of problems) log.warn("config problem", { ...p });
+      this.#problems.set(problems.length);
+      stage = "translate";
+      const key = routingKey(result.ir);
+      const cache = this.options.cache;
+      if (key === this.#lastRoutingKey) {
+        stage = "endpoints";
+        cache.setEndpoints(this.options.nodeId, translateEndpoints(result.ir.clusters));
+      } else {
+        const snap = Snapshot.fromResources(translate(result.ir, this.options.translate));
+        if (this.options.nodeId === undefined) cache.setDefaultSnapshot(snap);
+        else cache.setSnapshot(this.options.nodeId, snap);
+        this.#lastRoutingKey = key;
+      }
+      this.#lastIR = result.ir;
+      const served = this.options.nodeId === undefined
+        ? cache.getDefaultSnapshot()
+        : cache.getSnapshot(this.options.nodeId);
+      this.#status = {
+        revision: snapshot.revision,
+        version: served?.version,
+        servedRevision: snapshot.revision,
+        objects: result.statuses,
+        problems,
+      };
+      this.#applied.inc({ result: "served" });
+      log.info("config applied", {
+        revision: snapshot.revision,
+        version: served?.version,
+        listeners: result.ir.listeners.length,
+        clusters: result.ir.clusters.length,
+        problems: problems.length,
+      });
+    } catch (e) {
+      const error = `${stage} failed: ${(e as Error).message}`;
+      this.#failures.inc({ stage });
+      this.#applied.inc({ result: "failed" });
+      log.error("config not served; the last good config keeps serving", {
+        revision: snapshot.revision,
+        error,
+      });
+      this.#status = {
+        ...this.#status,
+        revision: snapshot.revision,
+        problems: sourceProblems,
+        error,
+      };
+    } finally {
+      this.#duration.observe((performance.now() - started) / 1000);
+    }
+  }
+}
