@@ -4,6 +4,7 @@
  * @module
  */
 import http from "node:http";
+import https from "node:https";
 
 /** One response, fully read. */
 export interface HttpResult {
@@ -26,12 +27,16 @@ export interface HttpRequest {
   body?: string;
   agent?: http.Agent;
   timeoutMs?: number;
+  /** Use TLS: trust `ca` (PEM) and send `servername` as SNI. */
+  tls?: { ca: string; servername: string };
 }
 
 /** Sends one request and reads the whole response. */
 export function request(req: HttpRequest): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
-    const r = http.request({
+    const client = req.tls ? https : http;
+    const r = client.request({
+      ...(req.tls ? { ca: req.tls.ca, servername: req.tls.servername } : {}),
       host: req.host ?? "127.0.0.1",
       port: req.port,
       method: req.method ?? "GET",

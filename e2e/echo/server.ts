@@ -2,7 +2,9 @@
  * The echo backend used by end-to-end tests and the demo: answers every request with JSON naming
  * the backend and echoing method, path, query and headers. Request headers steer it:
  * `x-echo-delay-ms` (answer late), `x-echo-status` (answer with that status),
- * `x-echo-set-<name>` (add a response header `<name>`). Every request is remembered in `requests`.
+ * `x-echo-set-<name>` (add a response header `<name>`), `x-echo-fail-times: N` with
+ * `x-echo-fail-key: K` (answer 503 to the first N requests carrying key K — for retry tests).
+ * Every request is remembered in `requests`.
  * @module
  */
 
@@ -28,6 +30,7 @@ export interface EchoServer {
 /** Starts an echo server named `name` on hostname:port (port 0 = ephemeral). */
 export function startEcho(name: string, hostname = "127.0.0.1", port = 0): Promise<EchoServer> {
   const requests: EchoReply[] = [];
+  const failures = new Map<string, number>();
   return new Promise((resolveStarted) => {
     const server = Deno.serve({
       hostname,
@@ -58,7 +61,13 @@ export function startEcho(name: string, hostname = "127.0.0.1", port = 0): Promi
       requests.push(reply);
       const delay = Number(req.headers.get("x-echo-delay-ms") ?? 0);
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-      const status = Number(req.headers.get("x-echo-status") ?? 200);
+      let status = Number(req.headers.get("x-echo-status") ?? 200);
+      const failKey = req.headers.get("x-echo-fail-key");
+      if (failKey) {
+        const seen = (failures.get(failKey) ?? 0) + 1;
+        failures.set(failKey, seen);
+        if (seen <= Number(req.headers.get("x-echo-fail-times") ?? 0)) status = 503;
+      }
       const out = new Headers({ "content-type": "application/json", "x-echo-backend": name });
       req.headers.forEach((v, k) => {
         if (k.startsWith("x-echo-set-")) out.set(k.slice("x-echo-set-".length), v);

@@ -1,0 +1,232 @@
+/**
+ * Real Envoy 1.40 behind the standalone agent reading a config folder: hot reload under load,
+ * Envoy NACKs, bad input, and the admin endpoints.
+ */
+import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { Logger } from "../lib/log/mod.ts";
+import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
+import { request } from "./http_client.ts";
+import http from "node:http";
+import {
+  closeEchos,
+  freePort,
+  gateway,
+  gatewayClass,
+  httpRoute,
+  serviceFor,
+  startEchos,
+} from "./harness.ts";
+import type { SourceObject } from "../lib/source/types.ts";
+
+const yaml = (...objects: SourceObject[]) => objects.map((o) => JSON.stringify(o)).join("\n---\n");
+
+async function waitFor(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 10000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+Deno.test("edge e2e: config folder — hot reload under load, NACK, bad input, admin", async (t) => {
+  const echos = await startEchos("stable", "edited");
+  const port = freePort();
+  const dir = await Deno.makeTempDir({ prefix: "aether-e2e-config-" });
+  const base = [
+    gatewayClass(),
+    gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
+    ...serviceFor("stable", echos.stable),
+    ...serviceFor("edited", echos.edited),
+    httpRoute("stable", {
+      parentRefs: [{ name: "gw" }],
+      hostnames: ["stable.example.com"],
+      rules: [{ backendRefs: [{ name: "stable", port: 8080 }] }],
+    }),
+  ];
+  await Deno.writeTextFile(`${dir}/base.yaml`, yaml(...base));
+  const editedRoute = (i: number) =>
+    httpRoute("edited", {
+      parentRefs: [{ name: "gw" }],
+      hostnames: ["edited.example.com"],
+      rules: [{
+        matches: [{ path: { type: "PathPrefix", value: `/v${i}` } }],
+        filters: [{
+          type: "RequestHeaderModifier",
+          requestHeaderModifier: { set: [{ name: "x-edit", value: String(i) }] },
+        }],
+        backendRefs: [{ name: "edited", port: 8080 }],
+      }],
+    });
+  await Deno.writeTextFile(`${dir}/edited.yaml`, yaml(editedRoute(0)));
+  const logs: string[] = [];
+  const agent = await runStandalone({
+    ...standaloneDefaults,
+    config: dir,
+    adminAddress: "127.0.0.1:0",
+    xdsAddress: "127.0.0.1:0",
+    nodeId: "e2e-ops",
+    logger: new Logger("agent", (l) => logs.push(l), "info"),
+  });
+  const admin = (path: string) => fetch(`http://${agent.admin.address}${path}`);
+  try {
+    await agent.waitReady(20000);
+    await t.step("admin: /healthz, /readyz, /status, /debug/xds, /metrics", async () => {
+      assertEquals((await (await admin("/healthz")).text()).trim(), "ok");
+      const ready = await admin("/readyz");
+      assertEquals(ready.status, 200, await ready.text());
+      const status = await (await admin("/status")).json();
+      assert(status.config.objects.some((o: { kind: string }) => o.kind === "HTTPRoute"));
+      const xds = await (await admin("/debug/xds")).json();
+      assert(
+        JSON.stringify(xds.default.Listener).includes(`"port_value":${port}`) ||
+          JSON.stringify(xds.default.Listener).includes(`"portValue":${port}`),
+      );
+      const metrics = await (await admin("/metrics")).text();
+      assert(metrics.includes("aether_config_snapshots_total"), metrics.slice(0, 500));
+    });
+
+    await t.step("hot reload: 100 route edits under ≥200 req/s → 0 non-2xx", async () => {
+      const agentPool = new http.Agent({ keepAlive: true, maxSockets: 8 });
+      let stop = false, sent = 0;
+      const bad: string[] = [];
+      const load = async () => {
+        while (!stop) {
+          const r = await request({
+            port,
+            authority: "stable.example.com",
+            path: "/",
+            agent: agentPool,
+          });
+          sent++;
+          if (r.status < 200 || r.status > 299) bad.push(`${r.status} ${r.body.slice(0, 80)}`);
+        }
+      };
+      const workers = Array.from({ length: 8 }, load);
+      const started = Date.now();
+      for (let i = 1; i <= 100; i++) {
+        await Deno.writeTextFile(`${dir}/edited.yaml`, yaml(editedRoute(i)));
+        await waitFor(`edit ${i} served`, async () => {
+          const r = await request({ port, authority: "edited.example.com", path: `/v${i}` });
+          return r.status === 200 &&
+            (r.json?.headers as Record<string, string>)?.["x-edit"] === String(i);
+        });
+      }
+      stop = true;
+      await Promise.all(workers);
+      agentPool.destroy();
+      const seconds = (Date.now() - started) / 1000;
+      const rate = sent / seconds;
+      console.log(
+        `hot reload: 100 edits in ${seconds.toFixed(1)} s, ${sent} requests (${
+          rate.toFixed(0)
+        } req/s), ${bad.length} non-2xx`,
+      );
+      assertEquals(bad, []);
+      assert(rate >= 200, `load was only ${rate.toFixed(0)} req/s`);
+    });
+
+    await t.step(
+      "bad input: invalid YAML, unknown kind, CRD violation → problems naming file/object/field; the rest serves",
+      async () => {
+        await Deno.writeTextFile(`${dir}/broken.yaml`, "kind: [unclosed\n");
+        await Deno.writeTextFile(
+          `${dir}/unknown.yaml`,
+          yaml({
+            apiVersion: "example.com/v1",
+            kind: "Widget",
+            metadata: { name: "w", namespace: "default" },
+          }),
+        );
+        await Deno.writeTextFile(
+          `${dir}/invalid-route.yaml`,
+          yaml(httpRoute("invalid", {
+            parentRefs: [{ name: "gw" }],
+            rules: [{
+              matches: [{ path: { type: "PathPrefix", value: "no-leading-slash" } }],
+              backendRefs: [{ name: "stable", port: 8080 }],
+            }],
+          })),
+        );
+        await waitFor("problems reported", async () => {
+          const s = await (await admin("/status")).json();
+          return s.config.problems.length >= 3;
+        });
+        const status = await (await admin("/status")).json();
+        const problems = status.config.problems as {
+          source?: string;
+          kind: string;
+          name: string;
+          field: string;
+          message: string;
+        }[];
+        const text = JSON.stringify(problems);
+        assert(
+          problems.some((p) => p.source?.endsWith("broken.yaml") && /invalid YAML/.test(p.message)),
+          text,
+        );
+        assert(
+          problems.some((p) => p.kind === "Widget" && p.source?.endsWith("unknown.yaml")),
+          text,
+        );
+        assert(
+          problems.some((p) =>
+            p.kind === "HTTPRoute" && p.name === "invalid" && p.field.includes("path") &&
+            p.source?.endsWith("invalid-route.yaml")
+          ),
+          text,
+        );
+        const r = await request({ port, authority: "stable.example.com" });
+        assertEquals(r.status, 200, "everything else keeps serving");
+        assertEquals((await admin("/readyz")).status, 200);
+        for (const f of ["broken", "unknown", "invalid-route"]) {
+          await Deno.remove(`${dir}/${f}.yaml`);
+        }
+      },
+    );
+
+    await t.step(
+      "NACK: Envoy rejects a config → error_detail in /status and /metrics, last good keeps serving, no re-push loop",
+      async () => {
+        // RE2 (Envoy) rejects look-ahead, which a JavaScript RegExp accepts.
+        await Deno.writeTextFile(
+          `${dir}/nack.yaml`,
+          yaml(httpRoute("nack", {
+            parentRefs: [{ name: "gw" }],
+            hostnames: ["nack.example.com"],
+            rules: [{
+              matches: [{ path: { type: "RegularExpression", value: "/(?=look)ahead" } }],
+              backendRefs: [{ name: "stable", port: 8080 }],
+            }],
+          })),
+        );
+        await waitFor(
+          "a NACK",
+          async () => (await (await admin("/status")).json()).lastNack !== null,
+        );
+        const status = await (await admin("/status")).json();
+        assert(String(status.lastNack.errorDetail).length > 0, JSON.stringify(status.lastNack));
+        assertEquals((await admin("/readyz")).status, 503);
+        const metrics = await (await admin("/metrics")).text();
+        assert(/aether_xds_nacks_total\{[^}]*\} [1-9]/.test(metrics), "NACK counted");
+        const r = await request({ port, authority: "stable.example.com" });
+        assertEquals(r.status, 200, "the last good config keeps serving");
+        const pushes = () =>
+          agent.metrics.render().split("\n").filter((l) => l.startsWith("aether_xds_pushes_total"))
+            .map((l) => Number(l.split(" ").pop())).reduce((a, b) => a + b, 0);
+        const before = pushes();
+        await new Promise((r) => setTimeout(r, 1000));
+        assertEquals(pushes(), before, "no re-push of the rejected version");
+        await Deno.remove(`${dir}/nack.yaml`);
+        await agent.waitReady(10000);
+      },
+    );
+  } finally {
+    await agent.close();
+    await closeEchos(echos);
+    await Deno.remove(dir, { recursive: true });
+  }
+});

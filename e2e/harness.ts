@@ -1,0 +1,142 @@
+/**
+ * End-to-end harness: a standalone agent with a real Envoy 1.40 child, fed from an in-memory
+ * source (or a config folder), plus builders for the Gateway API objects tests use.
+ * @module
+ */
+import { Logger } from "../lib/log/mod.ts";
+import { MemorySource } from "../lib/source/memory.ts";
+import type { SourceObject } from "../lib/source/types.ts";
+import {
+  runStandalone,
+  type StandaloneAgent,
+  standaloneDefaults,
+} from "../agent/standalone/run.ts";
+import { type EchoServer, startEcho } from "./echo/server.ts";
+import { freePort } from "./http_client.ts";
+
+/** A running edge under test. */
+export interface Edge {
+  agent: StandaloneAgent;
+  source: MemorySource;
+  /** Log lines the agent wrote (JSON strings). */
+  logs: string[];
+  /** Applies objects and waits until Envoy has ACKed the resulting config. */
+  apply(...objects: SourceObject[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts agent + Envoy on an in-memory source holding `objects`. */
+export async function startEdge(objects: SourceObject[] = []): Promise<Edge> {
+  const logs: string[] = [];
+  const source = new MemorySource(objects);
+  const agent = await runStandalone({
+    ...standaloneDefaults,
+    source,
+    adminAddress: "127.0.0.1:0",
+    xdsAddress: "127.0.0.1:0",
+    nodeId: `e2e-${crypto.randomUUID().slice(0, 8)}`,
+    logger: new Logger("agent", (l) => logs.push(l), "info"),
+  });
+  await agent.waitReady(20000);
+  return {
+    agent,
+    source,
+    logs,
+    apply: async (...objs) => {
+      source.apply(...objs);
+      await agent.waitReady(10000);
+    },
+    close: () => agent.close(),
+  };
+}
+
+/** Starts echo backends named by `names`, each on its own free port of 127.0.0.1. */
+export async function startEchos(...names: string[]): Promise<Record<string, EchoServer>> {
+  const out: Record<string, EchoServer> = {};
+  for (const n of names) out[n] = await startEcho(n, "127.0.0.1", 0);
+  return out;
+}
+
+/** Closes every echo backend. */
+export async function closeEchos(echos: Record<string, EchoServer>): Promise<void> {
+  for (const e of Object.values(echos)) await e.close();
+}
+
+/** The GatewayClass aether claims. */
+export function gatewayClass(name = "aether"): SourceObject {
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "GatewayClass",
+    metadata: { name },
+    spec: { controllerName: "gateway.aether.io/edge" },
+  };
+}
+
+/** A Gateway with the given listeners (each `{name, protocol, port, hostname?, ...}`). */
+export function gateway(
+  name: string,
+  listeners: Record<string, unknown>[],
+  namespace = "default",
+): SourceObject {
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { name, namespace, generation: 1 },
+    spec: { gatewayClassName: "aether", listeners },
+  };
+}
+
+/** A Service with one port `port` → the echo server's port, plus its EndpointSlice. */
+export function serviceFor(
+  name: string,
+  echo: EchoServer,
+  opts: { namespace?: string; port?: number; appProtocol?: string } = {},
+): SourceObject[] {
+  const namespace = opts.namespace ?? "default";
+  const port = opts.port ?? 8080;
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace },
+      spec: {
+        ports: [{ name: "http", port, targetPort: echo.port, appProtocol: opts.appProtocol }],
+      },
+    },
+    {
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: { name, namespace, labels: { "kubernetes.io/service-name": name } },
+      addressType: "IPv4",
+      ports: [{ name: "http", port: echo.port }],
+      endpoints: [{ addresses: [echo.hostname], conditions: { ready: true } }],
+    },
+  ];
+}
+
+/** An HTTPRoute with the given spec. */
+export function httpRoute(
+  name: string,
+  spec: Record<string, unknown>,
+  namespace = "default",
+  creationTimestamp = "2026-01-01T00:00:00Z",
+): SourceObject {
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "HTTPRoute",
+    metadata: { name, namespace, generation: 1, creationTimestamp },
+    spec,
+  };
+}
+
+/** A Namespace with labels. */
+export function namespace(name: string, labels: Record<string, string> = {}): SourceObject {
+  return {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name, labels: { "kubernetes.io/metadata.name": name, ...labels } },
+  };
+}
+
+/** A free port for a Gateway listener. */
+export { freePort };
