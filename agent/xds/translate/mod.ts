@@ -1,0 +1,48 @@
+/**
+ * translate: aether's IR → Envoy xDS resources. Pure and deterministic: no I/O, no clock, no
+ * globals; the same IR always yields deep-equal output, every list sorted by name.
+ *
+ * Names an integrator relies on: Listener = IRListener.name; RouteConfiguration (RDS) =
+ * IRFilterChain.routeConfigName; Cluster and ClusterLoadAssignment = IRCluster.name; Secret (SDS)
+ * = IRSecret.name. Everything dynamic is requested over ADS.
+ * @module
+ */
+import type { IR } from "../../../lib/ir/types.ts";
+import { cluster } from "./cluster.ts";
+import { translateEndpoints } from "./endpoint.ts";
+import { listener } from "./listener.ts";
+import { routeConfiguration } from "./route.ts";
+import { secret } from "./secret.ts";
+import type { EnvoyResources, TranslateOptions } from "./types.ts";
+import { sortedByName } from "./util.ts";
+
+export type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
+export { translateEndpoints };
+
+/**
+ * Request headers aether sets itself and therefore never accepts from a client at the edge.
+ * Envoy's core API removes headers by exact name only, so this list is the `x-aether-*` family.
+ */
+export const AETHER_INTERNAL_HEADERS: readonly string[] = [
+  "x-aether-client-identity",
+  "x-aether-namespace",
+  "x-aether-origin",
+  "x-aether-route",
+];
+
+/** Translates a whole IR into Envoy resources, each kind sorted by name. */
+export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResources {
+  const statPrefix = options.statPrefix ?? "aether";
+  const edge = options.edge ?? true;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const routeOpts = { stripRequestHeaders: edge ? [...AETHER_INTERNAL_HEADERS] : [] };
+  return {
+    listeners: sortedByName(ir.listeners.map((l) => listener(l, { statPrefix, edge }))),
+    routes: sortedByName(
+      ir.listeners.flatMap((l) => l.filterChains.map((c) => routeConfiguration(c, routeOpts))),
+    ),
+    clusters: sortedByName(ir.clusters.map((c) => cluster(c, { connectTimeoutMs }))),
+    endpoints: translateEndpoints(ir.clusters),
+    secrets: sortedByName(ir.secrets.map(secret)),
+  };
+}

@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { encodeResource, TypeUrl } from "../proto.ts";
+import { ForwardClientCert } from "./enums.ts";
+import { translate, translateEndpoints } from "./mod.ts";
+import { goldenCases, testdataDir, toYaml } from "./test_util.ts";
+
+const update = Deno.env.get("UPDATE_GOLDEN") === "1";
+
+Deno.test("translate golden files (UPDATE_GOLDEN=1 regenerates)", () => {
+  const cases = goldenCases();
+  assert.ok(cases.length >= 10, "golden cases present");
+  for (const { name, ir } of cases) {
+    const file = join(testdataDir, `${name}.out.yaml`);
+    const got = toYaml(translate(ir));
+    if (update) {
+      Deno.writeTextFileSync(file, got);
+      continue;
+    }
+    let want: string;
+    try {
+      want = Deno.readTextFileSync(file);
+    } catch {
+      throw new Error(`${file} missing: run UPDATE_GOLDEN=1 deno test -A agent/xds/translate`);
+    }
+    assert.equal(got, want, `golden case ${name} differs from ${name}.out.yaml`);
+  }
+});
+
+Deno.test("every translated resource encodes against the Envoy schema", () => {
+  for (const { name, ir } of goldenCases()) {
+    const r = translate(ir);
+    const kinds = [
+      [TypeUrl.listener, r.listeners],
+      [TypeUrl.route, r.routes],
+      [TypeUrl.cluster, r.clusters],
+      [TypeUrl.endpoint, r.endpoints],
+      [TypeUrl.secret, r.secrets],
+    ] as const;
+    for (const [url, list] of kinds) {
+      for (const res of list) {
+        assert.equal(res.name, res.resource.name ?? res.resource.cluster_name, `${name}: name`);
+        assert.ok(encodeResource(url, res.resource).length > 0, `${name}: ${res.name}`);
+      }
+    }
+  }
+});
+
+Deno.test("translate is deterministic and never reorders", () => {
+  for (const { name, ir } of goldenCases()) {
+    const a = translate(ir);
+    const b = translate(structuredClone(ir));
+    assert.deepEqual(a, b, name);
+    assert.equal(toYaml(a), toYaml(b), name);
+    for (const list of Object.values(a)) {
+      const names = list.map((r: { name: string }) => r.name);
+      assert.deepEqual(names, [...names].sort(), `${name}: sorted by name`);
+    }
+    // The input is not mutated.
+    assert.deepEqual(ir, structuredClone(ir));
+  }
+});
+
+Deno.test("translateEndpoints equals the endpoints of a full translate", () => {
+  for (const { name, ir } of goldenCases()) {
+    assert.deepEqual(translateEndpoints(ir.clusters), translate(ir).endpoints, name);
+  }
+});
+
+Deno.test("virtual hosts and routes keep IR order", () => {
+  for (const { ir } of goldenCases()) {
+    const r = translate(ir);
+    for (const chain of ir.listeners.flatMap((l) => l.filterChains)) {
+      const rc = r.routes.find((x) => x.name === chain.routeConfigName)!.resource;
+      const vhs = rc.virtual_hosts as { name: string; routes: { name: string }[] }[];
+      assert.deepEqual(vhs.map((v) => v.name), chain.virtualHosts.map((v) => v.name));
+      vhs.forEach((v, i) =>
+        assert.deepEqual(
+          v.routes.map((x) => x.name),
+          chain.virtualHosts[i].routes.map((x) => x.name),
+        )
+      );
+    }
+  }
+});
+
+Deno.test("edge options: sanitizing is on by default and off for the mesh", () => {
+  const ir = goldenCases().find((c) => c.name === "matches")!.ir;
+  const hcm = (opts: { edge?: boolean }) => {
+    const l = translate(ir, opts).listeners[0].resource as {
+      filter_chains: { filters: { typed_config: Record<string, unknown> }[] }[];
+    };
+    return l.filter_chains[0].filters[0].typed_config;
+  };
+  assert.equal(hcm({}).forward_client_cert_details, ForwardClientCert.SANITIZE);
+  assert.deepEqual(hcm({}).use_remote_address, { value: true });
+  assert.equal(hcm({ edge: false }).forward_client_cert_details, undefined);
+  assert.ok(
+    (translate(ir).routes[0].resource.request_headers_to_remove as string[]).length > 0,
+  );
+  assert.equal(
+    translate(ir, { edge: false }).routes[0].resource.request_headers_to_remove,
+    undefined,
+  );
+});
