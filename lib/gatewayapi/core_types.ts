@@ -1,0 +1,52 @@
+/**
+ * Core Kubernetes kinds aether reads: Service, Namespace, Secret (kubernetes.io/tls) and
+ * discovery.k8s.io/v1 EndpointSlice. Only the fields aether uses.
+ * @module
+ */
+
+/** One Service port. */
+export interface ServicePort {
+  name?: string;
+  port: number;
+  targetPort?: number | string;
+  protocol?: string;
+  appProtocol?: string;
+}
+
+/** Service spec. */
+export interface ServiceSpec {
+  ports?: ServicePort[];
+  type?: string;
+  clusterIP?: string;
+  selector?: Record<string, string>;
+}
+
+/** Secret body (type kubernetes.io/tls for certificates). */
+export interface SecretBody {
+  type?: string;
+  /** base64 values. */
+  data?: Record<string, string>;
+  /** plain values, merged over `data` as the API server does. */
+  stringData?: Record<string, string>;
+}
+
+/** One endpoint of an EndpointSlice. */
+export interface SliceEndpoint {
+  addresses: string[];
+  conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+  zone?: string;
+  nodeName?: string;
+}
+
+/** EndpointSlice body (top-level fields, no spec). */
+export interface EndpointSliceBody {
+  addressType?: string;
+  endpoints?: SliceEndpoint[];
+  ports?: { name?: string; port?: number; protocol?: string; appProtocol?: string }[];
+}
+
+/** Label that ties an EndpointSlice to its Service. */
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+/** Label the API server puts on every Namespace. */
+export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
