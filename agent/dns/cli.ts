@@ -1,0 +1,82 @@
+/**
+ * A standalone responder process, for the network-namespace test, the benchmark and manual use:
+ *
+ * ```sh
+ * deno run -A agent/dns/cli.ts --dns-address 127.0.0.1:18054 --mesh-domain mesh.local \
+ *   --record web=10.96.0.10,fd00::10 --records-file services.json --upstream 127.0.0.53:53
+ * ```
+ *
+ * `--record name=ip[,ip…]` (name relative to the mesh domain, repeatable); `--records-file` holds a
+ * JSON array of Kubernetes Services (or a `{items: [...]}` list); `--upstream` is repeatable and
+ * replaces resolv.conf; `--rate-limit-qps 0` disables the per-source limit. Prints
+ * `listening <address> <port>` on stdout once both sockets are bound; SIGTERM/SIGINT stop it.
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { Logger } from "../../lib/log/mod.ts";
+import { Registry } from "../../lib/metrics/mod.ts";
+import { DEFAULT_DNS_PORT, DnsResponder, type RecordSet } from "./mod.ts";
+import { recordsFromServices, type ServiceLike } from "./records_from_services.ts";
+import { ipv4Bytes } from "./records.ts";
+
+/** Splits "host:port", "[v6]:port" or a bare host. */
+export function splitAddress(s: string): { address: string; port: number } {
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(s);
+  if (v6) return { address: v6[1], port: v6[2] ? Number(v6[2]) : DEFAULT_DNS_PORT };
+  const i = s.lastIndexOf(":");
+  if (i > 0 && s.indexOf(":") === i) {
+    return { address: s.slice(0, i), port: Number(s.slice(i + 1)) };
+  }
+  return { address: s, port: DEFAULT_DNS_PORT };
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      "dns-address": { type: "string", default: `127.0.0.1:${DEFAULT_DNS_PORT}` },
+      "mesh-domain": { type: "string", default: "mesh.local" },
+      upstream: { type: "string", multiple: true },
+      record: { type: "string", multiple: true },
+      "records-file": { type: "string" },
+      "rate-limit-qps": { type: "string" },
+      "rate-limit-burst": { type: "string" },
+    },
+  });
+  const domain = values["mesh-domain"]!;
+  const records = new Map<string, RecordSet>();
+  if (values["records-file"]) {
+    const doc = JSON.parse(await Deno.readTextFile(values["records-file"]));
+    const items: ServiceLike[] = Array.isArray(doc) ? doc : doc.items ?? [];
+    for (const [k, v] of recordsFromServices(items, domain)) records.set(k, v);
+  }
+  for (const r of values.record ?? []) {
+    const [name, ips = ""] = r.split("=");
+    const list = ips.split(",").filter(Boolean);
+    records.set(`${name}.${domain}`, {
+      a: list.filter((ip) => ipv4Bytes(ip)),
+      aaaa: list.filter((ip) => ip.includes(":")),
+    });
+  }
+  const qps = values["rate-limit-qps"];
+  const burst = values["rate-limit-burst"];
+  const responder = new DnsResponder({
+    meshDomain: domain,
+    records,
+    upstreams: values.upstream,
+    metrics: new Registry(),
+    logger: new Logger("dns"),
+    rateLimit: {
+      qps: qps === undefined ? undefined : Number(qps),
+      burst: burst === undefined ? undefined : Number(burst),
+    },
+  });
+  const bound = await responder.listen(splitAddress(values["dns-address"]!));
+  console.log(`listening ${bound.address} ${bound.port}`);
+  const stop = async () => {
+    await responder.close();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGTERM", stop);
+  Deno.addSignalListener("SIGINT", stop);
+}

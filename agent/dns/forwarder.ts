@@ -1,0 +1,239 @@
+/**
+ * Forwarding of non-mesh names to upstream resolvers. Each exchange uses a fresh transaction ID and
+ * a fresh UDP source port, both from the crypto RNG; a reply counts only when it comes from the
+ * upstream's address and port, carries our ID and echoes our question. A timeout or error moves on
+ * to the next upstream; a truncated UDP reply is retried over TCP with the same upstream. The
+ * client's EDNS0 OPT record travels unchanged (the query bytes are forwarded as sent, only the ID
+ * differs).
+ * @module
+ */
+import dgram from "node:dgram";
+import type { Buffer } from "node:buffer";
+import { put16, u16 } from "./wire.ts";
+
+/** One upstream resolver. */
+export interface Upstream {
+  host: string;
+  port: number;
+}
+
+/** How one attempt ended. */
+export type AttemptResult = "ok" | "timeout" | "error";
+
+/** Forwarder settings. */
+export interface ForwarderOptions {
+  upstreams: Upstream[];
+  /** Per-upstream, per-transport timeout in ms (default 2000). */
+  timeoutMs?: number;
+  /** Called once per upstream attempt (metrics). */
+  onAttempt?: (u: Upstream, seconds: number, result: AttemptResult) => void;
+  /** Milliseconds clock for latency (default performance.now). */
+  now?: () => number;
+}
+
+/** Parses "1.2.3.4", "1.2.3.4:5353", "::1", "[::1]:5353". */
+export function parseUpstream(s: string): Upstream {
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(s);
+  if (v6) return { host: v6[1], port: v6[2] ? Number(v6[2]) : 53 };
+  if (s.includes(":") && s.indexOf(":") !== s.lastIndexOf(":")) return { host: s, port: 53 };
+  const [host, port] = s.split(":");
+  if (!host) throw new RangeError(`bad upstream "${s}"`);
+  const p = port ? Number(port) : 53;
+  if (!Number.isInteger(p) || p < 1 || p > 65535) throw new RangeError(`bad upstream port "${s}"`);
+  return { host, port: p };
+}
+
+/** The `nameserver` entries of a resolv.conf text (zone ids dropped), minus `exclude`. */
+export function upstreamsFromResolvConf(text: string, exclude: Upstream[] = []): Upstream[] {
+  const out: Upstream[] = [];
+  for (const line of text.split("\n")) {
+    const m = /^\s*nameserver\s+(\S+)/.exec(line);
+    if (!m) continue;
+    const host = m[1].replace(/%.*$/, "");
+    if (exclude.some((e) => e.host === host && e.port === 53)) continue;
+    out.push({ host, port: 53 });
+  }
+  return out;
+}
+
+/** A uniformly random 16-bit value from the crypto RNG. */
+export function randomId(): number {
+  return crypto.getRandomValues(new Uint16Array(1))[0];
+}
+
+/** A random unprivileged port (1024-65535) from the crypto RNG. */
+export function randomPort(): number {
+  return 1024 + (crypto.getRandomValues(new Uint32Array(1))[0] % (65536 - 1024));
+}
+
+/** True when `resp` is a response with this ID whose single question equals ours (any case). */
+export function matchesQuery(resp: Uint8Array, query: Uint8Array, questionEnd: number): boolean {
+  if (resp.length < questionEnd || !(resp[2] & 0x80)) return false;
+  if (u16(resp, 0) !== u16(query, 0) || u16(resp, 4) !== 1) return false;
+  for (let i = 12; i < questionEnd; i++) {
+    let a = resp[i], b = query[i];
+    if (a >= 0x41 && a <= 0x5a) a += 0x20;
+    if (b >= 0x41 && b <= 0x5a) b += 0x20;
+    if (a !== b) return false;
+  }
+  return true;
+}
+
+function bindRandom(family: 4 | 6): Promise<dgram.Socket> {
+  return new Promise((resolve, reject) => {
+    let tries = 0;
+    const attempt = () => {
+      const s = dgram.createSocket(family === 4 ? "udp4" : "udp6");
+      const port = tries < 8 ? randomPort() : 0;
+      s.once("error", (e) => {
+        s.close();
+        if (++tries <= 8) attempt();
+        else reject(e);
+      });
+      s.bind({ port, address: family === 4 ? "0.0.0.0" : "::", exclusive: true }, () => {
+        s.removeAllListeners("error");
+        resolve(s);
+      });
+    };
+    attempt();
+  });
+}
+
+/** Exchanges one query over UDP; resolves undefined on timeout. */
+async function exchangeUdp(
+  u: Upstream,
+  msg: Uint8Array,
+  questionEnd: number,
+  timeoutMs: number,
+): Promise<Uint8Array | undefined> {
+  const sock = await bindRandom(u.host.includes(":") ? 6 : 4);
+  try {
+    return await new Promise<Uint8Array | undefined>((resolve, reject) => {
+      const timer = setTimeout(() => resolve(undefined), timeoutMs);
+      sock.on("message", (m: Buffer, rinfo: { address: string; port: number }) => {
+        if (rinfo.port !== u.port || rinfo.address !== u.host) return;
+        const b = new Uint8Array(m.buffer, m.byteOffset, m.byteLength);
+        if (!matchesQuery(b, msg, questionEnd)) return;
+        clearTimeout(timer);
+        resolve(b);
+      });
+      sock.on("error", (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
+      sock.send(msg, u.port, u.host, (err) => {
+        if (err) {
+          clearTimeout(timer);
+          reject(err);
+        }
+      });
+    });
+  } finally {
+    sock.close();
+  }
+}
+
+/** Exchanges one query over TCP (2-byte length prefix); resolves undefined on timeout. */
+export async function exchangeTcp(
+  u: Upstream,
+  msg: Uint8Array,
+  questionEnd: number,
+  timeoutMs: number,
+): Promise<Uint8Array | undefined> {
+  let conn: Deno.TcpConn | undefined;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    try {
+      conn?.close();
+    } catch { /* already closed */ }
+  }, timeoutMs);
+  try {
+    conn = await Deno.connect({ hostname: u.host, port: u.port });
+    if (timedOut) return undefined;
+    const framed = new Uint8Array(msg.length + 2);
+    put16(framed, 0, msg.length);
+    framed.set(msg, 2);
+    let w = 0;
+    while (w < framed.length) w += await conn.write(framed.subarray(w));
+    let buf = new Uint8Array(0);
+    const chunk = new Uint8Array(65538);
+    for (;;) {
+      const n = await conn.read(chunk);
+      if (n === null) return undefined;
+      const next = new Uint8Array(buf.length + n);
+      next.set(buf);
+      next.set(chunk.subarray(0, n), buf.length);
+      buf = next;
+      while (buf.length >= 2 && buf.length >= 2 + u16(buf, 0)) {
+        const m = buf.slice(2, 2 + u16(buf, 0));
+        buf = buf.slice(2 + m.length);
+        if (matchesQuery(m, msg, questionEnd)) return m;
+      }
+    }
+  } catch (e) {
+    if (timedOut) return undefined;
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    try {
+      conn?.close();
+    } catch { /* closed by the timer */ }
+  }
+}
+
+/** Forwards queries to a list of upstreams, in order. */
+export class Forwarder {
+  upstreams: Upstream[];
+  readonly timeoutMs: number;
+  readonly #onAttempt?: ForwarderOptions["onAttempt"];
+  readonly #now: () => number;
+
+  constructor(opts: ForwarderOptions) {
+    this.upstreams = opts.upstreams;
+    this.timeoutMs = opts.timeoutMs ?? 2000;
+    this.#onAttempt = opts.onAttempt;
+    this.#now = opts.now ?? (() => performance.now());
+  }
+
+  /**
+   * Forwards the query bytes (`questionEnd` = end of its question). Returns the upstream's reply
+   * with the client's original ID restored, or undefined when every upstream failed.
+   */
+  async forward(query: Uint8Array, questionEnd: number): Promise<Uint8Array | undefined> {
+    const clientId = u16(query, 0);
+    for (const u of this.upstreams) {
+      const msg = query.slice();
+      put16(msg, 0, randomId());
+      let reply = await this.#attempt(u, () => exchangeUdp(u, msg, questionEnd, this.timeoutMs));
+      if (reply && (reply[2] & 0x02)) {
+        put16(msg, 0, randomId());
+        reply = await this.#attempt(u, () => exchangeTcp(u, msg, questionEnd, this.timeoutMs));
+      }
+      if (reply) {
+        const out = reply.slice();
+        put16(out, 0, clientId);
+        return out;
+      }
+    }
+    return undefined;
+  }
+
+  async #attempt(
+    u: Upstream,
+    fn: () => Promise<Uint8Array | undefined>,
+  ): Promise<Uint8Array | undefined> {
+    const t0 = this.#now();
+    let result: AttemptResult = "ok";
+    try {
+      const r = await fn();
+      if (!r) result = "timeout";
+      return r;
+    } catch {
+      result = "error";
+      return undefined;
+    } finally {
+      this.#onAttempt?.(u, (this.#now() - t0) / 1000, result);
+    }
+  }
+}

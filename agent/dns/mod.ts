@@ -1,0 +1,166 @@
+/**
+ * The mesh DNS responder: authoritative for `<svc>.<meshDomain>`, a caching forwarder for every
+ * other name, on UDP and TCP at one address and port.
+ *
+ * ```ts
+ * const dns = new DnsResponder({ meshDomain: "mesh.local", records, metrics, logger });
+ * await dns.listen({ address: "127.0.0.1", port: 18054 });
+ * dns.setRecords(recordsFromServices(services, "mesh.local"));
+ * await dns.close();
+ * ```
+ * @module
+ */
+import type { Registry } from "../../lib/metrics/mod.ts";
+import type { Logger } from "../../lib/log/mod.ts";
+import { MeshZone, type ZoneOptions } from "./authority.ts";
+import { type CacheOptions, DnsCache } from "./cache.ts";
+import { Forwarder, parseUpstream, type Upstream, upstreamsFromResolvConf } from "./forwarder.ts";
+import { QueryHandler } from "./handler.ts";
+import { DnsMetrics } from "./metrics.ts";
+import { RateLimiter, type RateLimitOptions } from "./rate_limit.ts";
+import { type MeshRecords, type RecordMap, StaticRecords } from "./records.ts";
+import { type TcpOptions, TcpServer } from "./tcp_server.ts";
+import { UdpServer } from "./udp_server.ts";
+
+export type { MeshRecords, RecordMap, RecordSet } from "./records.ts";
+export { StaticRecords } from "./records.ts";
+export { recordsFromServices, type ServiceLike } from "./records_from_services.ts";
+export type { RateLimitOptions } from "./rate_limit.ts";
+export type { CacheOptions } from "./cache.ts";
+export type { TcpOptions } from "./tcp_server.ts";
+export type { ZoneOptions } from "./authority.ts";
+export { parseUpstream, type Upstream, upstreamsFromResolvConf } from "./forwarder.ts";
+
+/** Default listen port of the agent's responder. */
+export const DEFAULT_DNS_PORT = 18054;
+
+/** Responder settings. */
+export interface DnsResponderOptions {
+  /** The mesh domain, e.g. "mesh.local"; names under it are answered authoritatively. */
+  meshDomain: string;
+  /** Initial records (a live `MeshRecords` or a plain map; replace later with `setRecords`). */
+  records?: MeshRecords | RecordMap;
+  /**
+   * Upstreams as "ip", "ip:port" or "[v6]:port". Default: the `nameserver` lines of
+   * `resolvConfPath` (minus the responder's own address).
+   */
+  upstreams?: string[];
+  /** resolv.conf read when `upstreams` is not given (default /etc/resolv.conf). */
+  resolvConfPath?: string;
+  /** Per-upstream timeout in ms (default 2000). */
+  forwardTimeoutMs?: number;
+  metrics: Registry;
+  logger: Logger;
+  /** Milliseconds clock used by the cache and the rate limiter (default Date.now). */
+  now?: () => number;
+  rateLimit?: RateLimitOptions;
+  cache?: Omit<CacheOptions, "now">;
+  zone?: ZoneOptions;
+  tcp?: TcpOptions;
+}
+
+/** Where to listen. Never a wildcard unless asked for explicitly. */
+export interface ListenOptions {
+  /** Default 127.0.0.1. */
+  address?: string;
+  /** Default 18054; 0 picks a free port (UDP first, then TCP on the same number). */
+  port?: number;
+}
+
+function isRecords(r: MeshRecords | RecordMap): r is MeshRecords {
+  return !(r instanceof Map) && typeof (r as MeshRecords).lookup === "function";
+}
+
+/** The mesh DNS responder. */
+export class DnsResponder {
+  readonly zone: MeshZone;
+  readonly metrics: DnsMetrics;
+  readonly handler: QueryHandler;
+  readonly forwarder: Forwarder;
+  readonly cache: DnsCache;
+  #records: MeshRecords;
+  #explicitUpstreams: boolean;
+  #opts: DnsResponderOptions;
+  #udp?: UdpServer;
+  #tcp?: TcpServer;
+
+  constructor(opts: DnsResponderOptions) {
+    this.#opts = opts;
+    const now = opts.now ?? Date.now;
+    this.zone = new MeshZone(opts.meshDomain, opts.zone);
+    this.metrics = new DnsMetrics(opts.metrics);
+    this.#records = opts.records === undefined
+      ? new StaticRecords()
+      : isRecords(opts.records)
+      ? opts.records
+      : new StaticRecords(opts.records);
+    this.#explicitUpstreams = opts.upstreams !== undefined;
+    this.cache = new DnsCache({ ...opts.cache, now });
+    this.forwarder = new Forwarder({
+      upstreams: (opts.upstreams ?? []).map(parseUpstream),
+      timeoutMs: opts.forwardTimeoutMs,
+      onAttempt: (_u, seconds, result) => this.metrics.forwardSeconds.observe(seconds, { result }),
+    });
+    this.handler = new QueryHandler({
+      zone: this.zone,
+      records: () => this.#records,
+      forwarder: this.forwarder,
+      cache: this.cache,
+      limiter: new RateLimiter(opts.rateLimit, now),
+      metrics: this.metrics,
+      logger: opts.logger,
+    });
+  }
+
+  /** Replaces the mesh records; the next query sees them. */
+  setRecords(records: MeshRecords | RecordMap): void {
+    this.#records = isRecords(records) ? records : new StaticRecords(records);
+  }
+
+  /** The upstreams in use. */
+  get upstreams(): Upstream[] {
+    return this.forwarder.upstreams;
+  }
+
+  /** Binds UDP and TCP on the same address and port; returns the bound port. */
+  async listen(opts: ListenOptions = {}): Promise<{ address: string; port: number }> {
+    const address = opts.address ?? "127.0.0.1";
+    const log = this.#opts.logger;
+    if (!this.#explicitUpstreams) {
+      const path = this.#opts.resolvConfPath ?? "/etc/resolv.conf";
+      const text = await Deno.readTextFile(path).catch(() => "");
+      this.forwarder.upstreams = upstreamsFromResolvConf(text, [{ host: address, port: 53 }]);
+      if (!this.forwarder.upstreams.length) {
+        log.warn("no upstream resolvers: non-mesh names will get SERVFAIL", { path });
+      }
+    }
+    this.#udp = await UdpServer.listen(this.handler, address, opts.port ?? DEFAULT_DNS_PORT, log);
+    try {
+      this.#tcp = new TcpServer(
+        this.handler,
+        address,
+        this.#udp.port,
+        this.metrics,
+        log,
+        this.#opts.tcp,
+      );
+    } catch (e) {
+      await this.#udp.close();
+      throw e;
+    }
+    log.info("dns responder listening", {
+      address,
+      port: this.#udp.port,
+      meshDomain: this.zone.domain,
+      upstreams: this.forwarder.upstreams.map((u) => `${u.host}:${u.port}`),
+    });
+    return { address, port: this.#udp.port };
+  }
+
+  /** Stops both listeners. */
+  async close(): Promise<void> {
+    await Promise.all([this.#udp?.close(), this.#tcp?.close()]);
+    this.#udp = undefined;
+    this.#tcp = undefined;
+  }
+}

@@ -1,0 +1,336 @@
+/**
+ * DNS wire helpers: a strict, allocation-light query parser and response builders that work on raw
+ * bytes. The hot path (mesh answers) never builds a `dns-packet` object; `dns-packet` is used where
+ * whole messages must be understood (cache, forwarder checks, tests).
+ * @module
+ */
+
+/** Record types used by the responder. */
+export const TYPE = {
+  A: 1,
+  NS: 2,
+  CNAME: 5,
+  SOA: 6,
+  PTR: 12,
+  MX: 15,
+  TXT: 16,
+  AAAA: 28,
+  SRV: 33,
+  OPT: 41,
+  IXFR: 251,
+  AXFR: 252,
+  ANY: 255,
+} as const;
+
+/** Response codes (RFC 1035, 6891). */
+export const RCODE = {
+  NOERROR: 0,
+  FORMERR: 1,
+  SERVFAIL: 2,
+  NXDOMAIN: 3,
+  NOTIMP: 4,
+  REFUSED: 5,
+  BADVERS: 16,
+} as const;
+
+/** Class IN. */
+export const CLASS_IN = 1;
+/** Largest query the responder accepts; anything longer is answered FORMERR. */
+export const MAX_QUERY_BYTES = 4096;
+/** Classic UDP payload limit without EDNS0. */
+export const UDP_LIMIT_NO_EDNS = 512;
+
+const FLAG_QR = 0x8000;
+const FLAG_AA = 0x0400;
+const FLAG_TC = 0x0200;
+const FLAG_RD = 0x0100;
+const FLAG_RA = 0x0080;
+const FLAG_CD = 0x0010;
+
+/** EDNS0 facts of a query's OPT record. */
+export interface Edns {
+  udpSize: number;
+  version: number;
+  dnssecOk: boolean;
+}
+
+/** A query that passed every structural check. */
+export interface Query {
+  id: number;
+  /** Header flags word (bits 0-15 of bytes 2-3). */
+  flags: number;
+  opcode: number;
+  /** Lower-case name without the trailing dot, bytes outside [!-~] and "." "\" as \DDD. */
+  qname: string;
+  qtype: number;
+  qclass: number;
+  /** Offset just past the question (the question is raw[12..questionEnd)). */
+  questionEnd: number;
+  /** Wire length of the question name. */
+  nameLen: number;
+  /** Present when the query carried an OPT record. */
+  edns: Edns | undefined;
+}
+
+/** Why a packet is not a usable query: drop it, or answer with this rcode. */
+export interface Reject {
+  drop: boolean;
+  rcode: number;
+  /** Set when the question itself parsed (it is echoed in the error answer). */
+  questionEnd: number;
+}
+
+/** Result of {@link parseQuery}. */
+export type Parsed = { query: Query; reject?: undefined } | { query?: undefined; reject: Reject };
+
+function reject(rcode: number, questionEnd = 0, drop = false): Parsed {
+  return { reject: { drop, rcode, questionEnd } };
+}
+
+/** Reads a big-endian 16-bit value. */
+export function u16(b: Uint8Array, o: number): number {
+  return (b[o] << 8) | b[o + 1];
+}
+
+/** Writes a big-endian 16-bit value. */
+export function put16(b: Uint8Array, o: number, v: number): void {
+  b[o] = (v >>> 8) & 0xff;
+  b[o + 1] = v & 0xff;
+}
+
+/** Writes a big-endian 32-bit value. */
+export function put32(b: Uint8Array, o: number, v: number): void {
+  b[o] = (v >>> 24) & 0xff;
+  b[o + 1] = (v >>> 16) & 0xff;
+  b[o + 2] = (v >>> 8) & 0xff;
+  b[o + 3] = v & 0xff;
+}
+
+/** Skips a possibly compressed name; returns the offset after it or -1 when malformed. */
+export function skipName(b: Uint8Array, o: number): number {
+  for (let n = 0; n < 128; n++) {
+    if (o >= b.length) return -1;
+    const len = b[o];
+    if (len === 0) return o + 1;
+    if ((len & 0xc0) === 0xc0) return o + 2 <= b.length ? o + 2 : -1;
+    if (len & 0xc0) return -1;
+    o += 1 + len;
+  }
+  return -1;
+}
+
+/**
+ * Parses and validates a query: header, exactly one uncompressed question, the remaining sections
+ * walked to the exact end of the message, at most one OPT record (root owner). Never throws.
+ */
+export function parseQuery(b: Uint8Array): Parsed {
+  if (b.length < 12) return reject(RCODE.FORMERR, 0, true);
+  const flags = u16(b, 2);
+  if (flags & FLAG_QR) return reject(RCODE.FORMERR, 0, true); // a response: never answer one
+  if (b.length > MAX_QUERY_BYTES) return reject(RCODE.FORMERR);
+  const opcode = (flags >> 11) & 0xf;
+  const qd = u16(b, 4);
+  if (qd !== 1) return reject(opcode === 0 ? RCODE.FORMERR : RCODE.NOTIMP);
+  // Question name: no compression allowed (nothing precedes it to point at).
+  let o = 12;
+  let name = "";
+  for (;;) {
+    if (o >= b.length) return reject(RCODE.FORMERR);
+    const len = b[o++];
+    if (len === 0) break;
+    if (len > 63 || o + len > b.length) return reject(RCODE.FORMERR);
+    if (name.length) name += ".";
+    for (let i = 0; i < len; i++) {
+      let c = b[o + i];
+      if (c >= 0x41 && c <= 0x5a) c += 0x20;
+      if (c <= 0x20 || c >= 0x7f || c === 0x2e || c === 0x5c) {
+        name += "\\" + String(c).padStart(3, "0");
+      } else name += String.fromCharCode(c);
+    }
+    o += len;
+    if (o - 12 > 255) return reject(RCODE.FORMERR);
+  }
+  const nameLen = o - 12;
+  if (o + 4 > b.length) return reject(RCODE.FORMERR);
+  const qtype = u16(b, o);
+  const qclass = u16(b, o + 2);
+  o += 4;
+  const questionEnd = o;
+  if (opcode !== 0) return reject(RCODE.NOTIMP, questionEnd);
+  const rrs = u16(b, 6) + u16(b, 8) + u16(b, 10);
+  const arStart = u16(b, 6) + u16(b, 8);
+  let edns: Edns | undefined;
+  for (let i = 0; i < rrs; i++) {
+    const nameStart = o;
+    o = skipName(b, o);
+    if (o < 0 || o + 10 > b.length) return reject(RCODE.FORMERR, questionEnd);
+    const type = u16(b, o);
+    const rdlen = u16(b, o + 8);
+    if (type === TYPE.OPT) {
+      if (i < arStart || edns || o !== nameStart + 1) return reject(RCODE.FORMERR, questionEnd);
+      edns = {
+        udpSize: u16(b, o + 2),
+        version: b[o + 5],
+        dnssecOk: (b[o + 6] & 0x80) !== 0,
+      };
+    }
+    o += 10 + rdlen;
+    if (o > b.length) return reject(RCODE.FORMERR, questionEnd);
+  }
+  if (o !== b.length) return reject(RCODE.FORMERR, questionEnd);
+  if (edns && edns.version !== 0) {
+    return { reject: { drop: false, rcode: RCODE.BADVERS, questionEnd } };
+  }
+  return {
+    query: { id: u16(b, 0), flags, opcode, qname: name, qtype, qclass, questionEnd, nameLen, edns },
+  };
+}
+
+/** Size of the OPT record the responder appends. */
+export const OPT_LEN = 11;
+
+/** Writes our OPT record (advertised size, extended rcode high bits, DO echoed) at `o`. */
+export function writeOpt(b: Uint8Array, o: number, udpSize: number, rcode: number, doBit: boolean) {
+  b[o] = 0;
+  put16(b, o + 1, TYPE.OPT);
+  put16(b, o + 3, udpSize);
+  b[o + 5] = (rcode >> 4) & 0xff;
+  b[o + 6] = 0;
+  b[o + 7] = doBit ? 0x80 : 0;
+  b[o + 8] = 0;
+  put16(b, o + 9, 0);
+}
+
+/** Response flags word for a query's flags (RD and CD copied, RA set) and an rcode. */
+export function responseFlags(queryFlags: number, rcode: number, aa: boolean, tc = false): number {
+  return FLAG_QR | (queryFlags & (FLAG_RD | FLAG_CD | 0x7800)) | FLAG_RA | (aa ? FLAG_AA : 0) |
+    (tc ? FLAG_TC : 0) | (rcode & 0xf);
+}
+
+/** Parts of an answer built around the query's own question bytes. */
+export interface AnswerParts {
+  rcode: number;
+  aa: boolean;
+  answers?: Uint8Array;
+  ancount?: number;
+  authority?: Uint8Array;
+  nscount?: number;
+  /** Our advertised EDNS size; the OPT is added only when the query had one. */
+  ednsSize: number;
+}
+
+/**
+ * Builds a response that echoes the question bytes `raw[12..questionEnd)` exactly (so the case the
+ * client sent is preserved) and truncates to `limit` (header + question + OPT, TC set) when the
+ * full answer would not fit.
+ */
+export function buildResponse(
+  raw: Uint8Array,
+  id: number,
+  queryFlags: number,
+  questionEnd: number,
+  edns: Edns | undefined,
+  p: AnswerParts,
+  limit: number,
+): Uint8Array {
+  const an = p.answers?.length ?? 0;
+  const ns = p.authority?.length ?? 0;
+  const opt = edns ? OPT_LEN : 0;
+  let size = questionEnd + an + ns + opt;
+  const tc = size > limit;
+  if (tc) size = questionEnd + opt;
+  const out = new Uint8Array(size);
+  put16(out, 0, id);
+  put16(out, 2, responseFlags(queryFlags, p.rcode, p.aa, tc));
+  const hasQ = questionEnd > 12;
+  put16(out, 4, hasQ ? 1 : 0);
+  put16(out, 6, tc ? 0 : (p.ancount ?? 0));
+  put16(out, 8, tc ? 0 : (p.nscount ?? 0));
+  put16(out, 10, edns ? 1 : 0);
+  if (hasQ) out.set(raw.subarray(12, questionEnd), 12);
+  let o = questionEnd;
+  if (!tc) {
+    if (p.answers) out.set(p.answers, o);
+    o += an;
+    if (p.authority) out.set(p.authority, o);
+    o += ns;
+  }
+  if (edns) writeOpt(out, o, p.ednsSize, p.rcode, edns.dnssecOk);
+  return out;
+}
+
+/** An error answer (FORMERR, NOTIMP, REFUSED, SERVFAIL, BADVERS) for a query or a rejected packet. */
+export function errorResponse(
+  raw: Uint8Array,
+  rcode: number,
+  questionEnd: number,
+  edns: Edns | undefined,
+  ednsSize: number,
+): Uint8Array {
+  const id = raw.length >= 2 ? u16(raw, 0) : 0;
+  const flags = raw.length >= 4 ? u16(raw, 2) : 0;
+  const qe = Math.max(12, questionEnd);
+  return buildResponse(raw, id, flags, qe, edns, { rcode, aa: false, ednsSize }, 65535);
+}
+
+/** The UDP payload limit for a query: 512 without EDNS, else the client's size capped by ours. */
+export function udpLimit(edns: Edns | undefined, ourMax: number): number {
+  if (!edns) return UDP_LIMIT_NO_EDNS;
+  return Math.max(UDP_LIMIT_NO_EDNS, Math.min(edns.udpSize, ourMax));
+}
+
+/**
+ * Fits an upstream's response into a UDP client's limit: unchanged when it fits, otherwise the
+ * header (TC set, counts cleared) + question + our OPT when the client sent EDNS.
+ */
+export function fitUdp(
+  resp: Uint8Array,
+  q: Query,
+  raw: Uint8Array,
+  limit: number,
+  ednsSize: number,
+): Uint8Array {
+  if (resp.length <= limit) return resp;
+  const rcode = resp[3] & 0xf;
+  const out = buildResponse(raw, q.id, q.flags, q.questionEnd, q.edns, {
+    rcode,
+    aa: false,
+    ednsSize,
+  }, 0);
+  // Keep the upstream's AA/AD bits as they were; TC is already set by buildResponse.
+  out[2] |= resp[2] & 0x04;
+  return out;
+}
+
+/** Encodes a dotted name (no compression) to wire format. */
+export function encodeName(name: string): Uint8Array {
+  const labels = name.replace(/\.$/, "").split(".").filter((l) => l.length);
+  const parts: number[] = [];
+  for (const l of labels) {
+    const bytes = new TextEncoder().encode(l);
+    if (bytes.length > 63) throw new RangeError(`label too long in ${name}`);
+    parts.push(bytes.length, ...bytes);
+  }
+  parts.push(0);
+  if (parts.length > 255) throw new RangeError(`name too long: ${name}`);
+  return new Uint8Array(parts);
+}
+
+/** Lower-cases a name and drops a trailing dot: the key form of names. */
+export function normalizeName(name: string): string {
+  return name.toLowerCase().replace(/\.$/, "");
+}
+
+const typeNames = new Map<number, string>(Object.entries(TYPE).map(([k, v]) => [v, k]));
+
+/** A bounded metric label for a query type: its mnemonic for common types, else "other". */
+export function typeLabel(t: number): string {
+  return typeNames.get(t) ?? "other";
+}
+
+const rcodeNames = new Map<number, string>(Object.entries(RCODE).map(([k, v]) => [v, k]));
+
+/** A metric label for an rcode. */
+export function rcodeLabel(r: number): string {
+  return rcodeNames.get(r) ?? `RCODE${r}`;
+}
