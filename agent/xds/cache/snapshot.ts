@@ -1,0 +1,126 @@
+/**
+ * Immutable xDS snapshots: the five resource lists of one proxy, each resource encoded once to
+ * protobuf bytes and hashed, with a content-derived version per type.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { encodeResource, TypeUrl } from "../proto.ts";
+
+/** One resource as the translator produces it (protobufjs `fromObject` form, snake_case). */
+export interface NamedResource {
+  name: string;
+  resource: Record<string, unknown>;
+}
+
+/** The five resource lists a snapshot is built from. Missing lists are empty. */
+export interface Resources {
+  listeners: NamedResource[];
+  routes: NamedResource[];
+  clusters: NamedResource[];
+  endpoints: NamedResource[];
+  secrets: NamedResource[];
+}
+
+/** A resource encoded once: its protobuf bytes and a stable content hash (its delta version). */
+export interface EncodedResource {
+  readonly name: string;
+  readonly typeUrl: string;
+  readonly value: Uint8Array;
+  readonly hash: string;
+}
+
+/** The resources of one type, by name, with the type's content version. */
+export interface TypeResources {
+  readonly version: string;
+  readonly items: ReadonlyMap<string, EncodedResource>;
+}
+
+/** Every type a snapshot carries, in make-before-break push order (SDS, CDS, EDS, LDS, RDS). */
+export const pushOrder: readonly string[] = [
+  TypeUrl.secret,
+  TypeUrl.cluster,
+  TypeUrl.endpoint,
+  TypeUrl.listener,
+  TypeUrl.route,
+];
+
+const listOf: Record<keyof Resources, string> = {
+  listeners: TypeUrl.listener,
+  routes: TypeUrl.route,
+  clusters: TypeUrl.cluster,
+  endpoints: TypeUrl.endpoint,
+  secrets: TypeUrl.secret,
+};
+
+/** A short stable hash (16 hex digits of SHA-256) of bytes or text. */
+export function hashOf(data: Uint8Array | string): string {
+  return createHash("sha256").update(data).digest("hex").slice(0, 16);
+}
+
+/**
+ * The version of a set of encoded resources: a hash of their sorted names and hashes, so the same
+ * content always gives the same version whatever order it came in. The empty set is "empty".
+ */
+export function versionOf(items: Iterable<EncodedResource>): string {
+  const parts = [...items].map((r) => `${r.name}\u0000${r.hash}`).sort();
+  return parts.length === 0 ? "empty" : hashOf(parts.join("\u0001"));
+}
+
+/** Encodes one type's list. Duplicate names are an error naming the type and resource. */
+export function encodeType(typeUrl: string, list: readonly NamedResource[]): TypeResources {
+  const items = new Map<string, EncodedResource>();
+  for (const { name, resource } of list) {
+    if (items.has(name)) throw new Error(`duplicate ${typeUrl} resource "${name}"`);
+    let value: Uint8Array;
+    try {
+      value = encodeResource(typeUrl, resource);
+    } catch (e) {
+      throw new Error(`resource "${name}": ${(e as Error).message}`);
+    }
+    items.set(name, { name, typeUrl, value, hash: hashOf(value) });
+  }
+  return { version: versionOf(items.values()), items };
+}
+
+/** An immutable set of xDS resources for one proxy (or the default for every proxy). */
+export class Snapshot {
+  readonly #types: ReadonlyMap<string, TypeResources>;
+  /** A version of the whole snapshot, derived from the per-type versions. */
+  readonly version: string;
+
+  private constructor(types: ReadonlyMap<string, TypeResources>) {
+    this.#types = types;
+    this.version = hashOf(pushOrder.map((t) => types.get(t)!.version).join(","));
+  }
+
+  /** Builds a snapshot, encoding and hashing every resource once. */
+  static fromResources(resources: Partial<Resources>): Snapshot {
+    const types = new Map<string, TypeResources>();
+    for (const [key, typeUrl] of Object.entries(listOf)) {
+      types.set(typeUrl, encodeType(typeUrl, resources[key as keyof Resources] ?? []));
+    }
+    return new Snapshot(types);
+  }
+
+  /** The endpoint fast path: a new snapshot sharing every other type, with only EDS re-encoded. */
+  withEndpoints(endpoints: readonly NamedResource[]): Snapshot {
+    const types = new Map(this.#types);
+    types.set(TypeUrl.endpoint, encodeType(TypeUrl.endpoint, endpoints));
+    return new Snapshot(types);
+  }
+
+  /** The resources of one type (empty for an unknown type URL). */
+  resources(typeUrl: string): TypeResources {
+    return this.#types.get(typeUrl) ?? { version: "empty", items: new Map() };
+  }
+
+  /** The content version of one type. */
+  typeVersion(typeUrl: string): string {
+    return this.resources(typeUrl).version;
+  }
+
+  /** The type URLs this snapshot carries, in push order. */
+  typeUrls(): readonly string[] {
+    return pushOrder;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The Envoy bootstrap that points an Envoy at aether's ADS server: node identity, ADS over gRPC
+ * (SotW or delta), LDS and CDS from ADS, and the admin listener.
+ * @module
+ */
+
+/** Options of {@link envoyBootstrap}. */
+export interface EnvoyBootstrapOptions {
+  nodeId: string;
+  /** Envoy's service cluster (node.cluster). */
+  cluster: string;
+  /** The xDS server's TCP address and port. Ignored when `xdsUnixPath` is set. */
+  xdsAddress?: string;
+  xdsPort?: number;
+  /** Dial the xDS server over this unix socket instead of TCP. */
+  xdsUnixPath?: string;
+  adminAddress?: string;
+  /** Admin port; 0 lets the kernel choose (read it back with `--admin-address-path`). */
+  adminPort?: number;
+  /** Use incremental (delta) xDS instead of state-of-the-world. */
+  delta?: boolean;
+}
+
+/** Name of the static cluster that reaches the xDS server. */
+export const xdsClusterName = "aether_xds";
+
+/** The bootstrap as a plain object (write it as JSON and pass it with `-c`). */
+export function envoyBootstrap(o: EnvoyBootstrapOptions): Record<string, unknown> {
+  const xdsAddress = o.xdsUnixPath
+    ? { pipe: { path: o.xdsUnixPath } }
+    : { socket_address: { address: o.xdsAddress ?? "127.0.0.1", port_value: o.xdsPort ?? 18000 } };
+  const ads = { ads: {}, resource_api_version: "V3" };
+  return {
+    node: { id: o.nodeId, cluster: o.cluster },
+    dynamic_resources: {
+      ads_config: {
+        api_type: o.delta ? "DELTA_GRPC" : "GRPC",
+        transport_api_version: "V3",
+        set_node_on_first_message_only: true,
+        grpc_services: [{ envoy_grpc: { cluster_name: xdsClusterName } }],
+      },
+      cds_config: ads,
+      lds_config: ads,
+    },
+    static_resources: {
+      clusters: [{
+        name: xdsClusterName,
+        type: "STATIC",
+        connect_timeout: "1s",
+        typed_extension_protocol_options: {
+          "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+            "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+            explicit_http_config: { http2_protocol_options: {} },
+          },
+        },
+        load_assignment: {
+          cluster_name: xdsClusterName,
+          endpoints: [{ lb_endpoints: [{ endpoint: { address: xdsAddress } }] }],
+        },
+      }],
+    },
+    admin: {
+      address: {
+        socket_address: { address: o.adminAddress ?? "127.0.0.1", port_value: o.adminPort ?? 0 },
+      },
+    },
+  };
+}

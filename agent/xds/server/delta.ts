@@ -1,0 +1,80 @@
+/**
+ * Incremental ADS (`DeltaAggregatedResources`): the server tracks which version of each resource
+ * the client has and sends only changed resources plus `removed_resources`. Subscription changes
+ * are applied from every request; ACK/NACK only when the nonce is the outstanding one.
+ * @module
+ */
+import { AdsStream, type StreamDeps, type TypeState, wildcardTypes } from "./stream.ts";
+import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, DeltaResource } from "./service.ts";
+
+/** One delta ADS stream. `send` writes a response to the client. */
+export class DeltaStream extends AdsStream {
+  readonly mode = "delta" as const;
+  #responded = new Set<string>();
+
+  constructor(deps: StreamDeps, private readonly send: (res: DeltaDiscoveryResponse) => void) {
+    super(deps);
+  }
+
+  /** Handles one DeltaDiscoveryRequest. */
+  handle(req: DeltaDiscoveryRequest): void {
+    const typeUrl = req.type_url ?? "";
+    if (!typeUrl) {
+      this.deps.logger.warn("delta request without type_url ignored", { node: this.nodeId });
+      return;
+    }
+    if (!this.attach(req.node)) return;
+    const fresh = !this.types.has(typeUrl);
+    const st = this.state(typeUrl);
+    const nonce = req.response_nonce ?? "";
+    if (nonce) this.settle(typeUrl, st, nonce, req.error_detail);
+    const subscribe = req.resource_names_subscribe ?? [];
+    if (fresh) {
+      for (const [name, version] of Object.entries(req.initial_resource_versions ?? {})) {
+        st.known.set(name, version);
+      }
+      if (wildcardTypes.has(typeUrl) && subscribe.length === 0) st.wildcard = true;
+    }
+    for (const name of subscribe) {
+      if (name === "*") st.wildcard = true;
+      else st.names.add(name);
+    }
+    for (const name of req.resource_names_unsubscribe ?? []) {
+      if (name === "*") st.wildcard = false;
+      else {
+        st.names.delete(name);
+        if (!st.wildcard) st.known.delete(name);
+      }
+    }
+    this.pump();
+  }
+
+  protected push(typeUrl: string, st: TypeState): void {
+    if (!this.subscribed(st)) return;
+    const firstResponse = !this.#responded.has(typeUrl);
+    const selected = this.selected(typeUrl, st);
+    const selectedNames = new Set(selected.map((r) => r.name));
+    const resources: DeltaResource[] = selected
+      .filter((r) => st.known.get(r.name) !== r.hash)
+      .map((r) => ({
+        name: r.name,
+        version: r.hash,
+        resource: { type_url: r.typeUrl, value: r.value },
+      }));
+    const removed = [...st.known.keys()].filter((n) => !selectedNames.has(n)).sort();
+    if (resources.length === 0 && removed.length === 0 && !firstResponse) return;
+    for (const r of resources) st.known.set(r.name, r.version);
+    for (const n of removed) st.known.delete(n);
+    this.#responded.add(typeUrl);
+    const version = this.currentVersion(typeUrl, st);
+    const nonce = this.nextNonce();
+    this.sent(typeUrl, st, version, nonce);
+    this.send({
+      system_version_info: version,
+      type_url: typeUrl,
+      nonce,
+      resources,
+      removed_resources: removed,
+    });
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * What SotW and delta ADS streams share: the node's snapshot subscription, per-type
+ * subscriptions and nonces, ACK/NACK bookkeeping, make-before-break push ordering and readiness.
+ * @module
+ */
+import type { Logger } from "../../../lib/log/mod.ts";
+import { pushOrder, type Snapshot, type SnapshotCache, versionOf } from "../cache/mod.ts";
+import { TypeUrl } from "../proto.ts";
+import type { NodeInfo, RpcStatus } from "./service.ts";
+import type { StreamStatus, TrackedStream, XdsTracker } from "./tracker.ts";
+
+/** What a stream needs from its server. */
+export interface StreamDeps {
+  cache: SnapshotCache;
+  tracker: XdsTracker;
+  logger: Logger;
+  /** Monotonic milliseconds; injectable for tests. */
+  now: () => number;
+}
+
+/** Per-type state of one stream. */
+export interface TypeState {
+  wildcard: boolean;
+  names: Set<string>;
+  /** Nonce of the response awaiting ACK/NACK, if any. */
+  nonce?: string;
+  /** Nonce of the latest response sent; a request carrying another one is stale. */
+  lastNonce?: string;
+  sentVersion?: string;
+  sentAt?: number;
+  ackedVersion?: string;
+  /** The version (hash) of each resource the client has been sent (or, delta, says it has). */
+  known: Map<string, string>;
+  /** `known` as of the outstanding response. */
+  inflight: ReadonlyMap<string, string>;
+  /** `known` as of the last ACKed response. */
+  acked: ReadonlyMap<string, string>;
+}
+
+/** How long an unanswered CDS/EDS/SDS response may hold back LDS and RDS. */
+export const gateTimeoutMs = 2000;
+
+/** Types every ADS client subscribes to with a wildcard (their removals come by omission). */
+export const wildcardTypes: ReadonlySet<string> = new Set([TypeUrl.listener, TypeUrl.cluster]);
+/** Types held back while a cluster, endpoint or secret push awaits its ACK (make-before-break). */
+const gatedTypes: ReadonlySet<string> = new Set([TypeUrl.listener, TypeUrl.route]);
+
+/** The base of an ADS stream; subclasses parse requests and build responses. */
+export abstract class AdsStream implements TrackedStream {
+  abstract readonly mode: "sotw" | "delta";
+  nodeId = "";
+  protected snapshot: Snapshot | undefined;
+  protected readonly types = new Map<string, TypeState>();
+  #nonce = 0;
+  #unsubscribe: (() => void) | undefined;
+  #closed = false;
+  #gateTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(protected readonly deps: StreamDeps) {}
+
+  /** Binds the stream to its node on the first request. Returns false when it cannot. */
+  protected attach(node: NodeInfo | null | undefined): boolean {
+    if (this.#unsubscribe) return true;
+    if (this.#closed) return false;
+    this.nodeId = node?.id ?? "";
+    this.snapshot = this.deps.cache.getSnapshot(this.nodeId);
+    this.#unsubscribe = this.deps.cache.subscribe(this.nodeId, (s) => {
+      this.snapshot = s;
+      this.pump();
+    });
+    this.deps.tracker.open(this);
+    this.deps.logger.info("stream opened", { node: this.nodeId, mode: this.mode });
+    return true;
+  }
+
+  /** Ends the stream's subscriptions (client went away or server closing). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#gateTimer);
+    this.#unsubscribe?.();
+    this.deps.tracker.close(this);
+    if (this.nodeId) this.deps.logger.info("stream closed", { node: this.nodeId, mode: this.mode });
+  }
+
+  /** Whether close() ran. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  protected state(typeUrl: string): TypeState {
+    let st = this.types.get(typeUrl);
+    if (!st) {
+      st = {
+        wildcard: false,
+        names: new Set(),
+        known: new Map(),
+        inflight: new Map(),
+        acked: new Map(),
+      };
+      this.types.set(typeUrl, st);
+    }
+    return st;
+  }
+
+  protected nextNonce(): string {
+    return String(++this.#nonce);
+  }
+
+  /** Whether the client has asked for anything of this type. */
+  protected subscribed(st: TypeState): boolean {
+    return st.wildcard || st.names.size > 0;
+  }
+
+  /** The resources of a type that the subscription selects, from the current snapshot. */
+  protected selected(typeUrl: string, st: TypeState) {
+    const items = this.snapshot?.resources(typeUrl).items ?? new Map();
+    if (st.wildcard) return [...items.values()];
+    return [...st.names].flatMap((n) => items.has(n) ? [items.get(n)!] : []);
+  }
+
+  /** The version of what this client should have of a type: the hash of its selection. */
+  protected currentVersion(typeUrl: string, st: TypeState): string {
+    return versionOf(this.selected(typeUrl, st));
+  }
+
+  /**
+   * Handles the ACK/NACK part of a request carrying a nonce. Returns false for a stale nonce (not
+   * our latest response; the request's ACK/NACK is then ignored). A request repeating the latest,
+   * already settled nonce is a subscription change only.
+   */
+  protected settle(typeUrl: string, st: TypeState, nonce: string, error?: RpcStatus | null) {
+    if (nonce !== st.lastNonce) return false;
+    if (nonce !== st.nonce) return true;
+    const latency = (this.deps.now() - (st.sentAt ?? this.deps.now())) / 1000;
+    this.deps.tracker.metrics.ackLatency.observe(latency, { type_url: typeUrl });
+    st.nonce = undefined;
+    if (error) {
+      this.deps.tracker.nack(this.nodeId, {
+        typeUrl,
+        version: st.sentVersion ?? "",
+        errorDetail: error.message ?? `code ${error.code ?? "?"}`,
+        at: new Date(),
+      });
+    } else {
+      st.ackedVersion = st.sentVersion;
+      st.acked = st.inflight;
+    }
+    return true;
+  }
+
+  /** Records that a response is out, awaiting its ACK. */
+  protected sent(typeUrl: string, st: TypeState, version: string, nonce: string): void {
+    st.nonce = st.lastNonce = nonce;
+    st.sentVersion = version;
+    st.sentAt = this.deps.now();
+    st.inflight = new Map(st.known);
+    this.deps.tracker.metrics.pushes.inc({ type_url: typeUrl });
+  }
+
+  /**
+   * Sends what changed, in make-before-break order (SDS, CDS, EDS, then LDS, RDS). At most one
+   * response per type is in flight; LDS and RDS wait until no SDS/CDS/EDS response awaits its
+   * ACK (at most {@link gateTimeoutMs}, as a client need not ACK a type it stopped watching), so
+   * new clusters are warm before listeners and routes point at them.
+   */
+  protected pump(): void {
+    if (this.#closed || !this.snapshot) return;
+    let gate: TypeState | undefined;
+    const extra = [...this.types.keys()].filter((t) => !pushOrder.includes(t));
+    for (const typeUrl of [...pushOrder, ...extra]) {
+      const st = this.types.get(typeUrl);
+      if (!st) continue;
+      if (!st.nonce && !(gate && gatedTypes.has(typeUrl))) {
+        try {
+          this.push(typeUrl, st);
+        } catch (e) {
+          this.deps.logger.error("push failed", {
+            node: this.nodeId,
+            type_url: typeUrl,
+            error: String(e),
+          });
+        }
+      }
+      const age = this.deps.now() - (st.sentAt ?? 0);
+      if (st.nonce && !gatedTypes.has(typeUrl) && age < gateTimeoutMs) gate ??= st;
+    }
+    if (gate && !this.#gateTimer) {
+      const wait = gateTimeoutMs - (this.deps.now() - (gate.sentAt ?? 0)) + 1;
+      this.#gateTimer = setTimeout(() => {
+        this.#gateTimer = undefined;
+        this.pump();
+      }, Math.max(wait, 1));
+    }
+    this.checkReady();
+  }
+
+  /** Sends a response for one type if the client's view differs from the snapshot. */
+  protected abstract push(typeUrl: string, st: TypeState): void;
+
+  /** Reports readiness to the tracker when every subscribed type has ACKed the snapshot. */
+  protected checkReady(): void {
+    if (this.snapshot && this.isReady()) this.deps.tracker.ready(this, this.snapshot.version);
+  }
+
+  /** Whether LDS, CDS and every other subscribed type ACKed the current snapshot's content. */
+  isReady(): boolean {
+    if (!this.snapshot) return false;
+    for (const t of wildcardTypes) if (!this.types.has(t)) return false;
+    for (const [typeUrl, st] of this.types) {
+      if (!this.subscribed(st) && !wildcardTypes.has(typeUrl)) continue;
+      if (st.nonce) return false;
+      if (st.wildcard && st.ackedVersion !== this.currentVersion(typeUrl, st)) return false;
+      if (this.selected(typeUrl, st).some((r) => st.acked.get(r.name) !== r.hash)) return false;
+    }
+    return true;
+  }
+
+  /** The version of a type the client last ACKed. */
+  ackedVersion(typeUrl: string): string | undefined {
+    return this.types.get(typeUrl)?.ackedVersion;
+  }
+
+  /** This stream's state, for `/debug/xds`. */
+  describe(): StreamStatus {
+    return {
+      nodeId: this.nodeId,
+      mode: this.mode,
+      snapshotVersion: this.snapshot?.version,
+      ready: this.isReady(),
+      types: [...this.types].map(([typeUrl, st]) => ({
+        typeUrl,
+        subscribed: st.wildcard ? "*" : [...st.names].sort(),
+        sentVersion: st.sentVersion,
+        ackedVersion: st.ackedVersion,
+        pendingNonce: st.nonce,
+      })),
+    };
+  }
+}
