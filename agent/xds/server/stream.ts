@@ -135,6 +135,12 @@ export abstract class AdsStream implements TrackedStream {
     const latency = (this.deps.now() - (st.sentAt ?? this.deps.now())) / 1000;
     this.deps.tracker.metrics.ackLatency.observe(latency, { type_url: typeUrl });
     st.nonce = undefined;
+    this.deps.logger.debug(error ? "nack" : "ack", {
+      node: this.nodeId,
+      type_url: typeUrl,
+      version: st.sentVersion,
+      ms: Math.round(latency * 1e4) / 10,
+    });
     if (error) {
       this.deps.tracker.nack(this.nodeId, {
         typeUrl,
@@ -156,6 +162,7 @@ export abstract class AdsStream implements TrackedStream {
     st.sentAt = this.deps.now();
     st.inflight = new Map(st.known);
     this.deps.tracker.metrics.pushes.inc({ type_url: typeUrl });
+    this.deps.logger.debug("push", { node: this.nodeId, type_url: typeUrl, version, nonce });
   }
 
   /**
