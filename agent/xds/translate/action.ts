@@ -25,6 +25,9 @@ const redirectCodes: Record<number, number> = {
   308: RedirectCode.PERMANENT_REDIRECT,
 };
 
+/** Default port per redirect scheme. */
+const wellKnownPorts: Record<string, number> = { http: 80, https: 443 };
+
 /**
  * Retry conditions. Besides the configured status codes, Gateway API retries connection errors
  * (disconnect, reset, timeout, TCP failure) whenever a retry stanza is present.
@@ -46,7 +49,11 @@ export function redirectAction(a: IRRedirectAction, match: IRRouteMatch): Record
   if (a.scheme === "https") out.https_redirect = true;
   else if (a.scheme !== undefined) out.scheme_redirect = a.scheme;
   if (a.hostname !== undefined) out.host_redirect = a.hostname;
-  if (a.port !== undefined) out.port_redirect = a.port;
+  // Gateway API: without a port, a redirect that sets the scheme goes to that scheme's
+  // well-known port (Envoy then leaves it out of Location); without either, the request's port
+  // stays (resolve sets `port` when the listener port must be spelt out).
+  const port = a.port ?? (a.scheme ? wellKnownPorts[a.scheme] : undefined);
+  if (port !== undefined) out.port_redirect = port;
   if (a.path?.type === "ReplaceFullPath") out.path_redirect = a.path.value;
   else if (a.path) Object.assign(out, prefixRewrite(match, a.path.value));
   out.response_code = redirectCodes[a.statusCode] ?? RedirectCode.FOUND;

@@ -13,7 +13,7 @@ import { translateEndpoints } from "./endpoint.ts";
 import { listener } from "./listener.ts";
 import { routeConfiguration } from "./route.ts";
 import { secret } from "./secret.ts";
-import type { EnvoyResources, TranslateOptions } from "./types.ts";
+import type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
 import { sortedByName } from "./util.ts";
 
 export type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
@@ -38,11 +38,17 @@ export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResource
   const routeOpts = { stripRequestHeaders: edge ? [...AETHER_INTERNAL_HEADERS] : [] };
   return {
     listeners: sortedByName(ir.listeners.map((l) => listener(l, { statPrefix, edge }))),
-    routes: sortedByName(
+    routes: sortedByName(uniqueByName(
       ir.listeners.flatMap((l) => l.filterChains.map((c) => routeConfiguration(c, routeOpts))),
-    ),
+    )),
     clusters: sortedByName(ir.clusters.map((c) => cluster(c, { connectTimeoutMs }))),
     endpoints: translateEndpoints(ir.clusters),
     secrets: sortedByName(ir.secrets.map(secret)),
   };
+}
+
+/** Keeps the first resource of each name (chains may share one routeConfigName). */
+function uniqueByName(list: NamedResource[]): NamedResource[] {
+  const seen = new Set<string>();
+  return list.filter((r) => !seen.has(r.name) && seen.add(r.name));
 }
