@@ -126,50 +126,65 @@ export class MeshZone {
    * verbatim); `limit` is the payload limit (UDP) — larger answers come back with TC set.
    */
   answer(raw: Uint8Array, q: Query, records: MeshRecords, limit: number): Uint8Array {
-    const soa = this.#soa;
-    const base = { aa: true, ednsSize: this.ednsSize };
-    if (q.qclass !== CLASS_IN && q.qclass !== 255) {
-      return buildResponse(raw, q.id, q.flags, q.questionEnd, q.edns, {
-        ...base,
-        aa: false,
-        rcode: RCODE.REFUSED,
-      }, limit);
-    }
+    if (q.qclass !== CLASS_IN && q.qclass !== 255) return this.#reply(raw, q, RCODE.REFUSED, limit);
     if (q.qname === this.domain) {
       // The apex exists: SOA answers itself, everything else is NODATA.
-      if (q.qtype === TYPE.SOA) {
-        return buildResponse(raw, q.id, q.flags, q.questionEnd, q.edns, {
-          ...base,
-          rcode: RCODE.NOERROR,
-          answers: soa,
-          ancount: 1,
-        }, limit);
-      }
+      if (q.qtype === TYPE.SOA) return this.#reply(raw, q, RCODE.NOERROR, limit, this.#soa, 1);
       return this.#negative(raw, q, RCODE.NOERROR, limit);
     }
     const set = records.lookup(q.qname);
-    if (!set) return this.#negative(raw, q, RCODE.NXDOMAIN, limit);
+    if (set === undefined) return this.#negative(raw, q, RCODE.NXDOMAIN, limit);
     const p = this.#precompute(set);
-    let answers: Uint8Array | undefined;
-    let ancount = 0;
-    if (q.qtype === TYPE.A) [answers, ancount] = [p.a, p.aCount];
-    else if (q.qtype === TYPE.AAAA) [answers, ancount] = [p.aaaa, p.aaaaCount];
-    if (!ancount) return this.#negative(raw, q, RCODE.NOERROR, limit);
-    return buildResponse(raw, q.id, q.flags, q.questionEnd, q.edns, {
-      ...base,
-      rcode: RCODE.NOERROR,
+    if (q.qtype === TYPE.A && p.aCount) {
+      return this.#reply(raw, q, RCODE.NOERROR, limit, p.a, p.aCount);
+    }
+    if (q.qtype === TYPE.AAAA && p.aaaaCount) {
+      return this.#reply(raw, q, RCODE.NOERROR, limit, p.aaaa, p.aaaaCount);
+    }
+    return this.#negative(raw, q, RCODE.NOERROR, limit);
+  }
+
+  #reply(
+    raw: Uint8Array,
+    q: Query,
+    rcode: number,
+    limit: number,
+    answers?: Uint8Array,
+    ancount = 0,
+  ): Uint8Array {
+    const aa = rcode !== RCODE.REFUSED;
+    return buildResponse(
+      raw,
+      q.id,
+      q.flags,
+      q.questionEnd,
+      q.edns,
+      rcode,
+      aa,
       answers,
       ancount,
-    }, limit);
+      undefined,
+      0,
+      this.ednsSize,
+      limit,
+    );
   }
 
   #negative(raw: Uint8Array, q: Query, rcode: number, limit: number): Uint8Array {
-    return buildResponse(raw, q.id, q.flags, q.questionEnd, q.edns, {
-      aa: true,
-      ednsSize: this.ednsSize,
+    return buildResponse(
+      raw,
+      q.id,
+      q.flags,
+      q.questionEnd,
+      q.edns,
       rcode,
-      authority: this.#soa,
-      nscount: 1,
-    }, limit);
+      true,
+      undefined,
+      0,
+      this.#soa,
+      1,
+      this.ednsSize,
+      limit,
+    );
   }
 }

@@ -126,11 +126,21 @@ export class QueryHandler {
     const p = parseQuery(raw);
     if (!p.query) return undefined;
     const q = p.query;
-    return buildResponse(raw, q.id, q.flags, q.questionEnd, q.edns, {
-      rcode: RCODE.NOERROR,
-      aa: false,
-      ednsSize: d.zone.ednsSize,
-    }, 0);
+    return buildResponse(
+      raw,
+      q.id,
+      q.flags,
+      q.questionEnd,
+      q.edns,
+      RCODE.NOERROR,
+      false,
+      undefined,
+      0,
+      undefined,
+      0,
+      d.zone.ednsSize,
+      0,
+    );
   }
 
   async #forward(raw: Uint8Array, q: Query, limit: number, transport: Transport) {

@@ -31,6 +31,9 @@ export class DnsMetrics {
   readonly truncated: Counter;
   readonly tcpConnections: Gauge;
   readonly #labels = new Map<number, Record<string, string>>();
+  /** Pending per-series counts, folded into `queries` by `flush()` (the hot path stays cheap). */
+  readonly #pending = new Map<number, number>();
+  #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(reg: Registry) {
     this.queries = reg.counter(
@@ -57,15 +60,38 @@ export class DnsMetrics {
     this.tcpConnections = reg.gauge("aether_dns_tcp_connections", "Open DNS TCP connections");
   }
 
-  /** Counts one answered query (label objects are reused: this is on the hot path). */
+  /**
+   * Counts one answered query. This is on the hot path, so it only bumps a number; `flush()` (every
+   * second while the responder listens, and on close) moves the counts into the registry.
+   */
   answered(qtype: number, rcode: number, source: AnswerSource): void {
-    const k = (qtype << 8) | (rcode << 2) |
+    const k = qtype * 4096 + (rcode & 0xff) * 4 +
       (source === "mesh" ? 0 : source === "cache" ? 1 : source === "forward" ? 2 : 3);
     let labels = this.#labels.get(k);
     if (!labels) {
       labels = { type: typeLabel(qtype), rcode: rcodeLabel(rcode), source };
       this.#labels.set(k, labels);
     }
-    this.queries.inc(labels);
+    this.#pending.set(k, (this.#pending.get(k) ?? 0) + 1);
+  }
+
+  /** Folds pending query counts into `aether_dns_queries_total`; call before rendering. */
+  flush(): void {
+    for (const [k, n] of this.#pending) this.queries.inc(this.#labels.get(k)!, n);
+    this.#pending.clear();
+  }
+
+  /** Flushes every `ms` until `stop()` (the timer does not keep the process alive). */
+  start(ms = 1000): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => this.flush(), ms);
+    Deno.unrefTimer(this.#timer as unknown as number);
+  }
+
+  /** Stops the flush timer and flushes once more. */
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.flush();
   }
 }

@@ -134,6 +134,7 @@ export class DnsResponder {
         log.warn("no upstream resolvers: non-mesh names will get SERVFAIL", { path });
       }
     }
+    this.metrics.start();
     this.#udp = await UdpServer.listen(this.handler, address, opts.port ?? DEFAULT_DNS_PORT, log);
     try {
       this.#tcp = new TcpServer(
@@ -160,6 +161,7 @@ export class DnsResponder {
   /** Stops both listeners. */
   async close(): Promise<void> {
     await Promise.all([this.#udp?.close(), this.#tcp?.close()]);
+    this.metrics.stop();
     this.#udp = undefined;
     this.#tcp = undefined;
   }

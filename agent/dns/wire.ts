@@ -186,6 +186,27 @@ export function parseQuery(b: Uint8Array): Parsed {
   };
 }
 
+const SLAB = 256 * 1024;
+let slab = new ArrayBuffer(SLAB);
+let slabOff = 0;
+
+/**
+ * A zeroed byte array for an answer, carved from a shared slab with a bump pointer. Small typed
+ * arrays with their own ArrayBuffer cost ~0.7 µs each in V8 (off-heap backing store); a view into
+ * a slab costs a tenth of that. Slabs are never reused — a full one is left to the GC once every
+ * view into it is gone — so an answer still queued for sending is never overwritten.
+ */
+export function alloc(n: number): Uint8Array {
+  if (n > 4096) return new Uint8Array(n);
+  if (slabOff + n > SLAB) {
+    slab = new ArrayBuffer(SLAB);
+    slabOff = 0;
+  }
+  const out = new Uint8Array(slab, slabOff, n);
+  slabOff += (n + 7) & ~7;
+  return out;
+}
+
 /** Size of the OPT record the responder appends. */
 export const OPT_LEN = 11;
 
@@ -207,22 +228,11 @@ export function responseFlags(queryFlags: number, rcode: number, aa: boolean, tc
     (tc ? FLAG_TC : 0) | (rcode & 0xf);
 }
 
-/** Parts of an answer built around the query's own question bytes. */
-export interface AnswerParts {
-  rcode: number;
-  aa: boolean;
-  answers?: Uint8Array;
-  ancount?: number;
-  authority?: Uint8Array;
-  nscount?: number;
-  /** Our advertised EDNS size; the OPT is added only when the query had one. */
-  ednsSize: number;
-}
-
 /**
  * Builds a response that echoes the question bytes `raw[12..questionEnd)` exactly (so the case the
  * client sent is preserved) and truncates to `limit` (header + question + OPT, TC set) when the
- * full answer would not fit.
+ * full answer would not fit. `ednsSize` is our advertised size; the OPT is added only when the
+ * query had one. Positional arguments: this runs once per query.
  */
 export function buildResponse(
   raw: Uint8Array,
@@ -230,32 +240,40 @@ export function buildResponse(
   queryFlags: number,
   questionEnd: number,
   edns: Edns | undefined,
-  p: AnswerParts,
+  rcode: number,
+  aa: boolean,
+  answers: Uint8Array | undefined,
+  ancount: number,
+  authority: Uint8Array | undefined,
+  nscount: number,
+  ednsSize: number,
   limit: number,
 ): Uint8Array {
-  const an = p.answers?.length ?? 0;
-  const ns = p.authority?.length ?? 0;
-  const opt = edns ? OPT_LEN : 0;
+  const an = answers === undefined ? 0 : answers.length;
+  const ns = authority === undefined ? 0 : authority.length;
+  const opt = edns === undefined ? 0 : OPT_LEN;
   let size = questionEnd + an + ns + opt;
   const tc = size > limit;
   if (tc) size = questionEnd + opt;
-  const out = new Uint8Array(size);
+  const out = alloc(size);
   put16(out, 0, id);
-  put16(out, 2, responseFlags(queryFlags, p.rcode, p.aa, tc));
+  put16(out, 2, responseFlags(queryFlags, rcode, aa, tc));
   const hasQ = questionEnd > 12;
-  put16(out, 4, hasQ ? 1 : 0);
-  put16(out, 6, tc ? 0 : (p.ancount ?? 0));
-  put16(out, 8, tc ? 0 : (p.nscount ?? 0));
-  put16(out, 10, edns ? 1 : 0);
+  out[5] = hasQ ? 1 : 0;
+  if (!tc) {
+    put16(out, 6, ancount);
+    put16(out, 8, nscount);
+  }
+  out[11] = opt ? 1 : 0;
   if (hasQ) out.set(raw.subarray(12, questionEnd), 12);
   let o = questionEnd;
   if (!tc) {
-    if (p.answers) out.set(p.answers, o);
+    if (answers !== undefined) out.set(answers, o);
     o += an;
-    if (p.authority) out.set(p.authority, o);
+    if (authority !== undefined) out.set(authority, o);
     o += ns;
   }
-  if (edns) writeOpt(out, o, p.ednsSize, p.rcode, edns.dnssecOk);
+  if (edns !== undefined) writeOpt(out, o, ednsSize, rcode, edns.dnssecOk);
   return out;
 }
 
@@ -270,7 +288,21 @@ export function errorResponse(
   const id = raw.length >= 2 ? u16(raw, 0) : 0;
   const flags = raw.length >= 4 ? u16(raw, 2) : 0;
   const qe = Math.max(12, questionEnd);
-  return buildResponse(raw, id, flags, qe, edns, { rcode, aa: false, ednsSize }, 65535);
+  return buildResponse(
+    raw,
+    id,
+    flags,
+    qe,
+    edns,
+    rcode,
+    false,
+    undefined,
+    0,
+    undefined,
+    0,
+    ednsSize,
+    65535,
+  );
 }
 
 /** The UDP payload limit for a query: 512 without EDNS, else the client's size capped by ours. */
@@ -292,11 +324,21 @@ export function fitUdp(
 ): Uint8Array {
   if (resp.length <= limit) return resp;
   const rcode = resp[3] & 0xf;
-  const out = buildResponse(raw, q.id, q.flags, q.questionEnd, q.edns, {
+  const out = buildResponse(
+    raw,
+    q.id,
+    q.flags,
+    q.questionEnd,
+    q.edns,
     rcode,
-    aa: false,
+    false,
+    undefined,
+    0,
+    undefined,
+    0,
     ednsSize,
-  }, 0);
+    0,
+  );
   // Keep the upstream's AA/AD bits as they were; TC is already set by buildResponse.
   out[2] |= resp[2] & 0x04;
   return out;
