@@ -113,7 +113,9 @@ export const TypeUrl = {
  */
 export function encodeResource(typeUrl: string, resource: Record<string, unknown>): Uint8Array {
   const type = messageType(typeUrl.slice(typeUrlPrefix.length));
-  const err = type.verify(resource);
+  // fromObject first (it maps enum names to numbers), then verify the message it built.
+  const message = type.fromObject(resource);
+  const err = type.verify(message);
   if (err) throw new Error(`${type.fullName}: ${err}`);
-  return type.encode(type.fromObject(resource)).finish();
+  return type.encode(message).finish();
 }
