@@ -1,0 +1,117 @@
+/**
+ * Route attachment, shared by every route kind: parentRef → Gateway listeners (sectionName, port),
+ * listener allowedRoutes (namespaces Same/All/Selector, kinds), hostname intersection, and the
+ * Accepted outcome per parentRef. Kind-specific files only convert rules.
+ * @module
+ */
+import { fail, type Outcome, pass } from "./conditions.ts";
+import type { GatewayState, ListenerState, RouteKind } from "./gateways.ts";
+import { routeHostnames } from "./hostnames.ts";
+import { selectorMatches } from "./refs.ts";
+import { keyOf, type Obj, type Snapshot } from "./snapshot.ts";
+import { GATEWAY_GROUP, type ParentReference } from "./types.ts";
+
+/** What attachment needs of a route, whatever its kind. */
+export interface RouteSpecCommon {
+  parentRefs?: ParentReference[];
+  hostnames?: string[];
+}
+
+/** A route attached to one listener, serving these (intersected) hostnames. */
+export interface Attachment {
+  listener: ListenerState;
+  hostnames: string[];
+}
+
+/** The outcome of one parentRef that names one of our Gateways. */
+export interface ParentOutcome {
+  parentRef: ParentReference;
+  accepted: Outcome;
+  attachments: Attachment[];
+}
+
+function namespaceAllowed(snapshot: Snapshot, l: ListenerState, routeNs: string): boolean {
+  const ns = l.listener.allowedRoutes?.namespaces;
+  const from = ns?.from ?? "Same";
+  if (from === "All") return true;
+  if (from === "Same") return routeNs === l.gateway.metadata.namespace;
+  return selectorMatches(ns?.selector, snapshot.namespaces.get(routeNs) ?? {});
+}
+
+/** The parentRef as echoed in status: group, kind, namespace, name, sectionName, port. */
+const normalizedRef = (p: ParentReference): ParentReference => ({
+  group: p.group ?? GATEWAY_GROUP,
+  kind: p.kind ?? "Gateway",
+  ...(p.namespace !== undefined ? { namespace: p.namespace } : {}),
+  name: p.name,
+  ...(p.sectionName !== undefined ? { sectionName: p.sectionName } : {}),
+  ...(p.port !== undefined ? { port: p.port } : {}),
+});
+
+const describeRef = (p: ParentReference, ns: string) =>
+  `${ns}/${p.name}${p.sectionName ? ` sectionName ${p.sectionName}` : ""}${
+    p.port ? ` port ${p.port}` : ""
+  }`;
+
+/**
+ * Attaches a route to our Gateways. parentRefs naming something other than one of our Gateways
+ * are skipped (another controller owns their status). Reasons, most specific failure first:
+ * NoMatchingParent (no listener has that sectionName/port), NotAllowedByListeners (no such
+ * listener allows the route's namespace or kind), NoMatchingListenerHostname.
+ */
+export function attachRoute(
+  snapshot: Snapshot,
+  gateways: Map<string, GatewayState>,
+  kind: RouteKind,
+  route: Obj<RouteSpecCommon>,
+): ParentOutcome[] {
+  const out: ParentOutcome[] = [];
+  const routeNs = route.metadata.namespace;
+  for (const parentRef of route.spec.parentRefs ?? []) {
+    if (
+      (parentRef.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP ||
+      (parentRef.kind ?? "Gateway") !== "Gateway"
+    ) continue;
+    const ns = parentRef.namespace ?? routeNs;
+    const gw = gateways.get(`${ns}/${parentRef.name}`);
+    if (!gw) continue;
+    const named = gw.listeners.filter((l) =>
+      (parentRef.sectionName === undefined || l.listener.name === parentRef.sectionName) &&
+      (parentRef.port === undefined || l.listener.port === parentRef.port)
+    );
+    const allowed = named.filter((l) =>
+      l.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(snapshot, l, routeNs)
+    );
+    const attachments = allowed
+      .map((l) => ({
+        listener: l,
+        hostnames: routeHostnames(l.listener.hostname, route.spec.hostnames),
+      }))
+      .filter((a) => a.hostnames.length > 0);
+    let accepted: Outcome;
+    if (named.length === 0) {
+      accepted = fail(
+        "NoMatchingParent",
+        `Gateway ${describeRef(parentRef, ns)} has no such listener`,
+      );
+    } else if (allowed.length === 0) {
+      accepted = fail(
+        "NotAllowedByListeners",
+        `no listener of Gateway ${
+          describeRef(parentRef, ns)
+        } allows ${kind} from namespace ${routeNs}`,
+      );
+    } else if (attachments.length === 0) {
+      accepted = fail(
+        "NoMatchingListenerHostname",
+        `no hostname of ${kind} ${keyOf(route)} matches a listener of Gateway ${
+          describeRef(parentRef, ns)
+        }`,
+      );
+    } else {
+      accepted = pass("Accepted", "route accepted");
+    }
+    out.push({ parentRef: normalizedRef(parentRef), accepted, attachments });
+  }
+  return out;
+}

@@ -1,0 +1,163 @@
+/**
+ * backendRef resolution: Service (core) references → IRCluster names (`<svc>.<meshDomain>` for
+ * the Service's first port, `<svc>.<meshDomain>:<port>` otherwise), ReferenceGrant checks, the
+ * mesh-wide name owner, and the clusters with their ready endpoints from EndpointSlices.
+ * @module
+ */
+import { fail, type Outcome } from "./conditions.ts";
+import { SERVICE_NAME_LABEL, type ServicePort, type ServiceSpec } from "./core_types.ts";
+import { referenceAllowed } from "./refs.ts";
+import { byAge, keyOf, type Obj, type Snapshot } from "./snapshot.ts";
+import { type BackendObjectReference, GATEWAY_GROUP, type Problem } from "./types.ts";
+import type { IRCluster, IREndpoint } from "../ir/types.ts";
+
+/** A resolved reference: the cluster name, and the failure when it is invalid. */
+export interface ResolvedBackend {
+  cluster: string;
+  error?: Outcome;
+}
+
+const HTTP2_APP_PROTOCOLS = new Set(["kubernetes.io/h2c", "grpc"]);
+const SUPPORTED_APP_PROTOCOLS = new Set(["", "http", "HTTP", ...HTTP2_APP_PROTOCOLS]);
+
+/** Resolves backendRefs for one resolve and collects the clusters they use. */
+export class Backends {
+  #clusters = new Map<string, IRCluster>();
+  #owners = new Map<string, Obj<ServiceSpec>>();
+  #reported = new Set<string>();
+
+  constructor(private snapshot: Snapshot, private meshDomain: string, private problems: Problem[]) {
+    for (const svc of [...snapshot.services.values()].sort(byAge)) {
+      if (!this.#owners.has(svc.metadata.name)) this.#owners.set(svc.metadata.name, svc);
+    }
+  }
+
+  /**
+   * Resolves `ref` from a route of `routeKind` in `routeNs`. `grpc` marks the cluster http2.
+   * Failure reasons: InvalidKind, RefNotPermitted, BackendNotFound, UnsupportedProtocol.
+   */
+  resolve(
+    ref: BackendObjectReference,
+    routeKind: string,
+    routeNs: string,
+    grpc: boolean,
+  ): ResolvedBackend {
+    const ns = ref.namespace ?? routeNs;
+    const invalid = `aether.invalid/${ns}/${ref.name}/${ref.port ?? 0}`;
+    const bad = (reason: string, message: string) => ({
+      cluster: invalid,
+      error: fail(reason, message),
+    });
+    const group = ref.group ?? "", kind = ref.kind ?? "Service";
+    if (group !== "" || kind !== "Service") {
+      return bad(
+        "InvalidKind",
+        `backendRef ${
+          group ? `${group}/` : ""
+        }${kind} ${ns}/${ref.name}: only core Services are supported`,
+      );
+    }
+    const allowed = referenceAllowed(
+      this.snapshot,
+      { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
+      { group: "", kind: "Service", namespace: ns, name: ref.name },
+    );
+    if (!allowed) {
+      return bad(
+        "RefNotPermitted",
+        `no ReferenceGrant in ${ns} allows ${routeKind}s from ${routeNs} to use Service ${ns}/${ref.name}`,
+      );
+    }
+    const svc = this.snapshot.services.get(`${ns}/${ref.name}`);
+    if (!svc) return bad("BackendNotFound", `Service ${ns}/${ref.name} not found`);
+    const owner = this.#owners.get(svc.metadata.name)!;
+    if (owner !== svc) {
+      this.#reportConflict(svc, owner);
+      return bad(
+        "BackendNotFound",
+        `Service ${
+          keyOf(svc)
+        } has no mesh name: ${ref.name}.${this.meshDomain} belongs to the older Service ${
+          keyOf(owner)
+        }`,
+      );
+    }
+    const ports = svc.spec?.ports ?? [];
+    const port = ports.find((p) => p.port === ref.port);
+    if (!port) return bad("BackendNotFound", `Service ${ns}/${ref.name} has no port ${ref.port}`);
+    const app = port.appProtocol ?? "";
+    if ((port.protocol ?? "TCP") !== "TCP" || !SUPPORTED_APP_PROTOCOLS.has(app)) {
+      return bad(
+        "UnsupportedProtocol",
+        `Service ${ns}/${ref.name} port ${port.port} speaks ${port.protocol ?? "TCP"}${
+          app ? `/${app}` : ""
+        }, not HTTP`,
+      );
+    }
+    const name = port === ports[0]
+      ? `${svc.metadata.name}.${this.meshDomain}`
+      : `${svc.metadata.name}.${this.meshDomain}:${port.port}`;
+    const http2 = grpc || HTTP2_APP_PROTOCOLS.has(app);
+    const existing = this.#clusters.get(name);
+    if (existing) {
+      if (http2) existing.protocol = "http2";
+    } else {
+      this.#clusters.set(name, {
+        name,
+        service: keyOf(svc),
+        port: port.port,
+        protocol: http2 ? "http2" : "http1",
+        endpoints: this.#endpoints(svc, port),
+      });
+    }
+    return { cluster: name };
+  }
+
+  /** The clusters of every valid reference resolved so far, sorted by name. */
+  clusters(): IRCluster[] {
+    return [...this.#clusters.values()].sort((
+      a,
+      b,
+    ) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  #reportConflict(svc: Obj<ServiceSpec>, owner: Obj<ServiceSpec>) {
+    if (this.#reported.has(keyOf(svc))) return;
+    this.#reported.add(keyOf(svc));
+    this.problems.push({
+      kind: "Service",
+      namespace: svc.metadata.namespace,
+      name: svc.metadata.name,
+      field: "metadata.name",
+      message:
+        `mesh name ${svc.metadata.name}.${this.meshDomain} is already owned by the older Service ${
+          keyOf(owner)
+        }; references to ${keyOf(svc)} are invalid`,
+    });
+  }
+
+  #endpoints(svc: Obj<ServiceSpec>, port: ServicePort): IREndpoint[] {
+    const out = new Map<string, IREndpoint>();
+    for (const slice of this.snapshot.slices) {
+      if (slice.metadata.namespace !== svc.metadata.namespace) continue;
+      if (slice.metadata.labels?.[SERVICE_NAME_LABEL] !== svc.metadata.name) continue;
+      if (slice.addressType === "FQDN") continue;
+      const slicePort = (slice.ports ?? []).find((p) => (p.name ?? "") === (port.name ?? ""));
+      if (slicePort?.port === undefined) continue;
+      for (const ep of slice.endpoints ?? []) {
+        if (ep.conditions?.ready === false) continue;
+        for (const address of ep.addresses) {
+          out.set(`${address}|${slicePort.port}`, {
+            address,
+            port: slicePort.port,
+            ...(ep.zone ? { zone: ep.zone } : {}),
+          });
+        }
+      }
+    }
+    return [...out.values()].sort((
+      a,
+      b,
+    ) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
+  }
+}

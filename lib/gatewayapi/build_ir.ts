@@ -1,0 +1,115 @@
+/**
+ * Places converted route rules onto programmed listeners: one IRListener per port, one merged
+ * filter chain for HTTP, one chain per Gateway listener for HTTPS (SNI), and virtual hosts per
+ * hostname. A hostname belongs to the most specific listener that covers it (listener isolation);
+ * within it, rules of every route whose hostname covers the vhost's are ordered by precedence.
+ * @module
+ */
+import type { ListenerState } from "./gateways.ts";
+import { compareHostnames, covers } from "./hostnames.ts";
+import { compareRanked, type Ranked } from "./precedence.ts";
+import type { ConvertedMatch, ConvertedRoute, ConvertedRule } from "./rule_common.ts";
+import { keyOf } from "./snapshot.ts";
+import type { KubeObject } from "./types.ts";
+import type { IRFilterChain, IRListener, IRRoute, IRVirtualHost } from "../ir/types.ts";
+
+/** A route accepted on one listener, serving these hostnames. */
+export interface Placement {
+  route: KubeObject;
+  converted: ConvertedRoute;
+  listener: ListenerState;
+  hostnames: string[];
+}
+
+interface Entry extends Ranked {
+  rule: number;
+  converted: ConvertedRule;
+  cm: ConvertedMatch;
+}
+
+const listenerHost = (l: ListenerState) => l.listener.hostname || "*";
+
+function virtualHosts(listeners: ListenerState[], placements: Placement[]): IRVirtualHost[] {
+  const ids = new Set(listeners.map((l) => l.id));
+  const mine = placements.filter((p) => ids.has(p.listener.id));
+  const domains = new Set<string>();
+  for (const l of listeners) if (l.listener.hostname) domains.add(l.listener.hostname);
+  for (const p of mine) for (const h of p.hostnames) domains.add(h);
+  const bySpecificity = [...listeners].sort((a, b) =>
+    compareHostnames(listenerHost(a), listenerHost(b))
+  );
+  return [...domains].sort(compareHostnames).map((domain) => {
+    const owner = bySpecificity.find((l) => covers(listenerHost(l), domain))!;
+    const entries: Entry[] = [];
+    for (const p of mine) {
+      if (p.listener !== owner) continue;
+      const host = p.hostnames.filter((h) => covers(h, domain)).sort(compareHostnames)[0];
+      if (host === undefined) continue;
+      p.converted.rules.forEach((converted, rule) =>
+        converted.matches.forEach((cm, match) =>
+          entries.push({ hostname: host, key: cm.key, route: p.route, rule, match, converted, cm })
+        )
+      );
+    }
+    entries.sort(compareRanked);
+    const context = {
+      port: owner.listener.port,
+      protocol: owner.listener.protocol as "HTTP" | "HTTPS",
+    };
+    const routes = entries.map((e): IRRoute =>
+      structuredClone({
+        name: e.cm.name,
+        match: e.cm.match,
+        ...(e.converted.requestHeaders ? { requestHeaders: e.converted.requestHeaders } : {}),
+        ...(e.converted.responseHeaders ? { responseHeaders: e.converted.responseHeaders } : {}),
+        action: e.converted.action(context),
+      })
+    );
+    return { name: domain, domains: [domain], routes };
+  });
+}
+
+/** Builds the IR listeners for the programmed listeners of our Gateways. */
+export function buildListeners(
+  listeners: ListenerState[],
+  placements: Placement[],
+  address: string,
+): IRListener[] {
+  const byPort = new Map<number, ListenerState[]>();
+  for (const l of listeners.filter((l) => l.programmed)) {
+    if (!byPort.has(l.listener.port)) byPort.set(l.listener.port, []);
+    byPort.get(l.listener.port)!.push(l);
+  }
+  return [...byPort.keys()].sort((a, b) => a - b).map((port): IRListener => {
+    const here = byPort.get(port)!;
+    const protocol = here[0].listener.protocol as "HTTP" | "HTTPS";
+    const name = `${address}:${port}`;
+    let filterChains: IRFilterChain[];
+    if (protocol === "HTTP") {
+      filterChains = [{
+        name,
+        serverNames: [],
+        certificateSecrets: [],
+        routeConfigName: `http.${port}`,
+        virtualHosts: virtualHosts(here, placements),
+      }];
+    } else {
+      filterChains = [...here]
+        .sort((a, b) =>
+          compareHostnames(listenerHost(a), listenerHost(b)) || (a.id < b.id ? -1 : 1)
+        )
+        .map((l) => ({
+          name: l.id,
+          serverNames: l.listener.hostname ? [l.listener.hostname] : [],
+          certificateSecrets: [...l.certificateSecrets],
+          routeConfigName: `https.${port}/${l.id}`,
+          virtualHosts: virtualHosts([l], placements),
+        }));
+    }
+    return { name, address, port, protocol, filterChains };
+  });
+}
+
+/** Stable identity of a placement (a route attached twice to one listener counts once). */
+export const placementKey = (p: Placement): string =>
+  `${p.route.kind}/${keyOf(p.route)}@${p.listener.id}`;

@@ -1,0 +1,309 @@
+/**
+ * GatewayClass and Gateway evaluation: which classes and Gateways are ours, each listener's
+ * Accepted / ResolvedRefs / Conflicted outcome, supported kinds and TLS certificates, and the
+ * status objects (written after route attachment has counted attachedRoutes).
+ * @module
+ */
+import { ConditionFactory, fail, type Outcome, pass } from "./conditions.ts";
+import { referenceAllowed } from "./refs.ts";
+import { byAge, keyOf, type Obj, type Snapshot } from "./snapshot.ts";
+import type { IRSecret } from "../ir/types.ts";
+import {
+  GATEWAY_GROUP,
+  type GatewayClassStatus,
+  type GatewaySpec,
+  type GatewayStatus,
+  type Listener,
+  type RouteGroupKind,
+} from "./types.ts";
+
+/** Route kinds aether serves on HTTP and HTTPS listeners. */
+export const ROUTE_KINDS = ["HTTPRoute", "GRPCRoute"] as const;
+/** One of ROUTE_KINDS. */
+export type RouteKind = typeof ROUTE_KINDS[number];
+
+/** Features aether implements, reported in GatewayClass status.supportedFeatures. */
+export const SUPPORTED_FEATURES = [
+  "Gateway",
+  "GatewayHTTPListenerIsolation",
+  "GatewayPort8080",
+  "GRPCRoute",
+  "GRPCRouteNamedRouteRule",
+  "HTTPRoute",
+  "HTTPRoute303RedirectStatusCode",
+  "HTTPRoute307RedirectStatusCode",
+  "HTTPRoute308RedirectStatusCode",
+  "HTTPRouteBackendProtocolH2C",
+  "HTTPRouteBackendRequestHeaderModification",
+  "HTTPRouteBackendTimeout",
+  "HTTPRouteHostRewrite",
+  "HTTPRouteMethodMatching",
+  "HTTPRouteNamedRouteRule",
+  "HTTPRouteParentRefPort",
+  "HTTPRoutePathRedirect",
+  "HTTPRoutePathRewrite",
+  "HTTPRoutePortRedirect",
+  "HTTPRouteQueryParamMatching",
+  "HTTPRouteRequestMirror",
+  "HTTPRouteRequestMultipleMirrors",
+  "HTTPRouteRequestPercentageMirror",
+  "HTTPRouteRequestTimeout",
+  "HTTPRouteResponseHeaderModification",
+  "HTTPRouteRetry",
+  "HTTPRouteSchemeRedirect",
+  "ReferenceGrant",
+].sort();
+
+/** One Gateway listener with everything attachment and IR building need. */
+export interface ListenerState {
+  gateway: Obj<GatewaySpec>;
+  listener: Listener;
+  /** `<ns>/<gateway>/<listener name>`. */
+  id: string;
+  supportedKinds: RouteGroupKind[];
+  accepted: Outcome;
+  resolvedRefs: Outcome;
+  conflicted: Outcome;
+  /** IRSecret names of its certificates (HTTPS, when all resolve). */
+  certificateSecrets: string[];
+  /** Whether the listener gets data-plane config. */
+  programmed: boolean;
+  /** Routes attached (Accepted) to this listener; filled in by attachment. */
+  attachedRoutes: number;
+}
+
+/** One of our Gateways with its listeners. */
+export interface GatewayState {
+  gateway: Obj<GatewaySpec>;
+  listeners: ListenerState[];
+}
+
+const decode = (b64: string): string => {
+  const bin = atob(b64);
+  return new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+};
+
+/** Reads a kubernetes.io/tls Secret's PEM pair; a string error when it is not usable. */
+function tlsSecret(snapshot: Snapshot, ns: string, name: string): IRSecret | string {
+  const secret = snapshot.secrets.get(`${ns}/${name}`);
+  if (!secret) return `Secret ${ns}/${name} not found`;
+  if (secret.type !== "kubernetes.io/tls") {
+    return `Secret ${ns}/${name} is of type ${secret.type}, not kubernetes.io/tls`;
+  }
+  const value = (key: string): string | undefined => {
+    if (secret.stringData?.[key] !== undefined) return secret.stringData[key];
+    const data = secret.data?.[key];
+    if (data === undefined) return undefined;
+    try {
+      return decode(data);
+    } catch {
+      return undefined;
+    }
+  };
+  const cert = value("tls.crt"), key = value("tls.key");
+  if (!cert?.includes("-----BEGIN ") || !key?.includes("-----BEGIN ")) {
+    return `Secret ${ns}/${name} lacks a PEM tls.crt and tls.key`;
+  }
+  return { name: `${ns}/${name}`, certificateChain: cert, privateKey: key };
+}
+
+function supportedKinds(l: Listener): { kinds: RouteGroupKind[]; invalid: string[] } {
+  if (l.protocol !== "HTTP" && l.protocol !== "HTTPS") return { kinds: [], invalid: [] };
+  const asked = l.allowedRoutes?.kinds;
+  if (!asked || asked.length === 0) {
+    return { kinds: ROUTE_KINDS.map((kind) => ({ group: GATEWAY_GROUP, kind })), invalid: [] };
+  }
+  const ok = (k: RouteGroupKind) =>
+    (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP &&
+    (ROUTE_KINDS as readonly string[]).includes(k.kind);
+  return {
+    kinds: asked.filter(ok).map((k) => ({ group: GATEWAY_GROUP, kind: k.kind })),
+    invalid: asked.filter((k) => !ok(k)).map((k) => `${k.group ?? GATEWAY_GROUP}/${k.kind}`),
+  };
+}
+
+function certificates(
+  snapshot: Snapshot,
+  gw: Obj<GatewaySpec>,
+  l: Listener,
+  secrets: Map<string, IRSecret>,
+) {
+  const names: string[] = [];
+  for (const ref of l.tls?.certificateRefs ?? []) {
+    const ns = ref.namespace ?? gw.metadata.namespace;
+    if ((ref.group ?? "") !== "" || (ref.kind ?? "Secret") !== "Secret") {
+      return {
+        outcome: fail(
+          "InvalidCertificateRef",
+          `certificateRef ${ref.group}/${ref.kind} ${ref.name} is not a core Secret`,
+        ),
+        names,
+      };
+    }
+    const allowed = referenceAllowed(
+      snapshot,
+      { group: GATEWAY_GROUP, kind: "Gateway", namespace: gw.metadata.namespace },
+      { group: "", kind: "Secret", namespace: ns, name: ref.name },
+    );
+    if (!allowed) {
+      return {
+        outcome: fail(
+          "RefNotPermitted",
+          `no ReferenceGrant in ${ns} allows Gateway ${keyOf(gw)} to use Secret ${ns}/${ref.name}`,
+        ),
+        names,
+      };
+    }
+    const secret = tlsSecret(snapshot, ns, ref.name);
+    if (typeof secret === "string") {
+      return { outcome: fail("InvalidCertificateRef", secret), names };
+    }
+    secrets.set(secret.name, secret);
+    names.push(secret.name);
+  }
+  return { outcome: pass("ResolvedRefs", "all references resolved"), names };
+}
+
+/**
+ * Finds our GatewayClasses and Gateways and evaluates every listener, including conflicts across
+ * all our Gateways (they all bind the same address): a port keeps the protocol of its oldest
+ * claimant, and on one port a hostname belongs to the oldest Gateway that lists it.
+ * Certificates of programmed HTTPS listeners are added to `secrets`.
+ */
+export function evaluateGateways(
+  snapshot: Snapshot,
+  controllerName: string,
+  secrets: Map<string, IRSecret>,
+): { classes: string[]; gateways: GatewayState[] } {
+  const classes = [...snapshot.gatewayClasses.values()]
+    .filter((c) => c.spec.controllerName === controllerName)
+    .map((c) => c.metadata.name)
+    .sort();
+  const ours = snapshot.gateways.filter((g) => classes.includes(g.spec.gatewayClassName)).sort(
+    byAge,
+  );
+  const portProtocol = new Map<number, string>();
+  const hostOwner = new Map<string, string>();
+  const gateways: GatewayState[] = [];
+  for (const gw of ours) {
+    const protocolsHere = new Map<number, Set<string>>();
+    for (const l of gw.spec.listeners) {
+      if (!protocolsHere.has(l.port)) protocolsHere.set(l.port, new Set());
+      protocolsHere.get(l.port)!.add(l.protocol);
+    }
+    const listeners = gw.spec.listeners.map((l): ListenerState => {
+      const { kinds, invalid } = supportedKinds(l);
+      const supported = l.protocol === "HTTP" || l.protocol === "HTTPS";
+      let accepted = supported ? pass("Accepted", "listener accepted") : fail(
+        "UnsupportedProtocol",
+        `protocol ${l.protocol}${
+          l.tls?.mode === "Passthrough" ? " (TLS Passthrough)" : ""
+        } is not supported`,
+      );
+      let conflicted = pass("NoConflicts", "no conflicts");
+      if (supported) {
+        const claimed = portProtocol.get(l.port);
+        const hostKey = `${l.port}/${l.protocol}/${l.hostname ?? ""}`;
+        const owner = hostOwner.get(hostKey);
+        if (protocolsHere.get(l.port)!.size > 1 || (claimed && claimed !== l.protocol)) {
+          conflicted = fail("ProtocolConflict", `port ${l.port} is used with another protocol`);
+        } else if (owner && owner !== keyOf(gw)) {
+          conflicted = fail(
+            "HostnameConflict",
+            `hostname "${l.hostname ?? ""}" on port ${l.port} belongs to Gateway ${owner}`,
+          );
+        }
+        if (!conflicted.ok) accepted = fail("PortUnavailable", conflicted.message);
+        else {
+          portProtocol.set(l.port, l.protocol);
+          hostOwner.set(hostKey, keyOf(gw));
+        }
+      }
+      // conflicted holds ok=true when there is NO conflict; flip it for the Conflicted condition.
+      conflicted = { ...conflicted, ok: !conflicted.ok };
+      let resolvedRefs = invalid.length > 0
+        ? fail("InvalidRouteKinds", `unsupported route kinds: ${invalid.join(", ")}`)
+        : pass("ResolvedRefs", "all references resolved");
+      let certificateSecrets: string[] = [];
+      if (l.protocol === "HTTPS" && accepted.ok) {
+        const local = new Map<string, IRSecret>();
+        const certs = certificates(snapshot, gw, l, local);
+        if (!certs.outcome.ok) resolvedRefs = certs.outcome;
+        else {
+          certificateSecrets = certs.names;
+          for (const [k, v] of local) secrets.set(k, v);
+        }
+      }
+      const certsOk = l.protocol !== "HTTPS" ||
+        (resolvedRefs.ok || resolvedRefs.reason === "InvalidRouteKinds");
+      return {
+        gateway: gw,
+        listener: l,
+        id: `${keyOf(gw)}/${l.name}`,
+        supportedKinds: kinds,
+        accepted,
+        resolvedRefs,
+        conflicted,
+        certificateSecrets,
+        programmed: accepted.ok && !conflicted.ok && certsOk && kinds.length > 0,
+        attachedRoutes: 0,
+      };
+    });
+    gateways.push({ gateway: gw, listeners });
+  }
+  return { classes, gateways };
+}
+
+/** Status of one of our GatewayClasses. */
+export function gatewayClassStatus(generation: number, now: string): GatewayClassStatus {
+  const c = new ConditionFactory(generation, now);
+  return {
+    conditions: [c.of("Accepted", pass("Accepted", "accepted by aether"))],
+    supportedFeatures: SUPPORTED_FEATURES.map((name) => ({ name })),
+  };
+}
+
+/** Status of one of our Gateways (after attachment counted attachedRoutes). */
+export function gatewayStatus(
+  state: GatewayState,
+  bindAddress: string,
+  now: string,
+): GatewayStatus {
+  const c = new ConditionFactory(state.gateway.metadata.generation ?? 0, now);
+  const accepted = state.listeners.filter((l) => l.accepted.ok).length;
+  const programmed = state.listeners.filter((l) => l.programmed).length;
+  const total = state.listeners.length;
+  const gwAccepted = accepted === total ? pass("Accepted", "all listeners accepted") : {
+    ok: accepted > 0,
+    reason: "ListenersNotValid",
+    message: `${total - accepted} of ${total} listeners are not valid`,
+  };
+  return {
+    addresses: programmed > 0 ? [{ type: "IPAddress", value: bindAddress }] : [],
+    conditions: [
+      c.of("Accepted", gwAccepted),
+      c.of(
+        "Programmed",
+        programmed > 0
+          ? pass("Programmed", `${programmed} of ${total} listeners programmed`)
+          : fail("Invalid", "no listener can be programmed"),
+      ),
+    ],
+    listeners: state.listeners.map((l) => ({
+      name: l.listener.name,
+      supportedKinds: l.supportedKinds,
+      attachedRoutes: l.attachedRoutes,
+      conditions: [
+        c.of("Accepted", l.accepted),
+        c.of("Conflicted", l.conflicted),
+        c.of(
+          "Programmed",
+          l.programmed
+            ? pass("Programmed", "listener programmed")
+            : fail("Invalid", "listener is not programmed"),
+        ),
+        c.of("ResolvedRefs", l.resolvedRefs),
+      ],
+    })),
+  };
+}

@@ -1,0 +1,18 @@
+/**
+ * Gateway API v1.5.1 for aether: the object model, CRD defaults and validation, and the pure
+ * `resolve()` from Gateway API objects to aether's IR with status as data.
+ *
+ * ```ts
+ * import { resolve } from "./mod.ts";
+ * const { ir, statuses, problems } = resolve(objects, { bindAddress: "127.0.0.1" });
+ * ```
+ * @module
+ */
+export type * from "./types.ts";
+export type * from "./core_types.ts";
+export { GATEWAY_GROUP } from "./types.ts";
+export { applyDefaults, validateObject } from "./validate.ts";
+export { type ObjectStatus, resolve, type ResolveOptions, type ResolveResult } from "./resolve.ts";
+export { SUPPORTED_FEATURES } from "./gateways.ts";
+export { compareHostnames, covers, intersectHostname, routeHostnames } from "./hostnames.ts";
+export { parseDuration } from "./duration.ts";

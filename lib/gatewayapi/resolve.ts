@@ -1,0 +1,224 @@
+/**
+ * resolve(): Gateway API objects → aether IR plus status as data. Pure and deterministic: no I/O,
+ * no clock (condition times come from `options.now`). Objects failing CRD validation are dropped
+ * and reported; everything else keeps being resolved.
+ * @module
+ */
+import { attachRoute, type ParentOutcome, type RouteSpecCommon } from "./attachment.ts";
+import { Backends } from "./backends.ts";
+import { buildListeners, type Placement, placementKey } from "./build_ir.ts";
+import { ConditionFactory, fail } from "./conditions.ts";
+import { evaluateGateways, gatewayClassStatus, gatewayStatus, type RouteKind } from "./gateways.ts";
+import { convertGRPCRoute } from "./grpc_route.ts";
+import { intersectHostname } from "./hostnames.ts";
+import { convertHTTPRoute } from "./http_route.ts";
+import type { ConvertedRoute } from "./rule_common.ts";
+import { buildSnapshot, byAge, keyOf, type Obj } from "./snapshot.ts";
+import type { KubeObject, Problem, RouteStatus } from "./types.ts";
+import { applyDefaults, validateObject } from "./validate.ts";
+import type { IR, IRSecret } from "../ir/types.ts";
+
+/** Options of resolve(). */
+export interface ResolveOptions {
+  /** GatewayClass controllerName aether claims; default "gateway.aether.io/edge". */
+  controllerName?: string;
+  /** Address every Gateway listener binds; default "127.0.0.1". */
+  bindAddress?: string;
+  /** Mesh domain of cluster names; default "aether.internal". */
+  meshDomain?: string;
+  /** lastTransitionTime of every condition; default "1970-01-01T00:00:00Z". */
+  now?: string;
+}
+
+/** The computed status of one object, in exactly the Gateway API status shape. */
+export interface ObjectStatus {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  status: unknown;
+}
+
+/** What resolve() returns. */
+export interface ResolveResult {
+  ir: IR;
+  statuses: ObjectStatus[];
+  problems: Problem[];
+}
+
+interface RouteState {
+  kind: RouteKind;
+  route: Obj<RouteSpecCommon>;
+  parents: ParentOutcome[];
+  converted: ConvertedRoute;
+}
+
+const statusOf = (o: KubeObject, status: unknown): ObjectStatus => ({
+  apiVersion: o.apiVersion,
+  kind: o.kind,
+  ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+  name: o.metadata.name,
+  status,
+});
+
+function admit(objects: KubeObject[], problems: Problem[]): KubeObject[] {
+  const valid: KubeObject[] = [];
+  for (const [i, raw] of objects.entries()) {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+      problems.push({
+        kind: "(unknown)",
+        name: `#${i}`,
+        field: "",
+        message: "not a Kubernetes object",
+      });
+      continue;
+    }
+    const obj = applyDefaults(raw);
+    const found = validateObject(obj);
+    if (found.length > 0) problems.push(...found);
+    else valid.push(obj);
+  }
+  return valid;
+}
+
+/**
+ * HTTPRoutes and GRPCRoutes with intersecting hostnames on one listener: the older route keeps the
+ * listener, the other loses that attachment (spec: accept exactly one of the two).
+ */
+function settleKindConflicts(routes: RouteState[]) {
+  const winners = new Map<string, { state: RouteState; hostnames: string[] }[]>();
+  for (const state of [...routes].sort((a, b) => byAge(a.route, b.route))) {
+    for (const parent of state.parents) {
+      parent.attachments = parent.attachments.filter((a) => {
+        const held = winners.get(a.listener.id) ?? [];
+        const rival = held.find((w) =>
+          w.state.kind !== state.kind &&
+          w.hostnames.some((h) => a.hostnames.some((x) => intersectHostname(h, x)))
+        );
+        if (rival) {
+          parent.accepted = fail(
+            "NotAllowedByListeners",
+            `listener ${a.listener.id} already serves these hostnames with the older ${rival.state.kind} ${
+              keyOf(rival.state.route)
+            }`,
+          );
+          return false;
+        }
+        if (parent.accepted.ok) {
+          winners.set(a.listener.id, [...held, { state, hostnames: a.hostnames }]);
+        }
+        return true;
+      });
+    }
+  }
+}
+
+/** Resolves Gateway API objects into aether's IR and the status of every object we own. */
+export function resolve(objects: KubeObject[], options: ResolveOptions = {}): ResolveResult {
+  const controllerName = options.controllerName ?? "gateway.aether.io/edge";
+  const bindAddress = options.bindAddress ?? "127.0.0.1";
+  const meshDomain = options.meshDomain ?? "aether.internal";
+  const now = options.now ?? "1970-01-01T00:00:00Z";
+  const problems: Problem[] = [];
+  const built = buildSnapshot(admit(objects, problems));
+  problems.push(...built.problems);
+  const snapshot = built.snapshot;
+
+  const secretMap = new Map<string, IRSecret>();
+  const { classes, gateways } = evaluateGateways(snapshot, controllerName, secretMap);
+  const gatewayMap = new Map(gateways.map((g) => [keyOf(g.gateway), g]));
+  const backends = new Backends(snapshot, meshDomain, problems);
+
+  const routes: RouteState[] = [];
+  const kinds: [RouteKind, Obj<RouteSpecCommon>[], (r: never) => ConvertedRoute][] = [
+    ["HTTPRoute", snapshot.httpRoutes, (r) => convertHTTPRoute(backends, r)],
+    ["GRPCRoute", snapshot.grpcRoutes, (r) => convertGRPCRoute(backends, r)],
+  ];
+  for (const [kind, list, convert] of kinds) {
+    for (const route of list) {
+      const parents = attachRoute(snapshot, gatewayMap, kind, route);
+      if (parents.length === 0) continue;
+      routes.push({ kind, route, parents, converted: convert(route as never) });
+    }
+  }
+  settleKindConflicts(routes);
+
+  const placements = new Map<string, Placement>();
+  for (const state of routes) {
+    for (const parent of state.parents) {
+      if (parent.accepted.ok && state.converted.unsupported) {
+        parent.accepted = state.converted.unsupported;
+      }
+      if (!parent.accepted.ok) continue;
+      for (const a of parent.attachments) {
+        const p: Placement = {
+          route: state.route,
+          converted: state.converted,
+          listener: a.listener,
+          hostnames: a.hostnames,
+        };
+        const key = placementKey(p);
+        const seen = placements.get(key);
+        if (seen) seen.hostnames = [...new Set([...seen.hostnames, ...a.hostnames])];
+        else placements.set(key, p);
+      }
+    }
+  }
+  for (const p of placements.values()) p.listener.attachedRoutes++;
+
+  const allListeners = gateways.flatMap((g) => g.listeners);
+  const listeners = buildListeners(allListeners, [...placements.values()], bindAddress);
+  const used = new Set<string>();
+  for (const l of listeners) {
+    for (const chain of l.filterChains) {
+      for (const vh of chain.virtualHosts) {
+        for (const r of vh.routes) {
+          if (r.action.kind !== "forward") continue;
+          for (const b of r.action.backends) used.add(b.cluster);
+          for (const m of r.action.mirrors) used.add(m.cluster);
+        }
+      }
+    }
+  }
+  const programmedSecrets = new Set(
+    allListeners.filter((l) => l.programmed).flatMap((l) => l.certificateSecrets),
+  );
+  const ir: IR = {
+    listeners,
+    clusters: backends.clusters().filter((c) => used.has(c.name)),
+    secrets: [...secretMap.values()].filter((s) => programmedSecrets.has(s.name)).sort((
+      a,
+      b,
+    ) => (a.name < b.name ? -1 : 1)),
+  };
+
+  const statuses: ObjectStatus[] = [];
+  for (const name of classes) {
+    const gc = snapshot.gatewayClasses.get(name)!;
+    statuses.push(statusOf(gc, gatewayClassStatus(gc.metadata.generation ?? 0, now)));
+  }
+  const byKey = (a: { k: string }, b: { k: string }) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
+  for (const { g } of gateways.map((g) => ({ g, k: keyOf(g.gateway) })).sort(byKey)) {
+    statuses.push(statusOf(g.gateway, gatewayStatus(g, bindAddress, now)));
+  }
+  for (const kind of ["HTTPRoute", "GRPCRoute"]) {
+    const mine = routes.filter((r) => r.kind === kind).map((r) => ({ r, k: keyOf(r.route) })).sort(
+      byKey,
+    );
+    for (const { r } of mine) {
+      const c = new ConditionFactory(r.route.metadata.generation ?? 0, now);
+      const status: RouteStatus = {
+        parents: r.parents.map((p) => ({
+          parentRef: p.parentRef,
+          controllerName,
+          conditions: [
+            c.of("Accepted", p.accepted),
+            c.of("ResolvedRefs", r.converted.resolvedRefs),
+          ],
+        })),
+      };
+      statuses.push(statusOf(r.route, status));
+    }
+  }
+  return { ir, statuses, problems };
+}

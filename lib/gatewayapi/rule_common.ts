@@ -1,0 +1,167 @@
+/**
+ * Rule conversion shared by HTTPRoute and GRPCRoute: header modifiers, weighted backends (invalid
+ * ones kept with a non-existent cluster so their share answers 500), mirrors, and the converted
+ * shapes the IR builder consumes.
+ * @module
+ */
+import type { Backends } from "./backends.ts";
+import { fail, type Outcome, pass } from "./conditions.ts";
+import type { RouteKind } from "./gateways.ts";
+import type { HTTPBackendRef, HTTPHeaderFilter, HTTPRouteFilter } from "./types.ts";
+import type {
+  IRBackend,
+  IRDirectAction,
+  IRHeaderModifier,
+  IRMirror,
+  IRRoute,
+  IRRouteMatch,
+} from "../ir/types.ts";
+
+/** The listener a rule is being rendered for (redirects depend on it). */
+export interface ListenerContext {
+  port: number;
+  protocol: "HTTP" | "HTTPS";
+}
+
+/** One match of a rule, with its IR name and precedence key. */
+export interface ConvertedMatch {
+  name: string;
+  match: IRRouteMatch;
+  key: number[];
+}
+
+/** One rule, ready to be placed into virtual hosts. */
+export interface ConvertedRule {
+  matches: ConvertedMatch[];
+  requestHeaders?: IRHeaderModifier;
+  responseHeaders?: IRHeaderModifier;
+  action: (listener: ListenerContext) => IRRoute["action"];
+}
+
+/** A converted route: its rules and the ResolvedRefs / Accepted (UnsupportedValue) outcomes. */
+export interface ConvertedRoute {
+  rules: ConvertedRule[];
+  resolvedRefs: Outcome;
+  /** Set when the route uses something aether does not support (Accepted=False UnsupportedValue). */
+  unsupported?: Outcome;
+}
+
+/** Collects reference failures and unsupported values while a route's rules are converted. */
+export class RuleContext {
+  readonly refErrors: Outcome[] = [];
+  readonly unsupported: string[] = [];
+
+  constructor(
+    readonly backends: Backends,
+    readonly kind: RouteKind,
+    readonly namespace: string,
+    readonly name: string,
+  ) {}
+
+  /** IR name prefix of rule `index` (its name when it has one). */
+  rulePrefix(index: number, name: string | undefined): string {
+    return `${this.kind}/${this.namespace}/${this.name}/rule/${name ?? index}`;
+  }
+
+  /** Resolves weighted backendRefs; invalid ones stay with a non-existent cluster. */
+  weightedBackends(refs: HTTPBackendRef[] | undefined, field: string): IRBackend[] {
+    return (refs ?? []).map((ref, i) => {
+      const r = this.backends.resolve(ref, this.kind, this.namespace, this.kind === "GRPCRoute");
+      if (r.error) this.refErrors.push(r.error);
+      const backend: IRBackend = { cluster: r.cluster, weight: ref.weight ?? 1 };
+      if (r.error) backend.invalid = `${r.error.reason}: ${r.error.message}`;
+      for (const [j, f] of (ref.filters ?? []).entries()) {
+        if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
+          backend.requestHeaders = headerModifier(f.requestHeaderModifier);
+        } else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
+          backend.responseHeaders = headerModifier(f.responseHeaderModifier);
+        } else {this.unsupported.push(
+            `${field}[${i}].filters[${j}]: ${f.type} is not supported on a backendRef`,
+          );}
+      }
+      return backend;
+    });
+  }
+
+  /** Mirrors of a rule's RequestMirror filters; invalid mirror targets are dropped. */
+  mirrors(filters: HTTPRouteFilter[] | undefined): IRMirror[] {
+    const out: IRMirror[] = [];
+    for (const f of filters ?? []) {
+      const m = f.requestMirror;
+      if (f.type !== "RequestMirror" || !m) continue;
+      const r = this.backends.resolve(
+        m.backendRef,
+        this.kind,
+        this.namespace,
+        this.kind === "GRPCRoute",
+      );
+      if (r.error) {
+        this.refErrors.push(r.error);
+        continue;
+      }
+      const mirror: IRMirror = { cluster: r.cluster };
+      if (m.percent !== undefined) mirror.percent = m.percent;
+      else if (m.fraction) {
+        mirror.percent = (m.fraction.numerator / (m.fraction.denominator ?? 100)) * 100;
+      }
+      out.push(mirror);
+    }
+    return out;
+  }
+
+  /** Marks filter types this kind does not implement (ExtensionRef, CORS) as unsupported. */
+  checkFilters(filters: HTTPRouteFilter[] | undefined, field: string, supported: string[]) {
+    for (const [i, f] of (filters ?? []).entries()) {
+      if (!supported.includes(f.type)) {
+        this.unsupported.push(`${field}[${i}]: filter type ${f.type} is not supported`);
+      }
+    }
+  }
+
+  /** The route-level outcomes once every rule is converted. */
+  finish(rules: ConvertedRule[]): ConvertedRoute {
+    const resolvedRefs = this.refErrors.length === 0
+      ? pass("ResolvedRefs", "all references resolved")
+      : fail(this.refErrors[0].reason, this.refErrors.map((e) => e.message).join("; "));
+    const route: ConvertedRoute = { rules, resolvedRefs };
+    if (this.unsupported.length > 0) {
+      route.unsupported = fail("UnsupportedValue", this.unsupported.join("; "));
+    }
+    return route;
+  }
+}
+
+/** An IR header modifier with lower-cased header names. */
+export function headerModifier(f: HTTPHeaderFilter): IRHeaderModifier {
+  const pairs = (list?: { name: string; value: string }[]) =>
+    (list ?? []).map((h) => ({ name: h.name.toLowerCase(), value: h.value }));
+  return {
+    set: pairs(f.set),
+    add: pairs(f.add),
+    remove: (f.remove ?? []).map((n) => n.toLowerCase()),
+  };
+}
+
+/** The request/response header modifiers of a rule's filters. */
+export function ruleHeaderModifiers(filters: HTTPRouteFilter[] | undefined) {
+  const out: { requestHeaders?: IRHeaderModifier; responseHeaders?: IRHeaderModifier } = {};
+  for (const f of filters ?? []) {
+    if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
+      out.requestHeaders = headerModifier(f.requestHeaderModifier);
+    }
+    if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
+      out.responseHeaders = headerModifier(f.responseHeaderModifier);
+    }
+  }
+  return out;
+}
+
+/** 500 answer when a rule has nothing valid to forward to. */
+export function direct500(body: string): IRDirectAction {
+  return { kind: "direct", status: 500, body };
+}
+
+/** Whether the backends can carry traffic: at least one valid backend with a positive total weight. */
+export function forwardable(backends: IRBackend[]): boolean {
+  return backends.some((b) => !b.invalid) && backends.reduce((n, b) => n + b.weight, 0) > 0;
+}

@@ -1,0 +1,123 @@
+/**
+ * The objects one resolve works on, indexed by kind and `<namespace>/<name>`, and the Gateway API
+ * age order (oldest creationTimestamp first, then `<namespace>/<name>`).
+ * @module
+ */
+import type { EndpointSliceBody, SecretBody, ServiceSpec } from "./core_types.ts";
+import { NAMESPACE_NAME_LABEL } from "./core_types.ts";
+import type {
+  GatewayClassSpec,
+  GatewaySpec,
+  GRPCRouteSpec,
+  HTTPRouteSpec,
+  KubeObject,
+  Problem,
+  ReferenceGrantSpec,
+  Typed,
+} from "./types.ts";
+
+/** A namespaced object typed by its spec (`metadata.namespace` is always set after defaulting). */
+export type Obj<S = unknown> = Typed<S>;
+
+/** Every object of one resolve, by kind. Lists are in age order. */
+export interface Snapshot {
+  gatewayClasses: Map<string, KubeObject & { spec: GatewayClassSpec }>;
+  gateways: Obj<GatewaySpec>[];
+  httpRoutes: Obj<HTTPRouteSpec>[];
+  grpcRoutes: Obj<GRPCRouteSpec>[];
+  grants: Obj<ReferenceGrantSpec>[];
+  /** Services by `<ns>/<name>`. */
+  services: Map<string, Obj<ServiceSpec>>;
+  /** Namespace labels by name (objects absent from the input get only the name label). */
+  namespaces: Map<string, Record<string, string>>;
+  secrets: Map<string, KubeObject & SecretBody>;
+  slices: (KubeObject & EndpointSliceBody)[];
+}
+
+/** `<namespace>/<name>` of an object (name alone for cluster-scoped ones). */
+export const keyOf = (o: KubeObject): string =>
+  o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+
+/** Gateway API age order: oldest creationTimestamp first (absent = oldest), then namespace/name. */
+export function byAge(a: KubeObject, b: KubeObject): number {
+  const ta = a.metadata.creationTimestamp ?? "", tb = b.metadata.creationTimestamp ?? "";
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const ka = keyOf(a), kb = keyOf(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** Indexes valid, defaulted objects. A second object with the same kind and key is a problem. */
+export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const seen = new Set<string>();
+  const s: Snapshot = {
+    gatewayClasses: new Map(),
+    gateways: [],
+    httpRoutes: [],
+    grpcRoutes: [],
+    grants: [],
+    services: new Map(),
+    namespaces: new Map(),
+    secrets: new Map(),
+    slices: [],
+  };
+  const sorted = [...objects].sort(byAge);
+  for (const o of objects) {
+    const id = `${o.kind}/${keyOf(o)}`;
+    if (seen.has(id)) {
+      problems.push({
+        kind: o.kind,
+        ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+        name: o.metadata.name,
+        field: "metadata.name",
+        message: `duplicate ${o.kind} ${keyOf(o)}: the first one is used, this one is ignored`,
+      });
+    }
+    seen.add(id);
+  }
+  const first = new Set<KubeObject>();
+  const taken = new Set<string>();
+  for (const o of objects) {
+    const id = `${o.kind}/${keyOf(o)}`;
+    if (!taken.has(id)) first.add(o);
+    taken.add(id);
+  }
+  for (const o of sorted) {
+    if (!first.has(o)) continue;
+    const ns = o.metadata.namespace ?? "";
+    if (ns && !s.namespaces.has(ns)) s.namespaces.set(ns, { [NAMESPACE_NAME_LABEL]: ns });
+    switch (o.kind) {
+      case "GatewayClass":
+        s.gatewayClasses.set(o.metadata.name, o as KubeObject & { spec: GatewayClassSpec });
+        break;
+      case "Gateway":
+        s.gateways.push(o as Obj<GatewaySpec>);
+        break;
+      case "HTTPRoute":
+        s.httpRoutes.push(o as Obj<HTTPRouteSpec>);
+        break;
+      case "GRPCRoute":
+        s.grpcRoutes.push(o as Obj<GRPCRouteSpec>);
+        break;
+      case "ReferenceGrant":
+        s.grants.push(o as Obj<ReferenceGrantSpec>);
+        break;
+      case "Service":
+        s.services.set(keyOf(o), o as Obj<ServiceSpec>);
+        break;
+      case "Secret":
+        s.secrets.set(keyOf(o), o as KubeObject & SecretBody);
+        break;
+      case "EndpointSlice":
+        s.slices.push(o as KubeObject & EndpointSliceBody);
+        break;
+      case "Namespace":
+        s.namespaces.set(o.metadata.name, {
+          ...(o.metadata.labels ?? {}),
+          [NAMESPACE_NAME_LABEL]: o.metadata.name,
+        });
+        break;
+    }
+  }
+  return { snapshot: s, problems };
+}
