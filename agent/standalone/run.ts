@@ -85,12 +85,12 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
 
   const ready = () => {
     const snap = cache.getSnapshot(opts.nodeId);
-    return !!snap && xds.isAcked(opts.nodeId, snap);
+    return !!snap && xds.isReady(opts.nodeId);
   };
   const readiness = () => {
     const snap = cache.getSnapshot(opts.nodeId);
     if (!snap) return { ready: false, detail: "no configuration yet" };
-    if (xds.isAcked(opts.nodeId, snap)) {
+    if (xds.isReady(opts.nodeId)) {
       return { ready: true, detail: `ready: Envoy ACKed ${snap.version}` };
     }
     const nack = xds.lastNack(opts.nodeId);
@@ -110,7 +110,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
       config: pipeline.status,
       lastNack: xds.lastNack(opts.nodeId) ?? null,
     }),
-    xds: () => xdsDebug(cache),
+    xds: () => ({ streams: xds.status(), ...(xdsDebug(cache) as Record<string, unknown>) }),
   });
   logger.info("admin server listening", { address: admin.address });
 

@@ -1,0 +1,67 @@
+/**
+ * Route edit → Envoy serving it: a standalone agent with a real Envoy holds `routes` HTTPRoutes
+ * over `services` services; each edit changes one route's header value, and we time from handing
+ * the change to the source until a real request through Envoy sees it.
+ * `deno run -A bench/edit_latency.ts <routes> <services> <edits>` prints one JSON line.
+ */
+import http from "node:http";
+import { Logger } from "../lib/log/mod.ts";
+import { MemorySource } from "../lib/source/memory.ts";
+import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
+import { startEcho } from "../e2e/echo/server.ts";
+import { freePort, request } from "../e2e/http_client.ts";
+import { syntheticConfig, syntheticRoute } from "./fixtures.ts";
+
+const routes = Number(Deno.args[0] ?? 1000);
+const services = Number(Deno.args[1] ?? 1000);
+const edits = Number(Deno.args[2] ?? 100);
+
+const echo = await startEcho("bench", "127.0.0.1", 0);
+const port = freePort();
+const source = new MemorySource(
+  syntheticConfig({ services, routes, port, endpointPort: echo.port }),
+);
+const startup = performance.now();
+const agent = await runStandalone({
+  ...standaloneDefaults,
+  source,
+  adminAddress: "127.0.0.1:0",
+  xdsAddress: "127.0.0.1:0",
+  nodeId: "bench",
+  logger: new Logger("agent", () => {}, "error"),
+});
+await agent.waitReady(120000);
+const readyMs = performance.now() - startup;
+
+const pool = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const samples: number[] = [];
+try {
+  for (let n = 1; n <= edits; n++) {
+    const k = (n * 7919) % routes;
+    const started = performance.now();
+    source.apply(syntheticRoute(k, services, n));
+    for (;;) {
+      const r = await request({ port, authority: `app-${k}.example.com`, path: "/", agent: pool });
+      if ((r.json?.headers as Record<string, string> | undefined)?.["x-edit"] === String(n)) break;
+      if (performance.now() - started > 10000) throw new Error(`edit ${n} not served after 10 s`);
+    }
+    samples.push(performance.now() - started);
+  }
+} finally {
+  pool.destroy();
+  await agent.close();
+  await echo.close();
+}
+samples.sort((a, b) => a - b);
+const pct = (p: number) =>
+  samples[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))];
+console.log(JSON.stringify({
+  routes,
+  services,
+  edits,
+  firstReadyMs: +readyMs.toFixed(0),
+  p50Ms: +pct(50).toFixed(1),
+  p90Ms: +pct(90).toFixed(1),
+  p99Ms: +pct(99).toFixed(1),
+  maxMs: +samples[samples.length - 1].toFixed(1),
+}));

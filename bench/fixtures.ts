@@ -1,0 +1,106 @@
+/** Synthetic Gateway API configurations for benchmarks: N services and M HTTPRoutes. */
+import type { SourceObject } from "../lib/source/types.ts";
+
+/** Options for a synthetic config. */
+export interface SyntheticOptions {
+  services: number;
+  routes: number;
+  /** Gateway listener port. */
+  port: number;
+  /** Endpoint address for every service (default 127.0.0.1) and port. */
+  endpointPort?: number;
+}
+
+/** A deterministic pseudo-random sequence (so every run builds the same config). */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+}
+
+/** One HTTPRoute of the synthetic set; `edit` changes only a header value. */
+export function syntheticRoute(i: number, services: number, edit = 0): SourceObject {
+  const rnd = lcg(i + 1);
+  const svc = () => `svc-${Math.floor(rnd() * services)}`;
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "HTTPRoute",
+    metadata: {
+      name: `route-${i}`,
+      namespace: "default",
+      generation: 1 + edit,
+      creationTimestamp: "2026-01-01T00:00:00Z",
+    },
+    spec: {
+      parentRefs: [{ name: "bench" }],
+      hostnames: [`app-${i}.example.com`],
+      rules: [
+        {
+          matches: [{
+            path: { type: "PathPrefix", value: "/api" },
+            headers: [{ name: "x-version", value: "v2" }],
+          }],
+          filters: [{
+            type: "RequestHeaderModifier",
+            requestHeaderModifier: { set: [{ name: "x-edit", value: String(edit) }] },
+          }],
+          backendRefs: [{ name: svc(), port: 8080, weight: 90 }, {
+            name: svc(),
+            port: 8080,
+            weight: 10,
+          }],
+        },
+        {
+          matches: [{ path: { type: "PathPrefix", value: "/" } }],
+          filters: [{
+            type: "RequestHeaderModifier",
+            requestHeaderModifier: { set: [{ name: "x-edit", value: String(edit) }] },
+          }],
+          timeouts: { request: "10s" },
+          backendRefs: [{ name: svc(), port: 8080 }],
+        },
+      ],
+    },
+  };
+}
+
+/** GatewayClass, one Gateway, `services` Services with EndpointSlices, `routes` HTTPRoutes. */
+export function syntheticConfig(o: SyntheticOptions): SourceObject[] {
+  const out: SourceObject[] = [
+    {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "GatewayClass",
+      metadata: { name: "aether" },
+      spec: { controllerName: "gateway.aether.io/edge" },
+    },
+    {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "Gateway",
+      metadata: { name: "bench", namespace: "default", generation: 1 },
+      spec: {
+        gatewayClassName: "aether",
+        listeners: [{ name: "http", protocol: "HTTP", port: o.port }],
+      },
+    },
+  ];
+  for (let s = 0; s < o.services; s++) {
+    const name = `svc-${s}`;
+    out.push(
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name, namespace: "default" },
+        spec: { ports: [{ name: "http", port: 8080, targetPort: o.endpointPort ?? 9000 }] },
+      },
+      {
+        apiVersion: "discovery.k8s.io/v1",
+        kind: "EndpointSlice",
+        metadata: { name, namespace: "default", labels: { "kubernetes.io/service-name": name } },
+        addressType: "IPv4",
+        ports: [{ name: "http", port: o.endpointPort ?? 9000 }],
+        endpoints: [{ addresses: ["127.0.0.1"] }],
+      },
+    );
+  }
+  for (let i = 0; i < o.routes; i++) out.push(syntheticRoute(i, o.services));
+  return out;
+}

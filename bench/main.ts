@@ -1,0 +1,63 @@
+/**
+ * `deno task bench`: runs every benchmark, each size in its own process, and prints one JSON line
+ * per run plus a Markdown table for docs/performance.md. `--only translate|edit|dns` picks one.
+ */
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({ args: Deno.args, options: { only: { type: "string" } } });
+
+async function runJson(script: string, args: string[]): Promise<Record<string, number>> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", script, ...args],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`${script} ${args.join(" ")} failed`);
+  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+  const result = JSON.parse(lines[lines.length - 1]);
+  console.log(JSON.stringify(result));
+  return result;
+}
+
+const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/model name\s*:\s*(.*)/)?.[1] ??
+  "unknown CPU";
+console.log(
+  `# machine: ${navigator.hardwareConcurrency} cores, ${
+    (Deno.systemMemoryInfo().total / 2 ** 30).toFixed(0)
+  } GiB, ${cpu}`,
+);
+
+if (!values.only || values.only === "translate") {
+  const rows = [];
+  for (const routes of [1000, 10000]) {
+    rows.push(await runJson("bench/translate.ts", [String(routes), "5000"]));
+  }
+  console.log(
+    "\n| HTTPRoutes | services | resolve ms | translate ms | encode ms | total ms | peak RSS MiB |",
+  );
+  console.log("|---|---|---|---|---|---|---|");
+  for (const r of rows) {
+    console.log(
+      `| ${r.routes} | ${r.services} | ${r.resolveMs} | ${r.translateMs} | ${r.encodeMs} | ${r.totalMs} | ${r.peakRssMiB} |`,
+    );
+  }
+}
+if (!values.only || values.only === "edit") {
+  const r = await runJson("bench/edit_latency.ts", ["1000", "1000", "120"]);
+  console.log("\n| HTTPRoutes | edits | p50 ms | p90 ms | p99 ms | max ms |");
+  console.log("|---|---|---|---|---|---|");
+  console.log(`| ${r.routes} | ${r.edits} | ${r.p50Ms} | ${r.p90Ms} | ${r.p99Ms} | ${r.maxMs} |`);
+}
+if (!values.only || values.only === "dns") {
+  try {
+    await Deno.stat("bench/dns.ts");
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "bench/dns.ts"],
+      stdout: "inherit",
+      stderr: "inherit",
+    }).output();
+    if (!out.success) throw new Error("bench/dns.ts failed");
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+}

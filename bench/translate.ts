@@ -1,0 +1,50 @@
+/**
+ * Translation benchmark, one size per process so peak memory is this size's alone:
+ * `deno run -A bench/translate.ts <routes> <services>` prints one JSON line with the time of
+ * resolve (Gateway API → IR), translate (IR → Envoy) and encode (→ protobuf snapshot), and the
+ * process's peak RSS.
+ */
+import { resolve } from "../lib/gatewayapi/mod.ts";
+import { translate } from "../agent/xds/translate/mod.ts";
+import { Snapshot } from "../agent/xds/cache/mod.ts";
+import { envoyRoot } from "../agent/xds/proto.ts";
+import { syntheticConfig } from "./fixtures.ts";
+
+function peakRssMiB(): number {
+  const status = Deno.readTextFileSync("/proc/self/status");
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+const routes = Number(Deno.args[0] ?? 1000);
+const services = Number(Deno.args[1] ?? 5000);
+const objects = syntheticConfig({ services, routes, port: 10080 });
+envoyRoot(); // load protos outside the timed part
+const baselineRss = peakRssMiB();
+
+const t0 = performance.now();
+const resolved = resolve(objects as Parameters<typeof resolve>[0]);
+const t1 = performance.now();
+const resources = translate(resolved.ir);
+const t2 = performance.now();
+const snapshot = Snapshot.fromResources(resources);
+const t3 = performance.now();
+if (resolved.problems.length > 0) {
+  throw new Error(`synthetic config has problems: ${JSON.stringify(resolved.problems[0])}`);
+}
+console.log(JSON.stringify({
+  routes,
+  services,
+  resolveMs: +(t1 - t0).toFixed(1),
+  translateMs: +(t2 - t1).toFixed(1),
+  encodeMs: +(t3 - t2).toFixed(1),
+  totalMs: +(t3 - t0).toFixed(1),
+  envoyRoutes: resources.routes.reduce(
+    (n, r) => n + JSON.stringify(r.resource).split('"match"').length - 1,
+    0,
+  ),
+  clusters: resources.clusters.length,
+  snapshotVersion: snapshot.version.slice(0, 8),
+  baselineRssMiB: +baselineRss.toFixed(0),
+  peakRssMiB: +peakRssMiB().toFixed(0),
+}));
