@@ -26,7 +26,12 @@ export interface ForwarderOptions {
   /** Per-upstream, per-transport timeout in ms (default 2000). */
   timeoutMs?: number;
   /** Called once per upstream attempt (metrics). */
-  onAttempt?: (u: Upstream, seconds: number, result: AttemptResult) => void;
+  onAttempt?: (
+    u: Upstream,
+    seconds: number,
+    result: AttemptResult,
+    transport: "udp" | "tcp",
+  ) => void;
   /** Milliseconds clock for latency (default performance.now). */
   now?: () => number;
 }
@@ -205,10 +210,18 @@ export class Forwarder {
     for (const u of this.upstreams) {
       const msg = query.slice();
       put16(msg, 0, randomId());
-      let reply = await this.#attempt(u, () => exchangeUdp(u, msg, questionEnd, this.timeoutMs));
+      let reply = await this.#attempt(
+        u,
+        "udp",
+        () => exchangeUdp(u, msg, questionEnd, this.timeoutMs),
+      );
       if (reply && (reply[2] & 0x02)) {
         put16(msg, 0, randomId());
-        reply = await this.#attempt(u, () => exchangeTcp(u, msg, questionEnd, this.timeoutMs));
+        reply = await this.#attempt(
+          u,
+          "tcp",
+          () => exchangeTcp(u, msg, questionEnd, this.timeoutMs),
+        );
       }
       if (reply) {
         const out = reply.slice();
@@ -221,6 +234,7 @@ export class Forwarder {
 
   async #attempt(
     u: Upstream,
+    transport: "udp" | "tcp",
     fn: () => Promise<Uint8Array | undefined>,
   ): Promise<Uint8Array | undefined> {
     const t0 = this.#now();
@@ -233,7 +247,7 @@ export class Forwarder {
       result = "error";
       return undefined;
     } finally {
-      this.#onAttempt?.(u, (this.#now() - t0) / 1000, result);
+      this.#onAttempt?.(u, (this.#now() - t0) / 1000, result, transport);
     }
   }
 }

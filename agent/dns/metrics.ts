@@ -4,7 +4,7 @@
  * | name | type | labels |
  * |---|---|---|
  * | `aether_dns_queries_total` | counter | `type` (A, AAAA, MX, …, other), `rcode` (NOERROR, NXDOMAIN, …), `source` (mesh, cache, forward, error) |
- * | `aether_dns_forward_duration_seconds` | histogram | `result` (ok, timeout, error) — one observation per upstream attempt |
+ * | `aether_dns_forward_duration_seconds` | histogram | `result` (ok, timeout, error), `transport` (udp, tcp) — one observation per upstream attempt |
  * | `aether_dns_cache_hits_total` / `aether_dns_cache_misses_total` | counter | |
  * | `aether_dns_cache_entries` | gauge | |
  * | `aether_dns_rate_limited_total` | counter | `action` (drop, slip, refused) |

@@ -99,7 +99,8 @@ export class DnsResponder {
     this.forwarder = new Forwarder({
       upstreams: (opts.upstreams ?? []).map(parseUpstream),
       timeoutMs: opts.forwardTimeoutMs,
-      onAttempt: (_u, seconds, result) => this.metrics.forwardSeconds.observe(seconds, { result }),
+      onAttempt: (_u, seconds, result, transport) =>
+        this.metrics.forwardSeconds.observe(seconds, { result, transport }),
     });
     this.handler = new QueryHandler({
       zone: this.zone,
