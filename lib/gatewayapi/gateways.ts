@@ -210,7 +210,7 @@ export function evaluateGateways(
         } else if (owner && owner !== keyOf(gw)) {
           conflicted = fail(
             "HostnameConflict",
-            `hostname "${l.hostname ?? ""}" on port ${l.port} belongs to Gateway ${owner}`,
+            `hostname "${l.hostname ?? "*"}" on port ${l.port} belongs to Gateway ${owner}`,
           );
         }
         if (!conflicted.ok) accepted = fail("PortUnavailable", conflicted.message);

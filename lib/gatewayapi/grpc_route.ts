@@ -8,10 +8,10 @@ import type { Backends } from "./backends.ts";
 import { keyValueMatches } from "./http_route.ts";
 import { grpcMatchKey } from "./precedence.ts";
 import {
+  cannotForward,
   type ConvertedRoute,
   type ConvertedRule,
   direct500,
-  forwardable,
   RuleContext,
   ruleHeaderModifiers,
 } from "./rule_common.ts";
@@ -50,14 +50,9 @@ function convertRule(ctx: RuleContext, rule: GRPCRouteRule, index: number): Conv
   });
   const backends = ctx.weightedBackends(rule.backendRefs, `${field}.backendRefs`);
   const mirrors = ctx.mirrors(rule.filters);
-  let action: ConvertedRule["action"];
-  if (!forwardable(backends)) {
-    action = () =>
-      direct500(backends.length === 0 ? "no backendRefs" : "no valid backendRef with weight");
-  } else {
-    const forward: IRForwardAction = { kind: "forward", backends, mirrors, grpc: true };
-    action = () => forward;
-  }
+  const why = cannotForward(backends);
+  const forward: IRForwardAction = { kind: "forward", backends, mirrors, grpc: true };
+  const action: ConvertedRule["action"] = why ? () => direct500(why) : () => forward;
   return { matches, ...ruleHeaderModifiers(rule.filters), action };
 }
 

@@ -7,10 +7,10 @@ import type { Backends } from "./backends.ts";
 import { parseDuration } from "./duration.ts";
 import { httpMatchKey } from "./precedence.ts";
 import {
+  cannotForward,
   type ConvertedRoute,
   type ConvertedRule,
   direct500,
-  forwardable,
   type ListenerContext,
   RuleContext,
   ruleHeaderModifiers,
@@ -91,6 +91,7 @@ function convertRule(ctx: RuleContext, rule: HTTPRouteRule, index: number): Conv
   const backends = ctx.weightedBackends(rule.backendRefs, `${field}.backendRefs`);
   const mirrors = ctx.mirrors(rule.filters);
   const headers = ruleHeaderModifiers(rule.filters);
+  const why = cannotForward(backends);
   let action: ConvertedRule["action"];
   if (redirect) {
     action = (l) => {
@@ -102,12 +103,7 @@ function convertRule(ctx: RuleContext, rule: HTTPRouteRule, index: number): Conv
       if (path) out.path = path;
       return out;
     };
-  } else if (!forwardable(backends)) {
-    const why = backends.length === 0
-      ? "no backendRefs"
-      : backends.every((b) => b.invalid)
-      ? "every backendRef is invalid"
-      : "every backendRef has weight 0";
+  } else if (why) {
     action = () => direct500(why);
   } else {
     const forward: IRForwardAction = { kind: "forward", backends, mirrors };

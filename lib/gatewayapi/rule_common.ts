@@ -161,7 +161,13 @@ export function direct500(body: string): IRDirectAction {
   return { kind: "direct", status: 500, body };
 }
 
-/** Whether the backends can carry traffic: at least one valid backend with a positive total weight. */
-export function forwardable(backends: IRBackend[]): boolean {
-  return backends.some((b) => !b.invalid) && backends.reduce((n, b) => n + b.weight, 0) > 0;
+/**
+ * Why these backends cannot carry traffic (no backendRefs, every one invalid, total weight 0), or
+ * undefined when they can: then the rule forwards, invalid shares answering 500.
+ */
+export function cannotForward(backends: IRBackend[]): string | undefined {
+  if (backends.length === 0) return "no backendRefs";
+  if (backends.every((b) => b.invalid)) return "every backendRef is invalid";
+  if (backends.reduce((n, b) => n + b.weight, 0) === 0) return "every backendRef has weight 0";
+  return undefined;
 }
