@@ -148,13 +148,14 @@ Deno.test("edge e2e: filters, weights, timeouts and retries on real Envoy", asyn
       assertEquals(r.headers.location, "https://f.example.com/redirect/scheme");
       r = await request({ port, authority: h, path: "/redirect/host" });
       assertEquals(r.status, 301);
-      assertEquals(r.headers.location, `http://other.example.org/redirect/host`);
+      // Without a scheme the port is the listener's (spelt out unless it is 80).
+      assertEquals(r.headers.location, `http://other.example.org:${port}/redirect/host`);
       r = await request({ port, authority: h, path: "/redirect/port" });
       assertEquals(r.headers.location, "http://f.example.com:8083/redirect/port");
       r = await request({ port, authority: h, path: "/redirect/full/x" });
-      assertEquals(r.headers.location, "http://f.example.com/full-path");
+      assertEquals(r.headers.location, `http://f.example.com:${port}/full-path`);
       r = await request({ port, authority: h, path: "/redirect/prefix/x" });
-      assertEquals(r.headers.location, "http://f.example.com/new/x");
+      assertEquals(r.headers.location, `http://f.example.com:${port}/new/x`);
     });
     await t.step("URLRewrite: prefix and full path, hostname", async () => {
       let r = await request({ port, authority: h, path: "/rewrite/prefix/two" });
@@ -177,7 +178,7 @@ Deno.test("edge e2e: filters, weights, timeouts and retries on real Envoy", asyn
       });
       const sent = r.json?.headers as Record<string, string>;
       assertEquals(sent["x-set"], "set-value");
-      assertEquals(sent["x-add"], "original,added");
+      assertEquals(sent["x-add"].split(/,\s*/), ["original", "added"]);
       assertEquals(sent["x-remove"], undefined);
       assertEquals(r.headers["x-resp-set"], "rs");
       assertEquals(r.headers["x-resp-add"], "ra");

@@ -44,16 +44,22 @@ export function directResponse(
 }
 
 /** The `{redirect}` part of a Route for a RequestRedirect. */
-export function redirectAction(a: IRRedirectAction, match: IRRouteMatch): Record<string, unknown> {
+export function redirectAction(
+  a: IRRedirectAction,
+  match: IRRouteMatch,
+  listenerScheme: "http" | "https" = "http",
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (a.scheme === "https") out.https_redirect = true;
   else if (a.scheme !== undefined) out.scheme_redirect = a.scheme;
   if (a.hostname !== undefined) out.host_redirect = a.hostname;
-  // Gateway API: without a port, a redirect that sets the scheme goes to that scheme's
-  // well-known port (Envoy then leaves it out of Location); without either, the request's port
-  // stays (resolve sets `port` when the listener port must be spelt out).
-  const port = a.port ?? (a.scheme ? wellKnownPorts[a.scheme] : undefined);
-  if (port !== undefined) out.port_redirect = port;
+  // Gateway API: Location carries no port when it is the well-known port of the resulting scheme
+  // (80 for http, 443 for https). The HCM strips the request's port from Host
+  // (strip_any_host_port), so leaving port_redirect unset yields exactly that; any other port is
+  // spelt out. An IR redirect without a port means the scheme's well-known port.
+  const scheme = a.scheme ?? listenerScheme;
+  const port = a.port ?? wellKnownPorts[scheme];
+  if (port !== undefined && port !== wellKnownPorts[scheme]) out.port_redirect = port;
   if (a.path?.type === "ReplaceFullPath") out.path_redirect = a.path.value;
   else if (a.path) Object.assign(out, prefixRewrite(match, a.path.value));
   out.response_code = redirectCodes[a.statusCode] ?? RedirectCode.FOUND;

@@ -34,6 +34,9 @@ export function httpConnectionManager(
     normalize_path: { value: true },
     merge_slashes: true,
     path_with_escaped_slashes_action: EscapedSlashes.UNESCAPE_AND_REDIRECT,
+    // Gateway hostnames carry no port: drop it from Host before routing, so redirects write the
+    // port only when it is not the scheme's well-known one (see redirectAction).
+    strip_any_host_port: true,
   };
   if (opts.edge) {
     // The edge is the trust boundary: the client address is the peer's, XFCC from clients is

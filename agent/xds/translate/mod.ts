@@ -39,7 +39,11 @@ export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResource
   return {
     listeners: sortedByName(ir.listeners.map((l) => listener(l, { statPrefix, edge }))),
     routes: sortedByName(uniqueByName(
-      ir.listeners.flatMap((l) => l.filterChains.map((c) => routeConfiguration(c, routeOpts))),
+      ir.listeners.flatMap((l) =>
+        l.filterChains.map((c) =>
+          routeConfiguration(c, { ...routeOpts, scheme: l.protocol === "HTTPS" ? "https" : "http" })
+        )
+      ),
     )),
     clusters: sortedByName(ir.clusters.map((c) => cluster(c, { connectTimeoutMs }))),
     endpoints: translateEndpoints(ir.clusters),

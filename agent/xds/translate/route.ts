@@ -12,14 +12,16 @@ import type { NamedResource } from "./types.ts";
 export interface RouteOptions {
   /** Request headers removed from every request (edge: aether's internal headers). */
   stripRequestHeaders: string[];
+  /** Scheme of the listener these routes serve; a redirect without a scheme keeps it. */
+  scheme: "http" | "https";
 }
 
 /** One Envoy `Route` for an IR route. */
-export function route(r: IRRoute): Record<string, unknown> {
+export function route(r: IRRoute, scheme: "http" | "https" = "http"): Record<string, unknown> {
   const action = r.action.kind === "forward"
     ? forwardAction(r.action, r.match)
     : r.action.kind === "redirect"
-    ? redirectAction(r.action, r.match)
+    ? redirectAction(r.action, r.match, scheme)
     : directResponse(r.action);
   const out: Record<string, unknown> = { name: r.name, match: routeMatch(r.match), ...action };
   applyHeaderModifiers(out, r.requestHeaders, r.responseHeaders);
@@ -27,15 +29,22 @@ export function route(r: IRRoute): Record<string, unknown> {
 }
 
 /** One Envoy `VirtualHost` (no catch-all route: no match answers Envoy's 404). */
-export function virtualHost(vh: IRVirtualHost): Record<string, unknown> {
-  return { name: vh.name, domains: [...vh.domains], routes: vh.routes.map(route) };
+export function virtualHost(
+  vh: IRVirtualHost,
+  scheme: "http" | "https" = "http",
+): Record<string, unknown> {
+  return {
+    name: vh.name,
+    domains: [...vh.domains],
+    routes: vh.routes.map((r) => route(r, scheme)),
+  };
 }
 
 /** The RouteConfiguration served over RDS for one filter chain. */
 export function routeConfiguration(chain: IRFilterChain, opts: RouteOptions): NamedResource {
   const resource: Record<string, unknown> = {
     name: chain.routeConfigName,
-    virtual_hosts: chain.virtualHosts.map(virtualHost),
+    virtual_hosts: chain.virtualHosts.map((vh) => virtualHost(vh, opts.scheme)),
     // Gateway hostnames carry no port; `Host: a.example:8080` must still match `a.example`.
     ignore_port_in_host_matching: true,
     // Invalid backends name missing clusters on purpose (they answer 500), so never reject.
