@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import dnsPacket from "dns-packet";
+import { Buffer } from "node:buffer";
+import { MeshZone } from "./authority.ts";
+import { StaticRecords } from "./records.ts";
+import { parseQuery, RCODE } from "./wire.ts";
+
+const zone = new MeshZone("Mesh.Internal.", { ttl: 7, negativeTtl: 3 });
+const recs = new StaticRecords({
+  "WEB.mesh.internal": { a: ["10.0.0.1", "10.0.0.2"], aaaa: ["fd00::1"] },
+});
+
+function ask(name: string, type: string, edns = false, limit = 512) {
+  const raw = new Uint8Array(dnsPacket.encode({
+    id: 42,
+    type: "query",
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ name, type }],
+    additionals: edns ? [{ type: "OPT", name: ".", udpPayloadSize: 4096 }] : [],
+  }));
+  const q = parseQuery(raw).query!;
+  return dnsPacket.decode(Buffer.from(zone.answer(raw, q, recs, limit)));
+}
+
+Deno.test("authority: A and AAAA answers, compressed owner, case preserved", () => {
+  const a = ask("wEb.mesh.internal", "A");
+  assert.equal(a.id, 42);
+  assert.equal(a.flag_aa, true);
+  assert.equal(a.flag_rd, true);
+  assert.deepEqual(a.answers.map((r: { data: string }) => r.data), ["10.0.0.1", "10.0.0.2"]);
+  assert.equal(a.answers[0].name, "wEb.mesh.internal");
+  assert.equal(a.answers[0].ttl, 7);
+  const aaaa = ask("web.mesh.internal", "AAAA");
+  assert.equal(aaaa.answers[0].data, "fd00::1");
+});
+
+Deno.test("authority: NODATA and NXDOMAIN carry the SOA; apex SOA", () => {
+  for (const type of ["MX", "TXT", "SRV", "ANY"]) {
+    const r = ask("web.mesh.internal", type);
+    assert.equal(r.rcode, "NOERROR");
+    assert.equal(r.answers.length, 0);
+    assert.equal(r.authorities[0].type, "SOA");
+    assert.equal(r.authorities[0].data.minimum, 3);
+  }
+  const nx = ask("other.mesh.internal", "A");
+  assert.equal(nx.rcode, "NXDOMAIN");
+  assert.equal(nx.authorities[0].name, "mesh.internal");
+  const apex = ask("mesh.internal", "SOA");
+  assert.equal(apex.answers[0].type, "SOA");
+  assert.equal(ask("mesh.internal", "A").rcode, "NOERROR");
+  assert.ok(zone.contains("x.mesh.internal"));
+  assert.ok(!zone.contains("xmesh.internal"));
+  assert.ok(!zone.contains("web.mesh.internal.ns.svc.cluster.local"));
+});
+
+Deno.test("authority: truncation at the limit, OPT only when asked", () => {
+  const many = new StaticRecords({
+    "big.mesh.internal": { a: Array.from({ length: 40 }, (_, i) => `10.1.0.${i}`), aaaa: [] },
+  });
+  const raw = new Uint8Array(
+    dnsPacket.encode({
+      id: 1,
+      type: "query",
+      questions: [{ name: "big.mesh.internal", type: "A" }],
+    }),
+  );
+  const q = parseQuery(raw).query!;
+  const tc = dnsPacket.decode(Buffer.from(zone.answer(raw, q, many, 512)));
+  assert.equal(tc.flag_tc, true);
+  assert.equal(tc.answers.length, 0);
+  assert.equal(tc.additionals.length, 0);
+  const full = dnsPacket.decode(Buffer.from(zone.answer(raw, q, many, 65535)));
+  assert.equal(full.answers.length, 40);
+  const e = ask("web.mesh.internal", "A", true);
+  assert.equal(e.additionals[0].type, "OPT");
+  assert.equal(e.additionals[0].udpPayloadSize, 1232);
+  assert.equal(RCODE.NOERROR, 0);
+});
