@@ -334,33 +334,24 @@ export interface KindInfo {
 
 const V1 = `${GATEWAY_GROUP}/v1`;
 
+/** A Gateway API kind whose body is a required `spec`. */
+const gatewayKind = (
+  spec: Schema,
+  namespaced = true,
+  apiVersions: readonly string[] = [V1],
+): KindInfo => ({
+  apiVersions,
+  namespaced,
+  body: obj({ spec }, { required: ["spec"] }),
+});
+
 /** The kinds aether reads, by kind name. */
 export const KINDS: Record<string, KindInfo> = {
-  GatewayClass: {
-    apiVersions: [V1],
-    namespaced: false,
-    body: obj({ spec: gatewayClassSpec }, { required: ["spec"] }),
-  },
-  Gateway: {
-    apiVersions: [V1],
-    namespaced: true,
-    body: obj({ spec: gatewaySpec }, { required: ["spec"] }),
-  },
-  HTTPRoute: {
-    apiVersions: [V1],
-    namespaced: true,
-    body: obj({ spec: httpRouteSpec }, { required: ["spec"] }),
-  },
-  GRPCRoute: {
-    apiVersions: [V1],
-    namespaced: true,
-    body: obj({ spec: grpcRouteSpec }, { required: ["spec"] }),
-  },
-  ReferenceGrant: {
-    apiVersions: [`${GATEWAY_GROUP}/v1beta1`, V1],
-    namespaced: true,
-    body: obj({ spec: referenceGrantSpec }, { required: ["spec"] }),
-  },
+  GatewayClass: gatewayKind(gatewayClassSpec, false),
+  Gateway: gatewayKind(gatewaySpec),
+  HTTPRoute: gatewayKind(httpRouteSpec),
+  GRPCRoute: gatewayKind(grpcRouteSpec),
+  ReferenceGrant: gatewayKind(referenceGrantSpec, true, [`${GATEWAY_GROUP}/v1beta1`, V1]),
   Service: {
     apiVersions: ["v1"],
     namespaced: true,

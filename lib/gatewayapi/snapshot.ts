@@ -49,7 +49,21 @@ export function byAge(a: KubeObject, b: KubeObject): number {
 /** Indexes valid, defaulted objects. A second object with the same kind and key is a problem. */
 export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; problems: Problem[] } {
   const problems: Problem[] = [];
-  const seen = new Set<string>();
+  const first = new Map<string, KubeObject>();
+  for (const o of objects) {
+    const id = `${o.kind}/${keyOf(o)}`;
+    if (!first.has(id)) {
+      first.set(id, o);
+      continue;
+    }
+    problems.push({
+      kind: o.kind,
+      ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+      name: o.metadata.name,
+      field: "metadata.name",
+      message: `duplicate ${o.kind} ${keyOf(o)}: the first one is used, this one is ignored`,
+    });
+  }
   const s: Snapshot = {
     gatewayClasses: new Map(),
     gateways: [],
@@ -61,29 +75,8 @@ export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; prob
     secrets: new Map(),
     slices: [],
   };
-  const sorted = [...objects].sort(byAge);
-  for (const o of objects) {
-    const id = `${o.kind}/${keyOf(o)}`;
-    if (seen.has(id)) {
-      problems.push({
-        kind: o.kind,
-        ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
-        name: o.metadata.name,
-        field: "metadata.name",
-        message: `duplicate ${o.kind} ${keyOf(o)}: the first one is used, this one is ignored`,
-      });
-    }
-    seen.add(id);
-  }
-  const first = new Set<KubeObject>();
-  const taken = new Set<string>();
-  for (const o of objects) {
-    const id = `${o.kind}/${keyOf(o)}`;
-    if (!taken.has(id)) first.add(o);
-    taken.add(id);
-  }
+  const sorted = [...first.values()].sort(byAge);
   for (const o of sorted) {
-    if (!first.has(o)) continue;
     const ns = o.metadata.namespace ?? "";
     if (ns && !s.namespaces.has(ns)) s.namespaces.set(ns, { [NAMESPACE_NAME_LABEL]: ns });
     switch (o.kind) {
