@@ -113,9 +113,9 @@ export const TypeUrl = {
  */
 export function encodeResource(typeUrl: string, resource: Record<string, unknown>): Uint8Array {
   const type = messageType(typeUrl.slice(typeUrlPrefix.length));
-  // fromObject first (it maps enum names to numbers), then verify the message it built.
-  const message = type.fromObject(resource);
-  const err = type.verify(message);
+  // Verify the plain object before fromObject, which silently drops what does not fit. (verify
+  // wants enum numbers, so the translator emits numbers; see translate/enums.ts.)
+  const err = type.verify(resource);
   if (err) throw new Error(`${type.fullName}: ${err}`);
-  return type.encode(message).finish();
+  return type.encode(type.fromObject(resource)).finish();
 }
