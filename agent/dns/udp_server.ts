@@ -14,8 +14,16 @@ export class UdpServer {
   readonly port: number;
   readonly address: string;
 
-  private constructor(sock: dgram.Socket, address: string, port: number) {
+  readonly #closed: { v: boolean };
+
+  private constructor(
+    sock: dgram.Socket,
+    address: string,
+    port: number,
+    closed: { v: boolean },
+  ) {
     this.#sock = sock;
+    this.#closed = closed;
     this.address = address;
     this.port = port;
   }
@@ -28,13 +36,19 @@ export class UdpServer {
     logger: Logger,
   ): Promise<UdpServer> {
     const sock = dgram.createSocket({ type: address.includes(":") ? "udp6" : "udp4" });
+    const closed = { v: false };
     return new Promise((resolve, reject) => {
       sock.once("error", reject);
       sock.bind({ address, port, exclusive: true }, () => {
         sock.removeListener("error", reject);
         sock.on("error", (e) => logger.warn("dns udp socket error", { error: String(e) }));
         const send = (reply: Uint8Array | undefined, rinfo: { address: string; port: number }) => {
-          if (reply) sock.send(reply, rinfo.port, rinfo.address);
+          if (!reply || closed.v) return;
+          try {
+            sock.send(reply, rinfo.port, rinfo.address);
+          } catch (e) {
+            logger.debug("dns udp send failed", { error: String(e) });
+          }
         };
         sock.on("message", (msg: Buffer, rinfo: { address: string; port: number }) => {
           const raw = new Uint8Array(msg.buffer, msg.byteOffset, msg.byteLength);
@@ -42,13 +56,14 @@ export class UdpServer {
           if (r instanceof Promise) r.then((x) => send(x, rinfo), () => {});
           else send(r, rinfo);
         });
-        resolve(new UdpServer(sock, address, sock.address().port));
+        resolve(new UdpServer(sock, address, sock.address().port, closed));
       });
     });
   }
 
   /** Stops listening. */
   close(): Promise<void> {
+    this.#closed.v = true;
     return new Promise((resolve) => {
       try {
         this.#sock.close(() => resolve());
