@@ -11,6 +11,8 @@ import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, DeltaResource } fro
 export class DeltaStream extends AdsStream {
   readonly mode = "delta" as const;
   #responded = new Set<string>();
+  /** Per type: subscribed names already announced as not existing (in removed_resources). */
+  #absent = new Map<string, Set<string>>();
 
   constructor(deps: StreamDeps, private readonly send: (res: DeltaDiscoveryResponse) => void) {
     super(deps);
@@ -39,16 +41,22 @@ export class DeltaStream extends AdsStream {
       if (name === "*") st.wildcard = true;
       else st.names.add(name);
     }
+    st.memo = undefined;
     for (const name of req.resource_names_unsubscribe ?? []) {
       if (name === "*") st.wildcard = false;
       else {
         st.names.delete(name);
+        this.#absent.get(typeUrl)?.delete(name);
         if (!st.wildcard) st.known.delete(name);
       }
     }
     this.pump();
   }
 
+  /**
+   * Sends new and changed resources, and in removed_resources both the resources the client has
+   * that are gone and the subscribed names that do not exist (so the client stops waiting).
+   */
   protected push(typeUrl: string, st: TypeState): void {
     if (!this.subscribed(st)) return;
     const firstResponse = !this.#responded.has(typeUrl);
@@ -61,10 +69,22 @@ export class DeltaStream extends AdsStream {
         version: r.hash,
         resource: { type_url: r.typeUrl, value: r.value },
       }));
-    const removed = [...st.known.keys()].filter((n) => !selectedNames.has(n)).sort();
+    let absent = this.#absent.get(typeUrl);
+    if (!absent) this.#absent.set(typeUrl, absent = new Set());
+    const gone = [...st.known.keys()].filter((n) => !selectedNames.has(n));
+    const missing = st.wildcard
+      ? []
+      : [...st.names].filter((n) => !selectedNames.has(n) && !st.known.has(n) && !absent.has(n));
+    const removed = [...gone, ...missing].sort();
     if (resources.length === 0 && removed.length === 0 && !firstResponse) return;
-    for (const r of resources) st.known.set(r.name, r.version);
-    for (const n of removed) st.known.delete(n);
+    for (const r of resources) {
+      st.known.set(r.name, r.version);
+      absent.delete(r.name);
+    }
+    for (const n of removed) {
+      st.known.delete(n);
+      if (st.names.has(n)) absent.add(n);
+    }
     this.#responded.add(typeUrl);
     const version = this.currentVersion(typeUrl, st);
     const nonce = this.nextNonce();

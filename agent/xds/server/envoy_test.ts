@@ -44,14 +44,17 @@ async function scenario(delta: boolean): Promise<void> {
   });
   cache.setDefaultSnapshot(v1);
   const server = new XdsServer({ cache, logger: quiet, metrics });
-  const xdsPort = await server.listen({ port: 0 });
+  // The delta Envoy dials the unix socket, the SotW one the TCP port.
+  const sockDir = await Deno.makeTempDir({ prefix: "aether-xds-" });
+  const xdsUnixPath = delta ? `${sockDir}/xds.sock` : undefined;
+  const xdsPort = await server.listen({ port: 0, unixPath: xdsUnixPath });
   const readyVersions: string[] = [];
   const readyAt = new Map<string, number>();
   server.onReady(nodeId, (v) => {
     readyVersions.push(v);
     readyAt.set(v, performance.now());
   });
-  const envoy = await startEnvoy({ nodeId, xdsPort, delta });
+  const envoy = await startEnvoy({ nodeId, xdsPort, xdsUnixPath, delta });
   const base = `http://127.0.0.1:${port}`;
   try {
     await waitFor("envoy ready on v1", () => server.isReady(nodeId), 20_000)
@@ -126,6 +129,7 @@ async function scenario(delta: boolean): Promise<void> {
     await server.close();
     await a.close();
     await b.close();
+    await Deno.remove(sockDir, { recursive: true });
   }
 }
 

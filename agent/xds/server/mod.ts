@@ -42,6 +42,8 @@ export interface XdsServerOptions {
   metrics?: Registry;
   /** Monotonic clock in milliseconds (ACK latency); injectable for tests. */
   now?: () => number;
+  /** Wall clock (NACK timestamps); injectable for tests. */
+  clock?: () => Date;
 }
 
 /** Where to listen. Port 0 picks an ephemeral port; `unixPath` adds a unix socket. */
@@ -70,6 +72,7 @@ export class XdsServer {
       tracker: this.#tracker,
       logger,
       now: options.now ?? (() => performance.now()),
+      clock: options.clock ?? (() => new Date()),
     };
     this.#grpc = new grpc.Server({ "grpc.max_receive_message_length": 64 << 20 });
     this.#grpc.addService(adsService(), {

@@ -258,6 +258,7 @@ Deno.test({
       e.send({ node, type_url: TypeUrl.cluster, initial_resource_versions: { c1: c1.version } });
       const r3 = await e.next();
       assert.deepEqual(r3.resources.map((r) => r.name), ["c3"]);
+      e.send({ type_url: TypeUrl.cluster, response_nonce: r3.nonce });
       // Named subscriptions: subscribe, then unsubscribe.
       e.send({ type_url: TypeUrl.endpoint, resource_names_subscribe: ["c1"] });
       const r4 = await e.next();
@@ -265,6 +266,17 @@ Deno.test({
       e.send({ type_url: TypeUrl.endpoint, response_nonce: r4.nonce });
       e.send({ type_url: TypeUrl.endpoint, resource_names_unsubscribe: ["c1"] });
       await e.quiet();
+      // A name that does not exist is announced once in removed_resources, then sent on arrival.
+      e.send({ type_url: TypeUrl.endpoint, resource_names_subscribe: ["nope"] });
+      const r5 = await e.next();
+      assert.deepEqual([r5.resources, r5.removed_resources], [[], ["nope"]]);
+      e.send({ type_url: TypeUrl.endpoint, response_nonce: r5.nonce });
+      await e.quiet();
+      cache.setDefaultSnapshot(snapshot("one", ["c1", "c3", "nope"]));
+      const r6 = await e.next();
+      assert.equal(r6.type_url, TypeUrl.cluster);
+      const r7 = await e.next();
+      assert.deepEqual(r7.resources.map((r) => r.name), ["nope"]);
     }),
 });
 

@@ -37,6 +37,7 @@ export class SotwStream extends AdsStream {
       ? names.length === 0 || (req.resource_names ?? []).includes("*")
       : (req.resource_names ?? []).includes("*");
     st.names = new Set(names);
+    st.memo = undefined;
     if (!nonce && req.version_info && req.version_info === this.currentVersion(typeUrl, st)) {
       // A reconnecting client that already has exactly this content: nothing to send.
       st.sentVersion = st.ackedVersion = req.version_info;

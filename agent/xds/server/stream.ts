@@ -16,6 +16,8 @@ export interface StreamDeps {
   logger: Logger;
   /** Monotonic milliseconds; injectable for tests. */
   now: () => number;
+  /** Wall clock for NACK records; injectable for tests. */
+  clock: () => Date;
 }
 
 /** Per-type state of one stream. */
@@ -35,6 +37,8 @@ export interface TypeState {
   inflight: ReadonlyMap<string, string>;
   /** `known` as of the last ACKed response. */
   acked: ReadonlyMap<string, string>;
+  /** The selection's version for one snapshot; cleared when the subscription changes. */
+  memo?: { snapshot: Snapshot; version: string };
 }
 
 /** How long an unanswered CDS/EDS/SDS response may hold back LDS and RDS. */
@@ -121,7 +125,12 @@ export abstract class AdsStream implements TrackedStream {
 
   /** The version of what this client should have of a type: the hash of its selection. */
   protected currentVersion(typeUrl: string, st: TypeState): string {
-    return versionOf(this.selected(typeUrl, st));
+    if (!this.snapshot) return versionOf([]);
+    if (st.wildcard) return this.snapshot.typeVersion(typeUrl);
+    if (st.memo?.snapshot !== this.snapshot) {
+      st.memo = { snapshot: this.snapshot, version: versionOf(this.selected(typeUrl, st)) };
+    }
+    return st.memo.version;
   }
 
   /**
@@ -146,7 +155,7 @@ export abstract class AdsStream implements TrackedStream {
         typeUrl,
         version: st.sentVersion ?? "",
         errorDetail: error.message ?? `code ${error.code ?? "?"}`,
-        at: new Date(),
+        at: this.deps.clock(),
       });
     } else {
       st.ackedVersion = st.sentVersion;
