@@ -23,7 +23,7 @@ envoyRoot(); // load protos outside the timed part
 const baselineRss = peakRssMiB();
 
 const t0 = performance.now();
-const resolved = resolve(objects as Parameters<typeof resolve>[0]);
+const resolved = resolve(objects);
 const t1 = performance.now();
 const resources = translate(resolved.ir);
 const t2 = performance.now();

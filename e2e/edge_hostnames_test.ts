@@ -168,7 +168,8 @@ Deno.test("edge e2e: hostnames, namespaces, ReferenceGrant, HTTPS and attached-r
     await t.step(
       "Status: GatewayWithAttachedRoutes, NotAllowedByListeners, RefNotPermitted",
       async () => {
-        const statuses = edge.agent.pipeline.status.objects as unknown as Status[];
+        const doc = await (await fetch(`http://${edge.agent.admin.address}/status`)).json();
+        const statuses = doc.config.objects as Status[];
         const gw = statuses.find((s) => s.kind === "Gateway" && s.name === "gw")!;
         const listeners = gw.status.listeners as { name: string; attachedRoutes: number }[];
         const attached = Object.fromEntries(listeners.map((l) => [l.name, l.attachedRoutes]));

@@ -4,33 +4,13 @@
  * @module
  */
 
+import type { KubeObject, Problem } from "../gatewayapi/types.ts";
+
 /** A Kubernetes-shaped object as a source delivers it (validation happens later, in resolve). */
-export interface SourceObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    generation?: number;
-    creationTimestamp?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    [k: string]: unknown;
-  };
-  spec?: unknown;
-  [k: string]: unknown;
-}
+export type SourceObject = KubeObject;
 
 /** Something wrong with the input that the source found (unparseable YAML, a nameless object). */
-export interface SourceProblem {
-  /** File (or other origin) of the bad input. */
-  source: string;
-  kind: string;
-  namespace?: string;
-  name: string;
-  field: string;
-  message: string;
-}
+export type SourceProblem = Problem & { source: string };
 
 /** Everything a source holds at one moment. */
 export interface SourceSnapshot {
