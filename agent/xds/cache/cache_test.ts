@@ -31,6 +31,9 @@ Deno.test("snapshot: same content gives the same versions, whatever the order", 
   const items = c.resources(TypeUrl.cluster).items;
   assert.equal(items.get("a")!.hash, a.resources(TypeUrl.cluster).items.get("a")!.hash);
   assert.notEqual(items.get("b")!.hash, a.resources(TypeUrl.cluster).items.get("b")!.hash);
+  const summary = c.summary()[TypeUrl.cluster];
+  assert.deepEqual(summary.resources.map((r) => r.name), ["a", "b"]);
+  assert.equal(summary.version, c.typeVersion(TypeUrl.cluster));
   assert.deepEqual(pushOrder.slice(0, 3), [TypeUrl.secret, TypeUrl.cluster, TypeUrl.endpoint]);
 });
 
@@ -52,6 +55,10 @@ Deno.test("snapshot: withEndpoints re-encodes only EDS", () => {
   assert.notEqual(s2.typeVersion(TypeUrl.endpoint), s1.typeVersion(TypeUrl.endpoint));
   assert.notEqual(s2.version, s1.version);
   assert.equal(s1.withEndpoints([cla("a", 1)]).version, s1.version);
+  // The same resource object is encoded once.
+  const obj = cla("b", 1);
+  const e1 = s1.withEndpoints([obj]).resources(TypeUrl.endpoint).items.get("b");
+  assert.equal(s2.withEndpoints([obj]).resources(TypeUrl.endpoint).items.get("b"), e1);
 });
 
 Deno.test("cache: per-node snapshots, default fallback, change-only notifications", () => {

@@ -13,6 +13,7 @@ export {
   pushOrder,
   type Resources,
   Snapshot,
+  type SummaryItem,
   type TypeResources,
   versionOf,
 } from "./snapshot.ts";

@@ -25,8 +25,19 @@ export interface Resources {
 export interface EncodedResource {
   readonly name: string;
   readonly typeUrl: string;
+  /** The protobuf encoding (an Any's value). */
   readonly value: Uint8Array;
+  /** 16 hex digits of the SHA-256 of `value`: the resource's delta xDS version. */
   readonly hash: string;
+  /** The plain object it was encoded from (for `/debug/xds`); never mutate it. */
+  readonly resource: Record<string, unknown>;
+}
+
+/** One line of {@link Snapshot.summary}. */
+export interface SummaryItem {
+  name: string;
+  hash: string;
+  bytes: number;
 }
 
 /** The resources of one type, by name, with the type's content version. */
@@ -66,18 +77,32 @@ export function versionOf(items: Iterable<EncodedResource>): string {
   return parts.length === 0 ? "empty" : hashOf(parts.join("\u0001"));
 }
 
-/** Encodes one type's list. Duplicate names are an error naming the type and resource. */
+/**
+ * Encodings by resource object: a caller that passes the same (never mutated) object again, as
+ * the endpoint fast path does for unchanged clusters, skips re-encoding it.
+ */
+const encoded = new WeakMap<Record<string, unknown>, EncodedResource>();
+
+/**
+ * Encodes one type's list. Duplicate names are an error naming the type and resource. Resource
+ * objects must not be mutated after they are passed in (their encoding is remembered).
+ */
 export function encodeType(typeUrl: string, list: readonly NamedResource[]): TypeResources {
   const items = new Map<string, EncodedResource>();
   for (const { name, resource } of list) {
     if (items.has(name)) throw new Error(`duplicate ${typeUrl} resource "${name}"`);
-    let value: Uint8Array;
-    try {
-      value = encodeResource(typeUrl, resource);
-    } catch (e) {
-      throw new Error(`resource "${name}": ${(e as Error).message}`);
+    let item = encoded.get(resource);
+    if (item?.name !== name || item.typeUrl !== typeUrl) {
+      let value: Uint8Array;
+      try {
+        value = encodeResource(typeUrl, resource);
+      } catch (e) {
+        throw new Error(`resource "${name}": ${(e as Error).message}`);
+      }
+      item = { name, typeUrl, value, hash: hashOf(value), resource };
+      encoded.set(resource, item);
     }
-    items.set(name, { name, typeUrl, value, hash: hashOf(value) });
+    items.set(name, item);
   }
   return { version: versionOf(items.values()), items };
 }
@@ -122,5 +147,20 @@ export class Snapshot {
   /** The type URLs this snapshot carries, in push order. */
   typeUrls(): readonly string[] {
     return pushOrder;
+  }
+
+  /** Per type: version and each resource's name, hash and size (for `/debug/xds`). */
+  summary(): Record<string, { version: string; resources: SummaryItem[] }> {
+    const out: Record<string, { version: string; resources: SummaryItem[] }> = {};
+    for (const typeUrl of pushOrder) {
+      const { version, items } = this.resources(typeUrl);
+      out[typeUrl] = {
+        version,
+        resources: [...items.values()]
+          .map((r) => ({ name: r.name, hash: r.hash, bytes: r.value.length }))
+          .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+      };
+    }
+    return out;
   }
 }

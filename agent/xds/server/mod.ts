@@ -37,8 +37,11 @@ export { envoyBootstrap, type EnvoyBootstrapOptions } from "./bootstrap.ts";
 
 /** Options of {@link XdsServer}. */
 export interface XdsServerOptions {
+  /** Where snapshots come from; every stream follows its node's snapshot. */
   cache: SnapshotCache;
+  /** Log sink (default: component "xds" on stderr). */
   logger?: Logger;
+  /** Registry the server's metrics are added to (default: a private one). */
   metrics?: Registry;
   /** Monotonic clock in milliseconds (ACK latency); injectable for tests. */
   now?: () => number;
@@ -48,8 +51,11 @@ export interface XdsServerOptions {
 
 /** Where to listen. Port 0 picks an ephemeral port; `unixPath` adds a unix socket. */
 export interface ListenOptions {
+  /** TCP host (default 127.0.0.1). */
   host?: string;
+  /** TCP port (default 0: ephemeral). */
   port?: number;
+  /** Also listen on this unix socket path. */
   unixPath?: string;
 }
 

@@ -8,10 +8,13 @@ import type { Counter, Gauge, Histogram, Registry } from "../../../lib/metrics/m
 
 /** A rejected push, as shown on the agent's `/status`. */
 export interface NackRecord {
+  /** The rejected type. */
   typeUrl: string;
   /** The version Envoy rejected. */
   version: string;
+  /** Envoy's error_detail message. */
   errorDetail: string;
+  /** When the NACK arrived. */
   at: Date;
 }
 
