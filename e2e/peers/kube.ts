@@ -1,0 +1,167 @@
+/**
+ * A real Kubernetes control plane for tests: Debian's etcd + kube-apiserver built from
+ * k8s.io/kubernetes, on ephemeral 127.0.0.1 ports, with an openssl-made CA, serving cert and an
+ * admin client cert (system:masters). Authorization is AlwaysAllow: it is a test server.
+ * @module
+ */
+import { join } from "node:path";
+import { ensurePeer } from "../../lib/peers/mod.ts";
+import { exec, freePort, type Proc, spawn, stopAll, waitFor } from "./proc.ts";
+
+/** A running API server. */
+export interface Kube {
+  /** https://127.0.0.1:<port> */
+  url: string;
+  /** A kubeconfig file for clients (admin client cert). */
+  kubeconfig: string;
+  procs: Proc[];
+  /** `fetch` against the API server with the admin client cert; `body` objects are sent as JSON. */
+  request(method: string, path: string, body?: unknown): Promise<KubeResponse>;
+  stop(): Promise<void>;
+}
+
+/** A decoded API response. */
+export interface KubeResponse {
+  status: number;
+  // deno-lint-ignore no-explicit-any
+  json: any;
+}
+
+/** CA, serving cert (127.0.0.1/localhost), admin client cert and the service-account key pair. */
+const pkiScript = `set -e
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \\
+  -keyout ca.key -out ca.crt -subj /CN=aether-test-ca 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key -out server.csr \\
+  -subj /CN=kube-apiserver 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\\nextendedKeyUsage=serverAuth\\n' > server.ext
+openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \\
+  -extfile server.ext -out server.crt 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout admin.key -out admin.csr \\
+  -subj /O=system:masters/CN=aether-admin 2>/dev/null
+printf 'extendedKeyUsage=clientAuth\\n' > admin.ext
+openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \\
+  -extfile admin.ext -out admin.crt 2>/dev/null
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null
+openssl pkey -in sa.key -pubout -out sa.pub
+`;
+
+function kubeconfigYaml(url: string, ca: string, cert: string, key: string): string {
+  const b64 = (s: string) => btoa(s);
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: ${url}
+    certificate-authority-data: ${b64(ca)}
+users:
+- name: admin
+  user:
+    client-certificate-data: ${b64(cert)}
+    client-key-data: ${b64(key)}
+contexts:
+- name: test
+  context: {cluster: test, user: admin}
+current-context: test
+`;
+}
+
+/** Starts etcd + kube-apiserver in `dir` and waits until /readyz answers ok. */
+export async function startKube(dir: string): Promise<Kube> {
+  const [etcd, apiserver] = [await ensurePeer("etcd"), await ensurePeer("kube-apiserver")];
+  await ensurePeer("openssl");
+  const pki = join(dir, "pki");
+  await Deno.mkdir(pki, { recursive: true });
+  const r = await exec("sh", ["-c", pkiScript], pki);
+  if (r.code !== 0) throw new Error(`making test PKI failed: ${r.stderr}`);
+  const procs: Proc[] = [];
+  try {
+    const [clientPort, peerPort, apiPort] = [freePort(), freePort(), freePort()];
+    const etcdUrl = `http://127.0.0.1:${clientPort}`;
+    const peerUrl = `http://127.0.0.1:${peerPort}`;
+    procs.push(spawn("etcd", etcd, [
+      "--name=test",
+      `--data-dir=${join(dir, "etcd")}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=test=${peerUrl}`,
+      "--unsafe-no-fsync",
+    ]));
+    await waitFor(
+      "etcd healthy",
+      async () => {
+        const res = await fetch(`${etcdUrl}/health`);
+        const body = await res.json();
+        return body.health === "true" ? true : undefined;
+      },
+      30_000,
+      procs,
+    );
+
+    const p = (f: string) => join(pki, f);
+    procs.push(spawn("kube-apiserver", apiserver, [
+      `--etcd-servers=${etcdUrl}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${join(dir, "apiserver-certs")}`,
+      `--tls-cert-file=${p("server.crt")}`,
+      `--tls-private-key-file=${p("server.key")}`,
+      `--client-ca-file=${p("ca.crt")}`,
+      `--service-account-key-file=${p("sa.pub")}`,
+      `--service-account-signing-key-file=${p("sa.key")}`,
+      "--service-account-issuer=https://kubernetes.default.svc",
+      "--service-cluster-ip-range=10.96.0.0/16",
+      "--authorization-mode=AlwaysAllow",
+      "--enable-priority-and-fairness=false",
+      "--v=1",
+    ]));
+    const url = `https://127.0.0.1:${apiPort}`;
+    const [ca, cert, key] = await Promise.all(
+      ["ca.crt", "admin.crt", "admin.key"].map((f) => Deno.readTextFile(p(f))),
+    );
+    const client = Deno.createHttpClient({ caCerts: [ca], cert, key });
+    const request = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        client,
+        headers: body === undefined ? {} : {
+          "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json",
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let json: unknown = text;
+      try {
+        json = JSON.parse(text);
+      } catch { /* not JSON (e.g. /readyz) */ }
+      return { status: res.status, json };
+    };
+    await waitFor(
+      "kube-apiserver /readyz",
+      async () => {
+        const res = await request("GET", "/readyz");
+        return res.status === 200 ? true : undefined;
+      },
+      120_000,
+      procs,
+    );
+    const kubeconfig = join(dir, "kubeconfig");
+    await Deno.writeTextFile(kubeconfig, kubeconfigYaml(url, ca, cert, key));
+    return {
+      url,
+      kubeconfig,
+      procs,
+      request,
+      stop: async () => {
+        client.close();
+        await stopAll(procs);
+      },
+    };
+  } catch (e) {
+    await stopAll(procs);
+    throw e;
+  }
+}
