@@ -46,6 +46,14 @@ Deno.test("snapshot: bad resources fail naming the resource; duplicates are reje
     () => Snapshot.fromResources({ clusters: [cluster("a"), cluster("a")] }),
     /duplicate .*Cluster resource "a"/,
   );
+  // With onInvalid, the bad resource is reported and the rest is kept.
+  const bad: string[] = [];
+  const s = Snapshot.fromResources(
+    { clusters: [cluster("ok"), { name: "x", resource: { type: "bogus" } }, cluster("ok")] },
+    (_type, name) => bad.push(name),
+  );
+  assert.deepEqual(bad, ["x", "ok"]);
+  assert.deepEqual([...s.resources(TypeUrl.cluster).items.keys()], ["ok"]);
 });
 
 Deno.test("snapshot: withEndpoints re-encodes only EDS", () => {

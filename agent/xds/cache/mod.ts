@@ -4,11 +4,12 @@
  * snapshot whose content is unchanged notifies nobody, so an unchanged input causes no push.
  * @module
  */
-import { type NamedResource, Snapshot } from "./snapshot.ts";
+import { type InvalidResource, type NamedResource, Snapshot } from "./snapshot.ts";
 
 export {
   type EncodedResource,
   hashOf,
+  type InvalidResource,
   type NamedResource,
   pushOrder,
   type Resources,
@@ -65,9 +66,13 @@ export class SnapshotCache {
    * nodeId undefined, of the default snapshot). Other types are shared, not re-encoded.
    * Returns true when the content changed.
    */
-  setEndpoints(nodeId: string | undefined, endpoints: readonly NamedResource[]): boolean {
+  setEndpoints(
+    nodeId: string | undefined,
+    endpoints: readonly NamedResource[],
+    onInvalid?: InvalidResource,
+  ): boolean {
     const current = nodeId === undefined ? this.#default : this.#snapshots.get(nodeId);
-    const next = (current ?? Snapshot.fromResources({})).withEndpoints(endpoints);
+    const next = (current ?? Snapshot.fromResources({})).withEndpoints(endpoints, onInvalid);
     return nodeId === undefined ? this.setDefaultSnapshot(next) : this.setSnapshot(nodeId, next);
   }
 

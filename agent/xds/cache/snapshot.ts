@@ -84,20 +84,39 @@ export function versionOf(items: Iterable<EncodedResource>): string {
 const encoded = new WeakMap<Record<string, unknown>, EncodedResource>();
 
 /**
- * Encodes one type's list. Duplicate names are an error naming the type and resource. Resource
+ * Called for a resource that cannot be encoded (or repeats a name) when the caller prefers
+ * serving the rest over failing; the resource is left out.
+ */
+export type InvalidResource = (typeUrl: string, name: string, error: Error) => void;
+
+/**
+ * Encodes one type's list. A duplicate name or a resource that does not fit the schema throws an
+ * error naming the type and resource — or, with `onInvalid`, is reported and left out. Resource
  * objects must not be mutated after they are passed in (their encoding is remembered).
  */
-export function encodeType(typeUrl: string, list: readonly NamedResource[]): TypeResources {
+export function encodeType(
+  typeUrl: string,
+  list: readonly NamedResource[],
+  onInvalid?: InvalidResource,
+): TypeResources {
   const items = new Map<string, EncodedResource>();
+  const fail = (name: string, error: Error) => {
+    if (!onInvalid) throw error;
+    onInvalid(typeUrl, name, error);
+  };
   for (const { name, resource } of list) {
-    if (items.has(name)) throw new Error(`duplicate ${typeUrl} resource "${name}"`);
+    if (items.has(name)) {
+      fail(name, new Error(`duplicate ${typeUrl} resource "${name}"`));
+      continue;
+    }
     let item = encoded.get(resource);
     if (item?.name !== name || item.typeUrl !== typeUrl) {
       let value: Uint8Array;
       try {
         value = encodeResource(typeUrl, resource);
       } catch (e) {
-        throw new Error(`resource "${name}": ${(e as Error).message}`);
+        fail(name, new Error(`resource "${name}": ${(e as Error).message}`));
+        continue;
       }
       item = { name, typeUrl, value, hash: hashOf(value), resource };
       encoded.set(resource, item);
@@ -118,19 +137,23 @@ export class Snapshot {
     this.version = hashOf(pushOrder.map((t) => types.get(t)!.version).join(","));
   }
 
-  /** Builds a snapshot, encoding and hashing every resource once. */
-  static fromResources(resources: Partial<Resources>): Snapshot {
+  /**
+   * Builds a snapshot, encoding and hashing every resource once. Throws on a resource that does
+   * not fit its schema, unless `onInvalid` is given: then that resource is reported and left out.
+   */
+  static fromResources(resources: Partial<Resources>, onInvalid?: InvalidResource): Snapshot {
     const types = new Map<string, TypeResources>();
     for (const [key, typeUrl] of Object.entries(listOf)) {
-      types.set(typeUrl, encodeType(typeUrl, resources[key as keyof Resources] ?? []));
+      const list = resources[key as keyof Resources] ?? [];
+      types.set(typeUrl, encodeType(typeUrl, list, onInvalid));
     }
     return new Snapshot(types);
   }
 
   /** The endpoint fast path: a new snapshot sharing every other type, with only EDS re-encoded. */
-  withEndpoints(endpoints: readonly NamedResource[]): Snapshot {
+  withEndpoints(endpoints: readonly NamedResource[], onInvalid?: InvalidResource): Snapshot {
     const types = new Map(this.#types);
-    types.set(TypeUrl.endpoint, encodeType(TypeUrl.endpoint, endpoints));
+    types.set(TypeUrl.endpoint, encodeType(TypeUrl.endpoint, endpoints, onInvalid));
     return new Snapshot(types);
   }
 
