@@ -8,6 +8,9 @@
  * server.onReady("node-1", (version) => console.log("Envoy ACKed", version));
  * await server.close();
  * ```
+ *
+ * Metrics: `aether_xds_streams` (gauge), `aether_xds_pushes_total{type_url}`,
+ * `aether_xds_nacks_total{type_url}`, `aether_xds_ack_latency_seconds{type_url}` (histogram).
  * @module
  */
 import * as grpc from "@grpc/grpc-js";

@@ -226,8 +226,11 @@ export abstract class AdsStream implements TrackedStream {
     for (const [typeUrl, st] of this.types) {
       if (!this.subscribed(st) && !wildcardTypes.has(typeUrl)) continue;
       if (st.nonce) return false;
-      if (st.wildcard && st.ackedVersion !== this.currentVersion(typeUrl, st)) return false;
-      if (this.selected(typeUrl, st).some((r) => st.acked.get(r.name) !== r.hash)) return false;
+      if (st.wildcard) {
+        if (st.ackedVersion !== this.currentVersion(typeUrl, st)) return false;
+      } else if (this.selected(typeUrl, st).some((r) => st.acked.get(r.name) !== r.hash)) {
+        return false;
+      }
     }
     return true;
   }
