@@ -6,7 +6,7 @@
 /**
  * One Envoy resource with its xDS name. `resource` is in protobufjs `fromObject` form: snake_case
  * field names, Any as `{"@type": "type.googleapis.com/…", …}`, Duration as `{seconds, nanos}`,
- * wrapper types as `{value}`, enums as their names.
+ * wrapper types as `{value}`, enums as their numbers (see enums.ts: the encoder verifies the plain object, which wants numbers).
  */
 export interface NamedResource {
   name: string;
