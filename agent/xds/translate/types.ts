@@ -4,28 +4,15 @@
  */
 
 /**
- * One Envoy resource with its xDS name. `resource` is in protobufjs `fromObject` form: snake_case
- * field names, Any as `{"@type": "type.googleapis.com/…", …}`, Duration as `{seconds, nanos}`,
- * wrapper types as `{value}`, enums as their numbers (see enums.ts: the encoder verifies the plain object, which wants numbers).
+ * One Envoy resource with its xDS name, in protobufjs `fromObject` form: snake_case field names,
+ * Any as `{"@type": "type.googleapis.com/…", …}`, Duration as `{seconds, nanos}`, wrapper types as
+ * `{value}`, enums as numbers (enums.ts; the encoder verifies the plain object, which wants
+ * numbers). The same type the xDS cache takes.
  */
-export interface NamedResource {
-  name: string;
-  resource: Record<string, unknown>;
-}
+export type { NamedResource } from "../cache/snapshot.ts";
 
-/** Everything one proxy needs, each list sorted by name. */
-export interface EnvoyResources {
-  /** `envoy.config.listener.v3.Listener` (LDS). */
-  listeners: NamedResource[];
-  /** `envoy.config.route.v3.RouteConfiguration` (RDS). */
-  routes: NamedResource[];
-  /** `envoy.config.cluster.v3.Cluster` (CDS). */
-  clusters: NamedResource[];
-  /** `envoy.config.endpoint.v3.ClusterLoadAssignment` (EDS). */
-  endpoints: NamedResource[];
-  /** `envoy.extensions.transport_sockets.tls.v3.Secret` (SDS). */
-  secrets: NamedResource[];
-}
+/** Everything one proxy needs, each list sorted by name: LDS, RDS, CDS, EDS and SDS resources. */
+export type { Resources as EnvoyResources } from "../cache/snapshot.ts";
 
 /** Knobs for `translate`. Every field has a default; none depends on the clock or the host. */
 export interface TranslateOptions {
