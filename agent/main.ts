@@ -17,6 +17,8 @@ flags:
   --xds-address <h:p>      xDS (ADS gRPC) server (default ${standaloneDefaults.xdsAddress})
   --node-id <id>           Envoy node id (default ${standaloneDefaults.nodeId})
   --mesh-domain <domain>   mesh domain (default ${standaloneDefaults.meshDomain})
+  --dns-address <h:p|none> mesh DNS responder, UDP+TCP (default ${standaloneDefaults.dnsAddress})
+  --dns-upstream <ip[:p]>  forward non-mesh names here (repeatable; default: /etc/resolv.conf)
   --envoy-log-level <lvl>  Envoy log level (default warning)
 `;
 
@@ -32,6 +34,8 @@ async function main(args: string[]): Promise<number> {
       "xds-address": { type: "string", default: standaloneDefaults.xdsAddress },
       "node-id": { type: "string", default: standaloneDefaults.nodeId },
       "mesh-domain": { type: "string", default: standaloneDefaults.meshDomain },
+      "dns-address": { type: "string", default: standaloneDefaults.dnsAddress },
+      "dns-upstream": { type: "string", multiple: true },
       "envoy-log-level": { type: "string", default: "warning" },
       help: { type: "boolean", short: "h" },
     },
@@ -53,6 +57,8 @@ async function main(args: string[]): Promise<number> {
     xdsAddress: values["xds-address"]!,
     nodeId: values["node-id"]!,
     meshDomain: values["mesh-domain"]!,
+    dnsAddress: values["dns-address"]!,
+    dnsUpstreams: values["dns-upstream"],
     envoyLogLevel: values["envoy-log-level"],
     logger,
   });

@@ -27,6 +27,7 @@ const agent = await runStandalone({
   source,
   adminAddress: "127.0.0.1:0",
   xdsAddress: "127.0.0.1:0",
+  dnsAddress: "none",
   nodeId: "bench",
   logger: new Logger("agent", () => {}, "error"),
 });

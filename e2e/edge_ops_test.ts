@@ -6,6 +6,7 @@ import { assert, assertEquals } from "../lib/testing/assert.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
 import { request } from "./http_client.ts";
+import { ensurePeer } from "../lib/peers/mod.ts";
 import http from "node:http";
 import {
   closeEchos,
@@ -39,7 +40,7 @@ Deno.test("edge e2e: config folder — hot reload under load, NACK, bad input, a
   const base = [
     gatewayClass(),
     gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
-    ...serviceFor("stable", echos.stable),
+    ...serviceFor("stable", echos.stable, { clusterIP: "127.0.1.10" }),
     ...serviceFor("edited", echos.edited),
     httpRoute("stable", {
       parentRefs: [{ name: "gw" }],
@@ -68,6 +69,7 @@ Deno.test("edge e2e: config folder — hot reload under load, NACK, bad input, a
     config: dir,
     adminAddress: "127.0.0.1:0",
     xdsAddress: "127.0.0.1:0",
+    dnsAddress: "127.0.0.1:0",
     nodeId: "e2e-ops",
     logger: new Logger("agent", (l) => logs.push(l), "info"),
   });
@@ -88,6 +90,42 @@ Deno.test("edge e2e: config folder — hot reload under load, NACK, bad input, a
       const metrics = await (await admin("/metrics")).text();
       assert(metrics.includes("aether_config_snapshots_total"), metrics.slice(0, 500));
     });
+
+    await t.step(
+      "mesh DNS: a Service's clusterIP answers <svc>.<meshDomain> (real dig), edits visible",
+      async () => {
+        const dig = await ensurePeer("dig");
+        const ask = async (name: string) => {
+          const out = await new Deno.Command(dig, {
+            args: [
+              "@127.0.0.1",
+              "-p",
+              String(agent.dns!.port),
+              "+short",
+              "+time=2",
+              "+tries=1",
+              name,
+              "A",
+            ],
+            stdout: "piped",
+          }).output();
+          return new TextDecoder().decode(out.stdout).trim();
+        };
+        assertEquals(await ask("stable.aether.internal"), "127.0.1.10");
+        assertEquals(await ask("STABLE.Aether.Internal"), "127.0.1.10");
+        const moved = base.map((o) =>
+          o.kind === "Service" && o.metadata.name === "stable"
+            ? { ...o, spec: { ...(o.spec as Record<string, unknown>), clusterIP: "127.0.1.11" } }
+            : o
+        );
+        await Deno.writeTextFile(`${dir}/base.yaml`, yaml(...moved));
+        await waitFor(
+          "the new clusterIP",
+          async () => (await ask("stable.aether.internal")) === "127.0.1.11",
+        );
+        await agent.waitReady(10000);
+      },
+    );
 
     await t.step("hot reload: 100 route edits under ≥200 req/s → 0 non-2xx", async () => {
       const agentPool = new http.Agent({ keepAlive: true, maxSockets: 8 });

@@ -34,6 +34,7 @@ export async function startEdge(objects: SourceObject[] = []): Promise<Edge> {
     source,
     adminAddress: "127.0.0.1:0",
     xdsAddress: "127.0.0.1:0",
+    dnsAddress: "127.0.0.1:0",
     nodeId: `e2e-${crypto.randomUUID().slice(0, 8)}`,
     logger: new Logger("agent", (l) => logs.push(l), "info"),
   });
@@ -90,7 +91,7 @@ export function gateway(
 export function serviceFor(
   name: string,
   echo: EchoServer,
-  opts: { namespace?: string; port?: number; appProtocol?: string } = {},
+  opts: { namespace?: string; port?: number; appProtocol?: string; clusterIP?: string } = {},
 ): SourceObject[] {
   const namespace = opts.namespace ?? "default";
   const port = opts.port ?? 8080;
@@ -100,6 +101,7 @@ export function serviceFor(
       kind: "Service",
       metadata: { name, namespace },
       spec: {
+        ...(opts.clusterIP ? { clusterIP: opts.clusterIP } : {}),
         ports: [{ name: "http", port, targetPort: echo.port, appProtocol: opts.appProtocol }],
       },
     },

@@ -15,6 +15,8 @@ export interface AdminHandlers {
   /** The `/debug/xds` document. */
   xds(): unknown;
   metrics: Registry;
+  /** Called before `/metrics` renders (e.g. to fold batched counters into the registry). */
+  beforeMetrics?: () => void;
 }
 
 /** A running admin server. */
@@ -49,6 +51,7 @@ export function handleAdmin(handlers: AdminHandlers, req: Request): Response {
     case "/debug/xds":
       return json(handlers.xds());
     case "/metrics":
+      handlers.beforeMetrics?.();
       return new Response(handlers.metrics.render(), {
         headers: { "content-type": "text/plain; version=0.0.4" },
       });

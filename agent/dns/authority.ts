@@ -55,7 +55,7 @@ function rrs(addrs: Uint8Array[], type: number, ttl: number): Uint8Array {
 
 /** The mesh zone: decides whether a name is ours and answers it. */
 export class MeshZone {
-  /** Normalized zone apex, e.g. "mesh.local". */
+  /** Normalized zone apex, e.g. "aether.internal". */
   readonly domain: string;
   readonly ttl: number;
   readonly negativeTtl: number;

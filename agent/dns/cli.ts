@@ -2,7 +2,7 @@
  * A standalone responder process, for the network-namespace test, the benchmark and manual use:
  *
  * ```sh
- * deno run -A agent/dns/cli.ts --dns-address 127.0.0.1:18054 --mesh-domain mesh.local \
+ * deno run -A agent/dns/cli.ts --dns-address 127.0.0.1:18054 --mesh-domain aether.internal \
  *   --record web=10.96.0.10,fd00::10 --records-file services.json --upstream 127.0.0.53:53
  * ```
  *
@@ -35,7 +35,7 @@ if (import.meta.main) {
     args: Deno.args,
     options: {
       "dns-address": { type: "string", default: `127.0.0.1:${DEFAULT_DNS_PORT}` },
-      "mesh-domain": { type: "string", default: "mesh.local" },
+      "mesh-domain": { type: "string", default: "aether.internal" },
       upstream: { type: "string", multiple: true },
       record: { type: "string", multiple: true },
       "records-file": { type: "string" },

@@ -3,9 +3,9 @@
  * other name, on UDP and TCP at one address and port.
  *
  * ```ts
- * const dns = new DnsResponder({ meshDomain: "mesh.local", records, metrics, logger });
+ * const dns = new DnsResponder({ meshDomain: "aether.internal", records, metrics, logger });
  * await dns.listen({ address: "127.0.0.1", port: 18054 });
- * dns.setRecords(recordsFromServices(services, "mesh.local"));
+ * dns.setRecords(recordsFromServices(services, "aether.internal"));
  * await dns.close();
  * ```
  * @module
@@ -36,7 +36,7 @@ export const DEFAULT_DNS_PORT = 18054;
 
 /** Responder settings. */
 export interface DnsResponderOptions {
-  /** The mesh domain, e.g. "mesh.local"; names under it are answered authoritatively. */
+  /** The mesh domain, e.g. "aether.internal"; names under it are answered authoritatively. */
   meshDomain: string;
   /** Initial records (a live `MeshRecords` or a plain map; replace later with `setRecords`). */
   records?: MeshRecords | RecordMap;

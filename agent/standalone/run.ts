@@ -15,6 +15,7 @@ import { Pipeline } from "../pipeline.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { envoyBootstrap, XdsServer } from "../xds/server/mod.ts";
 import { xdsDebug } from "./debug.ts";
+import { DnsResponder, recordsFromServices } from "../dns/mod.ts";
 
 /** Options of `agent standalone` (flag names in comments). */
 export interface StandaloneOptions {
@@ -34,6 +35,10 @@ export interface StandaloneOptions {
   nodeId: string;
   /** --mesh-domain (default aether.internal). */
   meshDomain: string;
+  /** --dns-address: mesh DNS responder host:port, UDP + TCP (default 127.0.0.1:18054; "none" = off). */
+  dnsAddress: string;
+  /** --dns-upstream: where non-mesh names are forwarded (default: /etc/resolv.conf). */
+  dnsUpstreams?: string[];
   /** --envoy-log-level (default warning). */
   envoyLogLevel?: string;
   logger?: Logger;
@@ -47,6 +52,7 @@ export const standaloneDefaults: Omit<StandaloneOptions, "config" | "source" | "
   xdsAddress: "127.0.0.1:18000",
   nodeId: "aether-standalone",
   meshDomain: "aether.internal",
+  dnsAddress: "127.0.0.1:18054",
 };
 
 /** A running standalone agent. */
@@ -56,6 +62,8 @@ export interface StandaloneAgent {
   xdsPort: number;
   pipeline: Pipeline;
   envoy?: EnvoyProcess;
+  /** The mesh DNS responder and its bound port, unless turned off. */
+  dns?: { responder: DnsResponder; port: number };
   metrics: Registry;
   /** True when Envoy has ACKed the current snapshot. */
   ready(): boolean;
@@ -81,7 +89,28 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
   const xdsAddr = splitHostPort(opts.xdsAddress);
   const xdsPort = await xds.listen({ host: xdsAddr.hostname, port: xdsAddr.port });
   logger.info("xds server listening", { address: `${xdsAddr.hostname}:${xdsPort}` });
-  await source.start((snap) => pipeline.apply(snap));
+  let dns: StandaloneAgent["dns"];
+  if (opts.dnsAddress !== "none") {
+    const responder = new DnsResponder({
+      meshDomain: opts.meshDomain,
+      upstreams: opts.dnsUpstreams,
+      metrics,
+      logger: logger.child("dns"),
+    });
+    const at = splitHostPort(opts.dnsAddress);
+    const { port } = await responder.listen({ address: at.hostname, port: at.port });
+    logger.info("dns responder listening", {
+      address: `${at.hostname}:${port}`,
+      meshDomain: opts.meshDomain,
+    });
+    dns = { responder, port };
+  }
+  await source.start((snap) => {
+    pipeline.apply(snap);
+    // Mesh names answer with each Service's clusterIP (standalone: from the config folder).
+    const services = snap.objects.filter((o) => o.kind === "Service" && o.apiVersion === "v1");
+    dns?.responder.setRecords(recordsFromServices(services, opts.meshDomain));
+  });
 
   const ready = () => {
     const snap = cache.getSnapshot(opts.nodeId);
@@ -103,6 +132,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
   };
   const admin = await startAdmin(opts.adminAddress, {
     metrics,
+    beforeMetrics: () => dns?.responder.metrics.flush(),
     readiness,
     status: () => ({
       nodeId: opts.nodeId,
@@ -148,6 +178,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     xdsPort,
     pipeline,
     envoy,
+    dns,
     metrics,
     ready,
     waitReady,
@@ -155,6 +186,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
       await source.stop();
       await envoy?.stop();
       await xds.close();
+      await dns?.responder.close();
       await admin.close();
     },
   };
