@@ -1,0 +1,107 @@
+/**
+ * East-west (GAMMA) IR: what every node proxy needs to route mesh traffic, before it is cut down
+ * to one node's pods and dependency set. `resolve` builds it from Services, EndpointSlices and
+ * routes whose parentRef is a Service; the node translator turns one node's view into Envoy
+ * resources. Same route vocabulary as the edge (IRRoute), so the same translation code serves
+ * both. Lists are sorted deterministically.
+ * @module
+ */
+import type { IRCluster, IRRoute } from "./types.ts";
+
+/** Every mesh service with its per-port routing, plus every cluster a route may reach. */
+export interface MeshIR {
+  /** Mesh services, sorted by authority. */
+  services: MeshService[];
+  /**
+   * Every service-port cluster (one per MeshServicePort, named as its `cluster`), sorted by name.
+   * Backends of routes are among them.
+   */
+  clusters: IRCluster[];
+}
+
+/** One Kubernetes Service under its mesh-global name. */
+export interface MeshService {
+  /** `<svc>.<meshDomain>`: namespace-free, unique mesh-wide. */
+  authority: string;
+  namespace: string;
+  name: string;
+  /** The Service's cluster IPs (VIPs), for DNS and, later, transparent capture. */
+  vips: string[];
+  /** Ports in the Service's order; the first one is the default (bare authority). */
+  ports: MeshServicePort[];
+}
+
+/** Routing for one port of a mesh service. */
+export interface MeshServicePort {
+  port: number;
+  /** Cluster name: the bare authority for the first port, `<authority>:<port>` for the others. */
+  cluster: string;
+  /**
+   * Domains of this port's virtual host: `<authority>:<port>` always, plus the bare authority for
+   * the first port.
+   */
+  domains: string[];
+  /**
+   * Producer routes (routes in the Service's namespace with this Service as parent, for this port
+   * or all ports), in Gateway API precedence order. They apply to callers in every namespace that
+   * has no consumer routes for this service. Empty = no producer route. Whatever the list, the
+   * node translator ends the port's virtual host with a default route to `cluster` (the spec's
+   * additive default: a request no rule matches, or a service with no route, passes through).
+   */
+  producerRoutes: IRRoute[];
+  /**
+   * Consumer routes by caller namespace (routes in another namespace with this Service as
+   * parent), each list in precedence order. For a caller in such a namespace they replace the
+   * producer routes.
+   */
+  consumerRoutes: Record<string, IRRoute[]>;
+}
+
+/**
+ * Authorities a service's routes send traffic to (backendRefs and mirrors), for growing a node's
+ * dependency set. Pure helper over the IR.
+ */
+export function routeDependencies(
+  svc: MeshService,
+  clusters: ReadonlyMap<string, IRCluster>,
+): string[] {
+  const out = new Set<string>();
+  for (const p of svc.ports) {
+    const lists = [p.producerRoutes, ...Object.values(p.consumerRoutes)];
+    for (const routes of lists) {
+      for (const r of routes) {
+        if (r.action.kind !== "forward") continue;
+        const names = [
+          ...r.action.backends.map((b) => b.cluster),
+          ...r.action.mirrors.map((m) => m.cluster),
+        ];
+        for (const n of names) {
+          const c = clusters.get(n);
+          if (c) out.add(n.split(":")[0]);
+        }
+      }
+    }
+  }
+  out.delete(svc.authority);
+  return [...out].sort();
+}
+
+/** A pod a node proxy serves: its namespace picks the consumer routes it sees. */
+export interface NodePod {
+  namespace: string;
+  name: string;
+  /** The pod's network namespace (e.g. `/var/run/netns/<id>`); its listeners bind inside it. */
+  netnsPath: string;
+  /** The pod IP, when known. */
+  ip?: string;
+}
+
+/** One node proxy's slice of the mesh. */
+export interface NodeView {
+  /** The Envoy node id (the node name). */
+  nodeId: string;
+  /** Pods on this node, sorted by namespace then name. */
+  pods: NodePod[];
+  /** Authorities in the node's dependency set, sorted. Only these get clusters and vhosts. */
+  dependencies: string[];
+}
