@@ -21,6 +21,7 @@ const entryFiles = [
   "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto",
   "envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto",
   "envoy/extensions/filters/http/router/v3/router.proto",
+  "envoy/extensions/filters/http/on_demand/v3/on_demand.proto",
   "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
@@ -117,5 +118,65 @@ export function encodeResource(typeUrl: string, resource: Record<string, unknown
   // wants enum numbers, so the translator emits numbers; see translate/enums.ts.)
   const err = type.verify(resource);
   if (err) throw new Error(`${type.fullName}: ${err}`);
-  return type.encode(type.fromObject(resource)).finish();
+  return encodeInChunks(type, resource);
+}
+
+/** Lists longer than this are encoded one element at a time. */
+const CHUNK_AT = 8;
+
+/**
+ * `type.encode(type.fromObject(object))`, byte for byte, but with long repeated message fields
+ * (a RouteConfiguration's virtual hosts, a virtual host's routes) converted and encoded one
+ * element at a time: protobufjs keeps one small object per written value until `finish`, so a
+ * multi-megabyte message in one piece is mostly garbage-collector work. Elements are spliced in
+ * where protobufjs puts them (fields in field-number order, each element as tag, length, bytes).
+ */
+function encodeInChunks(type: protobuf.Type, object: Record<string, unknown>): Uint8Array {
+  const long = type.fieldsArray.filter((f) =>
+    f.repeated && f.resolvedType instanceof protobuf.Type &&
+    Array.isArray(object[f.name]) && (object[f.name] as unknown[]).length > CHUNK_AT
+  );
+  if (long.length === 0) return type.encode(type.fromObject(object)).finish();
+  const rest = { ...object };
+  for (const f of long) delete rest[f.name];
+  const head = type.encode(type.fromObject(rest)).finish();
+  const parts: Uint8Array[] = [];
+  let at = 0;
+  for (const f of long.sort((a, b) => a.id - b.id)) {
+    const end = offsetOfFieldAfter(head, at, f.id);
+    parts.push(head.subarray(at, end));
+    at = end;
+    const element = f.resolvedType as protobuf.Type;
+    for (const item of object[f.name] as Record<string, unknown>[]) {
+      if (typeof item !== "object" || item === null) {
+        throw new TypeError(`${type.fullName}.${f.name}: object expected`);
+      }
+      const bytes = encodeInChunks(element, item);
+      parts.push(
+        protobuf.Writer.create().uint32(((f.id << 3) | 2) >>> 0).uint32(bytes.length).finish(),
+      );
+      parts.push(bytes);
+    }
+  }
+  parts.push(head.subarray(at));
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}
+
+/** The offset of the first top-level field at or after `from` whose number is above `id`. */
+function offsetOfFieldAfter(bytes: Uint8Array, from: number, id: number): number {
+  const reader = protobuf.Reader.create(bytes);
+  reader.pos = from;
+  while (reader.pos < reader.len) {
+    const start = reader.pos;
+    const tag = reader.uint32();
+    if (tag >>> 3 > id) return start;
+    reader.skipType(tag & 7);
+  }
+  return reader.len;
 }

@@ -19,21 +19,42 @@ const ROUTER = "envoy.extensions.filters.http.router.v3.Router";
 const TLS_INSPECTOR = "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector";
 const DOWNSTREAM_TLS = "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext";
 
+/** The router HTTP filter, last in every HTTP filter chain. */
+export function routerFilter(): Record<string, unknown> {
+  return { name: "envoy.filters.http.router", typed_config: any(ROUTER) };
+}
+
+/**
+ * What every aether HTTP connection manager shares (edge and node proxy): codec AUTO (HTTP/1.1,
+ * h2 and h2c), routes over RDS from ADS, `httpFilters` in order, RFC 3986 path normalization.
+ */
+export function hcmBase(
+  statPrefix: string,
+  routeConfigName: string,
+  httpFilters: Record<string, unknown>[],
+): Record<string, unknown> {
+  return {
+    stat_prefix: statPrefix,
+    codec_type: CodecType.AUTO,
+    rds: { config_source: adsConfigSource(), route_config_name: routeConfigName },
+    http_filters: httpFilters,
+    // Route on the path as RFC 3986 normalizes it; `//` collapses; `%2F` is decoded and the
+    // client redirected, so a route cannot be bypassed with an escaped slash.
+    normalize_path: { value: true },
+    merge_slashes: true,
+    path_with_escaped_slashes_action: EscapedSlashes.UNESCAPE_AND_REDIRECT,
+  };
+}
+
 /** The HTTP connection manager of one filter chain (codec AUTO: HTTP/1.1, h2 and h2c). */
 export function httpConnectionManager(
   chain: IRFilterChain,
   opts: ListenerOptions,
 ): Record<string, unknown> {
   const hcm: Record<string, unknown> = {
-    stat_prefix: `${opts.statPrefix}_${statName(chain.name)}`,
-    codec_type: CodecType.AUTO,
-    rds: { config_source: adsConfigSource(), route_config_name: chain.routeConfigName },
-    http_filters: [{ name: "envoy.filters.http.router", typed_config: any(ROUTER) }],
-    // Route on the path as RFC 3986 normalizes it; `//` collapses; `%2F` is decoded and the
-    // client redirected, so a route cannot be bypassed with an escaped slash.
-    normalize_path: { value: true },
-    merge_slashes: true,
-    path_with_escaped_slashes_action: EscapedSlashes.UNESCAPE_AND_REDIRECT,
+    ...hcmBase(`${opts.statPrefix}_${statName(chain.name)}`, chain.routeConfigName, [
+      routerFilter(),
+    ]),
     // Gateway hostnames carry no port: drop it from Host before routing, so redirects write the
     // port only when it is not the scheme's well-known one (see redirectAction).
     strip_any_host_port: true,

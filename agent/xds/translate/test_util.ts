@@ -125,3 +125,21 @@ export async function envoyValidate(envoy: string, bootstrap: Obj): Promise<stri
     await Deno.remove(dir, { recursive: true });
   }
 }
+
+/**
+ * Compares `got` with the golden file `file`, or (UPDATE_GOLDEN=1) rewrites the file. Throws
+ * naming the update command when the file is missing.
+ */
+export function checkGolden(file: string, got: string, updateCommand: string): void {
+  if (Deno.env.get("UPDATE_GOLDEN") === "1") {
+    Deno.writeTextFileSync(file, got);
+    return;
+  }
+  let want: string;
+  try {
+    want = Deno.readTextFileSync(file);
+  } catch {
+    throw new Error(`${file} missing: run UPDATE_GOLDEN=1 ${updateCommand}`);
+  }
+  if (got !== want) throw new Error(`${file} differs from the translation (${updateCommand})`);
+}

@@ -1,0 +1,75 @@
+/**
+ * The node proxy's per-pod outbound listeners: one `127.0.0.1:18081` listener per pod, bound
+ * inside the pod's network namespace (`SocketAddress.network_namespace_filepath`, Envoy ≥ 1.35),
+ * so the listener alone tells the proxy who calls: its pod, hence its namespace (the route table
+ * with that namespace's GAMMA consumer routes).
+ * @module
+ */
+import type { NodePod } from "../../../../lib/ir/mesh.ts";
+import { hcmBase, routerFilter } from "../listener.ts";
+import type { NamedResource } from "../types.ts";
+import { any, statName } from "../util.ts";
+
+const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
+const ON_DEMAND = "envoy.extensions.filters.http.on_demand.v3.OnDemand";
+
+/** HTTP filter name of the on-demand filter (also the key of its per-route config). */
+export const ON_DEMAND_FILTER = "envoy.filters.http.on_demand";
+
+/** Resolved options of the outbound listeners. */
+export interface OutboundListenerOptions {
+  statPrefix: string;
+  /** Address of the explicit-egress listener inside each pod (127.0.0.1). */
+  address: string;
+  /** Port of the explicit-egress listener inside each pod (18081). */
+  port: number;
+}
+
+/** The outbound listener name of a pod: `outbound|<namespace>/<pod>`. */
+export function outboundListenerName(pod: Pick<NodePod, "namespace" | "name">): string {
+  return `outbound|${pod.namespace}/${pod.name}`;
+}
+
+/** The RouteConfiguration (RDS) name of a caller namespace: `outbound.<namespace>`. */
+export function outboundRouteName(namespace: string): string {
+  return `outbound.${namespace}`;
+}
+
+/**
+ * The outbound HTTP connection manager: routes of the caller's namespace over RDS, then the
+ * on-demand filter (on-demand CDS is switched on per route, on the catch-all only), then the
+ * router. Unlike the edge, the Host port is kept: it picks the service port's virtual host and,
+ * on the catch-all, names the cluster (`<authority>:<port>`).
+ */
+function outboundHcm(pod: NodePod, opts: OutboundListenerOptions): Record<string, unknown> {
+  const statPrefix = `${opts.statPrefix}_outbound_${statName(`${pod.namespace}_${pod.name}`)}`;
+  return hcmBase(statPrefix, outboundRouteName(pod.namespace), [
+    { name: ON_DEMAND_FILTER, typed_config: any(ON_DEMAND) },
+    routerFilter(),
+  ]);
+}
+
+/**
+ * The explicit-egress listener of one pod. Plain HTTP from the app; the upstream side (clusters)
+ * carries the later mTLS. A pod without a netns path binds in Envoy's own namespace.
+ */
+export function outboundListener(pod: NodePod, opts: OutboundListenerOptions): NamedResource {
+  const name = outboundListenerName(pod);
+  const socketAddress: Record<string, unknown> = { address: opts.address, port_value: opts.port };
+  if (pod.netnsPath) socketAddress.network_namespace_filepath = pod.netnsPath;
+  return {
+    name,
+    resource: {
+      name,
+      stat_prefix: `${opts.statPrefix}_${statName(name)}`,
+      address: { socket_address: socketAddress },
+      filter_chains: [{
+        name: "outbound",
+        filters: [{
+          name: "envoy.filters.network.http_connection_manager",
+          typed_config: any(HCM, outboundHcm(pod, opts)),
+        }],
+      }],
+    },
+  };
+}

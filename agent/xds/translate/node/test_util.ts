@@ -1,0 +1,92 @@
+/**
+ * Test helpers for the node translator: golden cases (`{mesh, view, options?}` in
+ * `testdata/<case>.in.yaml`) and the static bootstrap `envoy --mode validate` checks.
+ * @module
+ */
+import { parse } from "yaml";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { MeshIR, NodeView } from "../../../../lib/ir/mesh.ts";
+import { staticBootstrap } from "../test_util.ts";
+import type { EnvoyResources } from "../types.ts";
+import type { NodeTranslateOptions } from "./mod.ts";
+
+/** The folder holding `<case>.in.yaml` / `<case>.out.yaml`. */
+export const nodeTestdataDir: string = join(dirname(fileURLToPath(import.meta.url)), "testdata");
+
+/** One golden case of the node translator. */
+export interface NodeCase {
+  name: string;
+  mesh: MeshIR;
+  view: NodeView;
+  options?: NodeTranslateOptions;
+}
+
+/** Golden case names (sorted), each with its input. */
+export function nodeGoldenCases(): NodeCase[] {
+  return [...Deno.readDirSync(nodeTestdataDir)]
+    .filter((e) => e.name.endsWith(".in.yaml"))
+    .map((e) => e.name.slice(0, -".in.yaml".length))
+    .sort()
+    .map((name) => {
+      const text = Deno.readTextFileSync(join(nodeTestdataDir, `${name}.in.yaml`));
+      return { name, ...(parse(text) as Omit<NodeCase, "name">) };
+    });
+}
+
+type Obj = Record<string, unknown>;
+
+/**
+ * A static Bootstrap equivalent to node resources: the edge conversion (inline routes, STATIC
+ * clusters), alias clusters given their target's endpoints, plus an ADS config (to an unused
+ * static cluster) because the on-demand filter's config source is ADS.
+ */
+export function nodeStaticBootstrap(r: EnvoyResources): Obj {
+  const endpoints = new Map(r.endpoints.map((e) => [e.name, e.resource]));
+  const aliasEndpoints = r.clusters.flatMap(({ name, resource }) => {
+    const target = (resource.eds_cluster_config as Obj | undefined)?.service_name as string;
+    const cla = target ? endpoints.get(target) : undefined;
+    return cla ? [{ name, resource: { ...cla, cluster_name: name } }] : [];
+  });
+  const clusters = r.clusters.map(({ name, resource }) => {
+    const { eds_cluster_config: eds, ...rest } = resource;
+    const { service_name: _s, ...edsRest } = (eds ?? {}) as Obj;
+    return { name, resource: eds ? { ...rest, eds_cluster_config: edsRest } : rest };
+  });
+  const bootstrap = staticBootstrap({
+    ...r,
+    clusters,
+    endpoints: [...r.endpoints, ...aliasEndpoints],
+  });
+  const xds = {
+    name: "aether_xds",
+    type: 0,
+    connect_timeout: { seconds: 1 },
+    typed_extension_protocol_options: {
+      "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+        "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+        explicit_http_config: { http2_protocol_options: {} },
+      },
+    },
+    load_assignment: {
+      cluster_name: "aether_xds",
+      endpoints: [{
+        lb_endpoints: [{
+          endpoint: { address: { socket_address: { address: "127.0.0.1", port_value: 1 } } },
+        }],
+      }],
+    },
+  };
+  const statics = bootstrap.static_resources as { listeners: Obj[]; clusters: Obj[] };
+  return {
+    ...bootstrap,
+    static_resources: { ...statics, clusters: [...statics.clusters, xds] },
+    dynamic_resources: {
+      ads_config: {
+        api_type: 3, // DELTA_GRPC
+        transport_api_version: 2, // V3
+        grpc_services: [{ envoy_grpc: { cluster_name: "aether_xds" } }],
+      },
+    },
+  };
+}

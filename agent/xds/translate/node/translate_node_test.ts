@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { encodeResource, TypeUrl, typeUrlPrefix } from "../../proto.ts";
+import { schemaProblems } from "../strict_schema.ts";
+import { checkGolden, toYaml } from "../test_util.ts";
+import { outboundListenerName, outboundRouteName, translateNode } from "./mod.ts";
+import { nodeGoldenCases, nodeStaticBootstrap, nodeTestdataDir } from "./test_util.ts";
+
+Deno.test("translateNode golden files (UPDATE_GOLDEN=1 regenerates)", () => {
+  const cases = nodeGoldenCases();
+  assert.ok(cases.length >= 3, "golden cases present");
+  for (const { name, mesh, view, options } of cases) {
+    const got = toYaml(translateNode(mesh, view, options));
+    checkGolden(
+      join(nodeTestdataDir, `${name}.out.yaml`),
+      got,
+      "deno test -A agent/xds/translate/node",
+    );
+  }
+});
+
+Deno.test("translateNode is deterministic, sorted, and leaves its input alone", () => {
+  for (const { name, mesh, view, options } of nodeGoldenCases()) {
+    const before = structuredClone({ mesh, view });
+    const a = translateNode(mesh, view, options);
+    const b = translateNode(structuredClone(mesh), structuredClone(view), options);
+    assert.equal(toYaml(a), toYaml(b), name);
+    for (const list of Object.values(a)) {
+      const names = list.map((r: { name: string }) => r.name);
+      assert.deepEqual(names, [...names].sort(), `${name}: sorted by name`);
+    }
+    assert.deepEqual({ mesh, view }, before, `${name}: input not mutated`);
+  }
+});
+
+Deno.test("every node resource encodes and fits the Envoy schema strictly", () => {
+  for (const { name, mesh, view, options } of nodeGoldenCases()) {
+    const r = translateNode(mesh, view, options);
+    const kinds = [
+      [TypeUrl.listener, r.listeners],
+      [TypeUrl.route, r.routes],
+      [TypeUrl.cluster, r.clusters],
+      [TypeUrl.endpoint, r.endpoints],
+    ] as const;
+    for (const [url, list] of kinds) {
+      for (const res of list) {
+        assert.equal(res.name, res.resource.name ?? res.resource.cluster_name, `${name}: name`);
+        assert.ok(encodeResource(url, res.resource).length > 0, `${name}: ${res.name}`);
+        assert.deepEqual(schemaProblems(url.slice(typeUrlPrefix.length), res.resource), []);
+      }
+    }
+    const problems = schemaProblems("envoy.config.bootstrap.v3.Bootstrap", nodeStaticBootstrap(r));
+    assert.deepEqual(problems, [], name);
+  }
+});
+
+type Obj = Record<string, unknown>;
+
+Deno.test("caller namespace: a pod's listener selects its namespace's route table", () => {
+  const demo = nodeGoldenCases().find((c) => c.name === "demo")!;
+  const r = translateNode(demo.mesh, demo.view);
+  assert.deepEqual(r.listeners.map((l) => l.name), [
+    outboundListenerName({ namespace: "a", name: "client-a" }),
+    outboundListenerName({ namespace: "b", name: "client-b" }),
+  ]);
+  const hcmOf = (l: Obj) => ((l.filter_chains as Obj[])[0].filters as Obj[])[0].typed_config as Obj;
+  for (const [i, ns] of ["a", "b"].entries()) {
+    const l = r.listeners[i].resource;
+    const addr = (l.address as Obj).socket_address as Obj;
+    assert.equal(addr.address, "127.0.0.1");
+    assert.equal(addr.port_value, 18081);
+    assert.equal(addr.network_namespace_filepath, `/var/run/netns/pod-${ns}`);
+    const hcm = hcmOf(l);
+    assert.equal((hcm.rds as Obj).route_config_name, outboundRouteName(ns));
+    assert.deepEqual((hcm.http_filters as Obj[]).map((f) => f.name), [
+      "envoy.filters.http.on_demand",
+      "envoy.filters.http.router",
+    ]);
+    assert.equal(hcm.strip_any_host_port, undefined, "the Host port picks the service port");
+  }
+  const firstRoutes = (routeName: string) => {
+    const rc = r.routes.find((x) => x.name === routeName)!.resource;
+    const vh = (rc.virtual_hosts as Obj[]).find((v) => v.name === "svc-1.aether.internal")!;
+    return (vh.routes as Obj[]).map((x) => x.name);
+  };
+  assert.deepEqual(firstRoutes("outbound.a"), [
+    "HTTPRoute/a/pin/rule/0/match/0",
+    "HTTPRoute/a/pin/rule/1/match/0",
+    "svc-1.aether.internal/default",
+  ]);
+  assert.deepEqual(firstRoutes("outbound.b"), [
+    "HTTPRoute/prod/split/rule/0/match/0",
+    "svc-1.aether.internal/default",
+  ]);
+  // Only the dependency set (and what its routes reach) gets clusters: svc-3 is cold.
+  assert.deepEqual(r.clusters.map((c) => c.name), [
+    "svc-1-v2.aether.internal",
+    "svc-1.aether.internal",
+    "svc-2.aether.internal",
+    "svc-2.aether.internal:8080",
+  ]);
+  const vhosts = (r.routes[0].resource.virtual_hosts as Obj[]).map((v) => v.name);
+  assert.equal(vhosts.at(-1), "cold", "the catch-all comes last");
+});
