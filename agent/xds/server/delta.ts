@@ -13,6 +13,8 @@ export class DeltaStream extends AdsStream {
   #responded = new Set<string>();
   /** Per type: subscribed names already announced as not existing (in removed_resources). */
   #absent = new Map<string, Set<string>>();
+  /** Per type: names the on-demand handler is still working on (not announced as missing yet). */
+  #pending = new Map<string, Set<string>>();
 
   constructor(deps: StreamDeps, private readonly send: (res: DeltaDiscoveryResponse) => void) {
     super(deps);
@@ -39,7 +41,11 @@ export class DeltaStream extends AdsStream {
     }
     for (const name of subscribe) {
       if (name === "*") st.wildcard = true;
-      else st.names.add(name);
+      else {
+        st.names.add(name);
+        // Asked again: announce it again if it is still missing (the client is waiting).
+        this.#absent.get(typeUrl)?.delete(name);
+      }
     }
     st.memo = undefined;
     for (const name of req.resource_names_unsubscribe ?? []) {
@@ -50,7 +56,42 @@ export class DeltaStream extends AdsStream {
         if (!st.wildcard) st.known.delete(name);
       }
     }
+    this.#askOnDemand(typeUrl, subscribe);
     this.pump();
+  }
+
+  /** Hands subscribed names the snapshot lacks to the on-demand handler, if there is one. */
+  #askOnDemand(typeUrl: string, subscribe: readonly string[]): void {
+    const onDemand = this.deps.onDemand;
+    if (!onDemand) return;
+    const items = this.snapshot?.resources(typeUrl).items;
+    let pending = this.#pending.get(typeUrl);
+    if (!pending) this.#pending.set(typeUrl, pending = new Set());
+    const names = [...new Set(subscribe)].filter((n) =>
+      n !== "*" && !items?.has(n) && !pending.has(n)
+    ).sort();
+    if (names.length === 0) return;
+    for (const n of names) pending.add(n);
+    const done = () => {
+      for (const n of names) pending.delete(n);
+      this.pump();
+    };
+    this.deps.logger.info("on-demand request", { node: this.nodeId, type_url: typeUrl, names });
+    let result: void | Promise<void>;
+    try {
+      result = onDemand(this.nodeId, typeUrl, names);
+    } catch (e) {
+      this.deps.logger.error("on-demand handler failed", { node: this.nodeId, error: String(e) });
+      result = undefined;
+    }
+    if (result instanceof Promise) {
+      result.catch((e) =>
+        this.deps.logger.error("on-demand handler failed", { node: this.nodeId, error: String(e) })
+      ).finally(done);
+    } else {
+      // Synchronous: the new snapshot (if any) is set; the pump that follows in handle() sends.
+      for (const n of names) pending.delete(n);
+    }
   }
 
   /**
@@ -72,9 +113,11 @@ export class DeltaStream extends AdsStream {
     let absent = this.#absent.get(typeUrl);
     if (!absent) this.#absent.set(typeUrl, absent = new Set());
     const gone = [...st.known.keys()].filter((n) => !selectedNames.has(n));
-    const missing = st.wildcard
-      ? []
-      : [...st.names].filter((n) => !selectedNames.has(n) && !st.known.has(n) && !absent.has(n));
+    // Named subscriptions count on top of a wildcard too (on-demand CDS beside wildcard CDS).
+    const pending = this.#pending.get(typeUrl);
+    const missing = [...st.names].filter((n) =>
+      !selectedNames.has(n) && !st.known.has(n) && !absent.has(n) && !pending?.has(n)
+    );
     const removed = [...gone, ...missing].sort();
     if (resources.length === 0 && removed.length === 0 && !firstResponse) return;
     for (const r of resources) {

@@ -26,7 +26,7 @@ import {
   type DiscoveryResponse,
 } from "./service.ts";
 import { SotwStream } from "./sotw.ts";
-import type { AdsStream, StreamDeps } from "./stream.ts";
+import type { AdsStream, OnDemandHandler, StreamDeps } from "./stream.ts";
 import {
   type NackRecord,
   type ReadyListener,
@@ -37,6 +37,7 @@ import {
 
 export type { NackRecord, ReadyListener, StreamStatus, TypeStatus } from "./tracker.ts";
 export { envoyBootstrap, type EnvoyBootstrapOptions } from "./bootstrap.ts";
+export type { OnDemandHandler } from "./stream.ts";
 
 /** Options of {@link XdsServer}. */
 export interface XdsServerOptions {
@@ -50,6 +51,13 @@ export interface XdsServerOptions {
   now?: () => number;
   /** Wall clock (NACK timestamps); injectable for tests. */
   clock?: () => Date;
+  /**
+   * On-demand hook (delta streams only): called with the names a client subscribes to that its
+   * node's snapshot lacks, e.g. the cluster Envoy's on-demand CDS asks for. Set a new snapshot
+   * for the node before returning (or before the promise settles); names still missing then are
+   * answered in `removed_resources`, so Envoy fails fast (503) instead of timing out.
+   */
+  onDemand?: OnDemandHandler;
 }
 
 /** Where to listen. Port 0 picks an ephemeral port; `unixPath` adds a unix socket. */
@@ -82,6 +90,7 @@ export class XdsServer {
       logger,
       now: options.now ?? (() => performance.now()),
       clock: options.clock ?? (() => new Date()),
+      onDemand: options.onDemand,
     };
     this.#grpc = new grpc.Server({ "grpc.max_receive_message_length": 64 << 20 });
     this.#grpc.addService(adsService(), {

@@ -18,7 +18,21 @@ export interface StreamDeps {
   now: () => number;
   /** Wall clock for NACK records; injectable for tests. */
   clock: () => Date;
+  /** Called when a delta client subscribes to names its snapshot lacks (see OnDemandHandler). */
+  onDemand?: OnDemandHandler;
 }
+
+/**
+ * Asked when a delta client subscribes to resource names its node's snapshot lacks (Envoy's
+ * on-demand CDS asks for a cluster by name). The handler may set a new snapshot for the node
+ * (synchronously or before its promise settles); the stream then sends what exists and announces
+ * the rest in `removed_resources`, so the client's wait ends at once.
+ */
+export type OnDemandHandler = (
+  nodeId: string,
+  typeUrl: string,
+  names: string[],
+) => void | Promise<void>;
 
 /** Per-type state of one stream. */
 export interface TypeState {
