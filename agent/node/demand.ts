@@ -1,0 +1,110 @@
+/**
+ * Demand scoping, pure: which mesh services a node proxy needs. A node's dependency set is what
+ * its pods asked for (seeds and on-demand requests) closed over the routes of the services in
+ * the set — a backendRef or mirror outside the set extends it (the spec's "Phase 2 sizing").
+ * @module
+ */
+import type { MeshIR, MeshService } from "../../lib/ir/mesh.ts";
+import type { IRCluster } from "../../lib/ir/types.ts";
+import { callerRoutes } from "../xds/translate/node/mod.ts";
+
+/** Lookups over one MeshIR, built once per mesh version. */
+export interface MeshIndex {
+  readonly mesh: MeshIR;
+  /** Services by authority. */
+  readonly services: ReadonlyMap<string, MeshService>;
+  /** IR clusters by name. */
+  readonly clusters: ReadonlyMap<string, IRCluster>;
+  /** The owning service's authority of every service-port cluster. */
+  readonly clusterAuthority: ReadonlyMap<string, string>;
+}
+
+/** Indexes a mesh for the functions below. */
+export function indexMesh(mesh: MeshIR): MeshIndex {
+  const clusterAuthority = new Map<string, string>();
+  for (const s of mesh.services) {
+    for (const p of s.ports) clusterAuthority.set(p.cluster, s.authority);
+  }
+  return {
+    mesh,
+    services: new Map(mesh.services.map((s) => [s.authority, s])),
+    clusters: new Map(mesh.clusters.map((c) => [c.name, c])),
+    clusterAuthority,
+  };
+}
+
+/**
+ * The authority a requested cluster name belongs to: the owner of an IR cluster, or for any
+ * `<authority>:<port>` spelling (the catch-all turns `Host: a:80` into that name) the authority
+ * part. Returned even when no such service exists yet (it may appear later).
+ */
+export function requestedAuthority(index: MeshIndex, clusterName: string): string {
+  const owner = index.clusterAuthority.get(clusterName);
+  if (owner) return owner;
+  const m = /^(.*):(\d+)$/.exec(clusterName);
+  return m ? m[1] : clusterName;
+}
+
+/**
+ * Authorities the routes of `svc` send traffic to (backends and mirrors that exist), for callers
+ * in `namespaces` only: consumer routes of namespaces without pods on the node do not count.
+ */
+export function serviceDependencies(
+  index: MeshIndex,
+  svc: MeshService,
+  namespaces: readonly string[],
+): string[] {
+  const out = new Set<string>();
+  for (const p of svc.ports) {
+    for (const ns of namespaces) {
+      for (const r of callerRoutes(p, ns)) {
+        if (r.action.kind !== "forward") continue;
+        for (const c of [...r.action.backends, ...r.action.mirrors]) {
+          const owner = index.clusterAuthority.get(c.cluster);
+          if (owner && owner !== svc.authority) out.add(owner);
+        }
+      }
+    }
+  }
+  return [...out].sort();
+}
+
+/**
+ * The dependency set: `seeds` that name existing services, closed over
+ * {@link serviceDependencies} for `namespaces`. Sorted.
+ */
+export function dependencyClosure(
+  index: MeshIndex,
+  seeds: Iterable<string>,
+  namespaces: readonly string[],
+): string[] {
+  const out = new Set<string>();
+  const queue = [...seeds];
+  while (queue.length) {
+    const authority = queue.pop()!;
+    const svc = index.services.get(authority);
+    if (!svc || out.has(authority)) continue;
+    out.add(authority);
+    queue.push(...serviceDependencies(index, svc, namespaces));
+  }
+  return [...out].sort();
+}
+
+/**
+ * Per service, a fingerprint of what a node's routing depends on (the service with its routes,
+ * and its port clusters without endpoints) and, separately, of its endpoints: a change of only
+ * the second needs EDS alone.
+ */
+export function serviceFingerprints(
+  index: MeshIndex,
+): Map<string, { routing: string; endpoints: string }> {
+  const out = new Map<string, { routing: string; endpoints: string }>();
+  for (const s of index.mesh.services) {
+    const clusters = s.ports.map((p) => index.clusters.get(p.cluster));
+    out.set(s.authority, {
+      routing: JSON.stringify([s, clusters.map((c) => c && { ...c, endpoints: undefined })]),
+      endpoints: JSON.stringify(clusters.map((c) => c?.endpoints)),
+    });
+  }
+  return out;
+}

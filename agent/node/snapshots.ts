@@ -1,0 +1,210 @@
+/**
+ * Demand-scoped snapshots: per node proxy, the dependency set (seeds ∪ on-demand requests, closed
+ * over route backends) and its translated resources. {@link NodeSnapshots} keeps that state and,
+ * when the mesh changes, re-translates only the nodes whose set holds a changed service (EDS
+ * alone when only endpoints changed); unchanged content gives identical resources, which the
+ * snapshot cache turns into no push.
+ * @module
+ */
+import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
+import { type InvalidResource, Snapshot, type SnapshotCache } from "../xds/cache/mod.ts";
+import type { OnDemandHandler } from "../xds/server/mod.ts";
+import { TypeUrl } from "../xds/proto.ts";
+import { translateEndpoints } from "../xds/translate/mod.ts";
+import {
+  nodeNamespaces,
+  type NodeTranslateOptions,
+  translateNode,
+} from "../xds/translate/node/mod.ts";
+import type { EnvoyResources } from "../xds/translate/types.ts";
+import {
+  dependencyClosure,
+  indexMesh,
+  type MeshIndex,
+  requestedAuthority,
+  serviceFingerprints,
+} from "./demand.ts";
+
+/** One node's demand: its view (pods, seed dependencies) and what it asked for on demand. */
+export interface NodeDemand {
+  view: NodeView;
+  /** Cluster names the node's Envoy asked for on demand. */
+  requested?: readonly string[];
+}
+
+/** The view a node is translated with: its dependencies replaced by the closed set. */
+export function scopedView(index: MeshIndex, demand: NodeDemand): NodeView {
+  const requested = (demand.requested ?? []).map((n) => requestedAuthority(index, n));
+  const seeds = [...demand.view.dependencies, ...requested];
+  return {
+    ...demand.view,
+    dependencies: dependencyClosure(index, seeds, nodeNamespaces(demand.view)),
+  };
+}
+
+/** Pure: every node's resources for `mesh`, keyed by node id. */
+export function nodeSnapshots(
+  mesh: MeshIR,
+  demands: readonly NodeDemand[],
+  options: NodeTranslateOptions = {},
+): Map<string, EnvoyResources> {
+  const index = indexMesh(mesh);
+  return new Map(demands.map((d) => [
+    d.view.nodeId,
+    translateNode(mesh, scopedView(index, d), {
+      ...options,
+      requestedClusters: d.requested ?? [],
+    }),
+  ]));
+}
+
+/** Options of {@link NodeSnapshots}. */
+export interface NodeSnapshotsOptions {
+  /** Where each node's snapshot goes (optional: without it, read `resources()`). */
+  cache?: SnapshotCache;
+  /** Translation knobs (egress port, on-demand timeout, …). */
+  translate?: NodeTranslateOptions;
+  /** A resource that does not fit its schema is reported here and left out of the snapshot. */
+  onInvalid?: InvalidResource;
+}
+
+const empty: EnvoyResources = {
+  listeners: [],
+  routes: [],
+  clusters: [],
+  endpoints: [],
+  secrets: [],
+};
+
+interface NodeState {
+  view: NodeView;
+  requested: Set<string>;
+  /** Authorities that can change this node: its closed set and every name it asked for. */
+  watch: Set<string>;
+  resources: EnvoyResources;
+}
+
+/** Per-node demand state over one mesh, feeding a snapshot cache. */
+export class NodeSnapshots {
+  #mesh: MeshIR = { services: [], clusters: [] };
+  #index: MeshIndex = indexMesh(this.#mesh);
+  #fingerprints = serviceFingerprints(this.#index);
+  #nodes = new Map<string, NodeState>();
+
+  constructor(readonly options: NodeSnapshotsOptions = {}) {}
+
+  /**
+   * Replaces the mesh. Nodes whose set (or requests) holds a service whose routing changed are
+   * re-translated; nodes where only endpoints changed get new EDS only. Returns the node ids
+   * whose resources were recomputed, sorted.
+   */
+  setMesh(mesh: MeshIR): string[] {
+    const index = indexMesh(mesh);
+    const fingerprints = serviceFingerprints(index);
+    const routing = new Set<string>();
+    const endpoints = new Set<string>();
+    for (const a of new Set([...this.#fingerprints.keys(), ...fingerprints.keys()])) {
+      const before = this.#fingerprints.get(a);
+      const after = fingerprints.get(a);
+      if (before?.routing !== after?.routing) routing.add(a);
+      else if (before?.endpoints !== after?.endpoints) endpoints.add(a);
+    }
+    this.#mesh = mesh;
+    this.#index = index;
+    this.#fingerprints = fingerprints;
+    const touched: string[] = [];
+    for (const [nodeId, st] of this.#nodes) {
+      const watched = [...st.watch];
+      if (watched.some((a) => routing.has(a))) this.#translate(st);
+      else if (watched.some((a) => endpoints.has(a))) this.#updateEndpoints(st);
+      else continue;
+      touched.push(nodeId);
+    }
+    return touched.sort();
+  }
+
+  /** Adds or replaces a node's view (pods and seed dependencies) and translates it. */
+  setView(view: NodeView): void {
+    const st = this.#nodes.get(view.nodeId);
+    const state: NodeState = {
+      view,
+      requested: st?.requested ?? new Set(),
+      watch: new Set(),
+      resources: st?.resources ?? empty,
+    };
+    this.#nodes.set(view.nodeId, state);
+    this.#translate(state);
+  }
+
+  /** Forgets a node (its snapshot stays in the cache until the caller clears it). */
+  removeNode(nodeId: string): void {
+    this.#nodes.delete(nodeId);
+  }
+
+  /**
+   * The node's Envoy asked for these cluster names on demand: they join its demand for good.
+   * Returns true when its clusters changed. Unknown nodes are ignored (false).
+   */
+  request(nodeId: string, clusterNames: readonly string[]): boolean {
+    const st = this.#nodes.get(nodeId);
+    if (!st) return false;
+    const fresh = clusterNames.filter((n) => !st.requested.has(n));
+    if (fresh.length === 0) return false;
+    for (const n of fresh) st.requested.add(n);
+    const names = (r: EnvoyResources) => r.clusters.map((c) => c.name).join("\n");
+    const before = names(st.resources);
+    this.#translate(st);
+    return names(st.resources) !== before;
+  }
+
+  /** The xDS server's on-demand hook: CDS names grow the node's set (other types are ignored). */
+  readonly onDemand: OnDemandHandler = (nodeId, typeUrl, names) => {
+    if (typeUrl === TypeUrl.cluster) this.request(nodeId, names);
+  };
+
+  /** The node's current dependency set (sorted authorities), or undefined for an unknown node. */
+  dependencies(nodeId: string): string[] | undefined {
+    const st = this.#nodes.get(nodeId);
+    return st && scopedView(this.#index, this.#demand(st)).dependencies;
+  }
+
+  /** The node's current resources, or undefined for an unknown node. */
+  resources(nodeId: string): EnvoyResources | undefined {
+    return this.#nodes.get(nodeId)?.resources;
+  }
+
+  /** Node ids with a view, sorted. */
+  nodeIds(): string[] {
+    return [...this.#nodes.keys()].sort();
+  }
+
+  #demand(st: NodeState): NodeDemand {
+    return { view: st.view, requested: [...st.requested].sort() };
+  }
+
+  #translate(st: NodeState): void {
+    const demand = this.#demand(st);
+    const view = scopedView(this.#index, demand);
+    st.watch = new Set([
+      ...view.dependencies,
+      ...st.view.dependencies,
+      ...demand.requested!.map((n) => requestedAuthority(this.#index, n)),
+    ]);
+    st.resources = translateNode(this.#mesh, view, {
+      ...this.options.translate,
+      requestedClusters: demand.requested,
+    });
+    this.options.cache?.setSnapshot(
+      st.view.nodeId,
+      Snapshot.fromResources(st.resources, this.options.onInvalid),
+    );
+  }
+
+  /** The endpoint fast path: the same clusters, new ClusterLoadAssignments only. */
+  #updateEndpoints(st: NodeState): void {
+    const names = new Set(st.resources.endpoints.map((e) => e.name));
+    const endpoints = translateEndpoints(this.#mesh.clusters.filter((c) => names.has(c.name)));
+    st.resources = { ...st.resources, endpoints };
+    this.options.cache?.setEndpoints(st.view.nodeId, endpoints, this.options.onInvalid);
+  }
+}

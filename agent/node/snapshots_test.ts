@@ -1,0 +1,127 @@
+import assert from "node:assert/strict";
+import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
+import { SnapshotCache } from "../xds/cache/mod.ts";
+import { TypeUrl } from "../xds/proto.ts";
+import { nodeGoldenCases } from "../xds/translate/node/test_util.ts";
+import { dependencyClosure, indexMesh, requestedAuthority } from "./demand.ts";
+import { NodeSnapshots, nodeSnapshots } from "./snapshots.ts";
+
+const demo = nodeGoldenCases().find((c) => c.name === "demo")!;
+const S1 = "svc-1.aether.internal";
+const S1V2 = "svc-1-v2.aether.internal";
+const S2 = "svc-2.aether.internal";
+const S3 = "svc-3.aether.internal";
+
+function view(nodeId: string, namespace: string, dependencies: string[]): NodeView {
+  return {
+    nodeId,
+    pods: [{ namespace, name: `p-${nodeId}`, netnsPath: `/var/run/netns/${nodeId}` }],
+    dependencies,
+  };
+}
+
+const clusterNames = (r: { clusters: { name: string }[] } | undefined) =>
+  r?.clusters.map((c) => c.name);
+
+Deno.test("dependency closure follows the routes the node's namespaces see", () => {
+  const index = indexMesh(demo.mesh);
+  assert.deepEqual(dependencyClosure(index, [S1], ["b"]), [S1V2, S1]);
+  // Namespace a's consumer route also sends /admin to svc-2.
+  assert.deepEqual(dependencyClosure(index, [S1], ["a"]), [S1V2, S1, S2]);
+  assert.deepEqual(dependencyClosure(index, ["nope.aether.internal"], ["a"]), []);
+  assert.equal(requestedAuthority(index, `${S2}:8080`), S2);
+  assert.equal(requestedAuthority(index, `${S3}:80`), S3);
+  assert.equal(requestedAuthority(index, S3), S3);
+});
+
+Deno.test("nodeSnapshots: each node holds only its dependency set", () => {
+  const out = nodeSnapshots(demo.mesh, [
+    { view: view("n-a", "a", [S1]) },
+    { view: view("n-b", "b", [S3]), requested: [`${S2}:8080`] },
+  ]);
+  assert.deepEqual(clusterNames(out.get("n-a")), [S1V2, S1, S2, `${S2}:8080`]);
+  assert.deepEqual(clusterNames(out.get("n-b")), [S2, `${S2}:8080`, S3]);
+});
+
+/** The demo mesh with svc-3 given a producer route to svc-1-v2. */
+function withSvc3Route(mesh: MeshIR): MeshIR {
+  const m = structuredClone(mesh);
+  const svc3 = m.services.find((s) => s.authority === S3)!;
+  svc3.ports[0].producerRoutes = [{
+    name: "HTTPRoute/prod/s3/rule/0/match/0",
+    match: { path: { type: "PathPrefix", value: "/v2" }, headers: [], queryParams: [] },
+    action: { kind: "forward", backends: [{ cluster: S1V2, weight: 1 }], mirrors: [] },
+  }];
+  return m;
+}
+
+Deno.test("NodeSnapshots: a producer route change reaches only the nodes whose set holds the service", () => {
+  const cache = new SnapshotCache();
+  const ns = new NodeSnapshots({ cache });
+  ns.setMesh(demo.mesh);
+  ns.setView(view("n-a", "a", [S1]));
+  ns.setView(view("n-3", "b", [S3]));
+  const pushes: string[] = [];
+  cache.subscribe("n-a", () => pushes.push("n-a"));
+  cache.subscribe("n-3", () => pushes.push("n-3"));
+  assert.deepEqual(ns.dependencies("n-3"), [S3]);
+
+  assert.deepEqual(ns.setMesh(withSvc3Route(demo.mesh)), ["n-3"]);
+  assert.deepEqual(pushes, ["n-3"]);
+  // The route's backend outside the set extends it.
+  assert.deepEqual(ns.dependencies("n-3"), [S1V2, S3]);
+  assert.deepEqual(clusterNames(ns.resources("n-3")), [S1V2, S3]);
+
+  // Setting the same mesh again recomputes nothing and pushes nothing.
+  assert.deepEqual(ns.setMesh(withSvc3Route(demo.mesh)), []);
+  assert.deepEqual(pushes, ["n-3"]);
+});
+
+Deno.test("NodeSnapshots: an endpoint change is EDS only; a service added later serves an old request", () => {
+  const cache = new SnapshotCache();
+  const ns = new NodeSnapshots({ cache });
+  ns.setMesh(demo.mesh);
+  ns.setView(view("n-b", "b", [S1]));
+  const before = cache.getSnapshot("n-b")!;
+  const moved = structuredClone(demo.mesh);
+  moved.clusters.find((c) => c.name === S1V2)!.endpoints = [{ address: "10.0.9.9", port: 80 }];
+  assert.deepEqual(ns.setMesh(moved), ["n-b"]);
+  const after = cache.getSnapshot("n-b")!;
+  for (const t of [TypeUrl.listener, TypeUrl.route, TypeUrl.cluster]) {
+    assert.equal(after.typeVersion(t), before.typeVersion(t), t);
+  }
+  assert.notEqual(after.typeVersion(TypeUrl.endpoint), before.typeVersion(TypeUrl.endpoint));
+
+  // A request for a service that does not exist yet changes nothing…
+  assert.equal(ns.request("n-b", ["new.aether.internal"]), false);
+  assert.equal(ns.request("n-b", [S3]), true);
+  assert.equal(ns.request("n-b", [S3]), false, "asked twice: nothing new");
+  assert.equal(ns.request("unknown-node", [S3]), false);
+  // …until the service appears.
+  const grown = structuredClone(moved);
+  grown.services.push({
+    ...structuredClone(grown.services.find((s) => s.authority === S3)!),
+    authority: "new.aether.internal",
+    name: "new",
+  });
+  grown.services[grown.services.length - 1].ports[0].cluster = "new.aether.internal";
+  grown.clusters.push({
+    ...grown.clusters.find((c) => c.name === S3)!,
+    name: "new.aether.internal",
+  });
+  assert.deepEqual(ns.setMesh(grown), ["n-b"]);
+  assert.ok(clusterNames(ns.resources("n-b"))!.includes("new.aether.internal"));
+});
+
+Deno.test("NodeSnapshots.onDemand: CDS names grow the set, an explicit first port gets an alias", () => {
+  const ns = new NodeSnapshots();
+  ns.setMesh(demo.mesh);
+  ns.setView(view("n-b", "b", []));
+  assert.deepEqual(clusterNames(ns.resources("n-b")), []);
+  ns.onDemand("n-b", TypeUrl.endpoint, [S3]);
+  assert.deepEqual(clusterNames(ns.resources("n-b")), []);
+  ns.onDemand("n-b", TypeUrl.cluster, [`${S3}:80`]);
+  assert.deepEqual(clusterNames(ns.resources("n-b")), [S3, `${S3}:80`]);
+  ns.removeNode("n-b");
+  assert.equal(ns.resources("n-b"), undefined);
+});
