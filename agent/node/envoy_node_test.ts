@@ -1,0 +1,207 @@
+/**
+ * The node proxy on real Envoy 1.40: one Envoy (delta ADS, onDemand wired to NodeSnapshots)
+ * serves two pods in two network namespaces (namespaces "a" and "b") on 127.0.0.1:18081 each.
+ * svc-1's producer route splits 90/10 to svc-1-v2; namespace a's consumer route sends all to
+ * svc-1-v2. Cold services are fetched with on-demand CDS on their first request; config_dump
+ * holds only the dependency set.
+ */
+import assert from "node:assert/strict";
+import type { MeshIR, MeshService } from "../../lib/ir/mesh.ts";
+import type { IRCluster, IRRoute } from "../../lib/ir/types.ts";
+import { Logger } from "../../lib/log/mod.ts";
+import { ensurePeer } from "../../lib/peers/mod.ts";
+import { SnapshotCache } from "../xds/cache/mod.ts";
+import { XdsServer } from "../xds/server/mod.ts";
+import { configDump, startBackend, startEnvoy, waitFor } from "../xds/server/testing.ts";
+import { NodeSnapshots } from "./snapshots.ts";
+
+const D = "aether.internal";
+
+function service(name: string, routes: IRRoute[] = [], consumer = {}): MeshService {
+  const authority = `${name}.${D}`;
+  return {
+    authority,
+    namespace: "prod",
+    name,
+    vips: [],
+    ports: [{
+      port: 80,
+      cluster: authority,
+      domains: [`${authority}:80`, authority],
+      producerRoutes: routes,
+      consumerRoutes: consumer,
+    }],
+  };
+}
+
+function all(name: string, backends: [string, number][]): IRRoute {
+  return {
+    name,
+    match: { path: { type: "PathPrefix", value: "/" }, headers: [], queryParams: [] },
+    action: {
+      kind: "forward",
+      backends: backends.map(([svc, weight]) => ({ cluster: `${svc}.${D}`, weight })),
+      mirrors: [],
+    },
+  };
+}
+
+function mesh(ports: Record<string, number>): MeshIR {
+  const split = all("HTTPRoute/prod/split/rule/0/match/0", [["svc-1", 90], ["svc-1-v2", 10]]);
+  const pin = all("HTTPRoute/a/pin/rule/0/match/0", [["svc-1-v2", 1]]);
+  const services = [
+    service("svc-1", [split], { a: [pin] }),
+    service("svc-1-v2"),
+    service("svc-3"),
+    service("svc-4"),
+  ].sort((x, y) => x.authority < y.authority ? -1 : 1);
+  const clusters: IRCluster[] = services.map((s) => ({
+    name: s.authority,
+    service: `prod/${s.name}`,
+    port: 80,
+    protocol: "http1",
+    endpoints: [{ address: "127.0.0.1", port: ports[s.name] }],
+  }));
+  return { services, clusters: clusters.sort((x, y) => x.name < y.name ? -1 : 1) };
+}
+
+async function run(cmd: string, args: string[]): Promise<string> {
+  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) {
+    throw new Error(`${cmd} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return text;
+}
+
+/** `n` GETs from inside netns `ns` with `Host: host`; each line is `<status> <body>`. */
+async function curlFrom(ns: string, host: string, n: number): Promise<string[]> {
+  const [ip, curl] = [await ensurePeer("ip"), await ensurePeer("curl")];
+  const url = n === 1 ? "http://127.0.0.1:18081/x" : `http://127.0.0.1:18081/x?i=[1-${n}]`;
+  const out = await run(ip, [
+    "netns",
+    "exec",
+    ns,
+    curl,
+    "-s",
+    "--max-time",
+    "10",
+    "-H",
+    `Host: ${host}`,
+    url,
+    "-w",
+    " %{http_code}\\n",
+  ]);
+  return out.trim().split("\n").map((l) => {
+    const i = l.lastIndexOf(" ");
+    return `${l.slice(i + 1)} ${l.slice(0, i)}`.trim();
+  });
+}
+
+function count(lines: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const l of lines) out[l] = (out[l] ?? 0) + 1;
+  return out;
+}
+
+/** Names of the dynamic (xDS) clusters in Envoy's config_dump. */
+async function dumpedClusters(adminUrl: string): Promise<string[]> {
+  const dump = await configDump(adminUrl);
+  const configs = dump.configs as Record<string, unknown>[];
+  const cds = configs.find((c) => String(c["@type"]).endsWith("ClustersConfigDump"))!;
+  const active = (cds.dynamic_active_clusters ?? []) as { cluster: { name: string } }[];
+  return active.map((c) => c.cluster.name).sort();
+}
+
+Deno.test({
+  name: "node proxy on real Envoy: per-pod netns listeners, consumer vs producer routes, ODCDS",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const ip = await ensurePeer("ip");
+    const nsA = `aether-a-${Deno.pid}`;
+    const nsB = `aether-b-${Deno.pid}`;
+    const backends = ["svc-1", "svc-1-v2", "svc-3", "svc-4"].map((n) => ({
+      n,
+      b: startBackend(n),
+    }));
+    const ports = Object.fromEntries(backends.map(({ n, b }) => [n, b.port]));
+    const asked: string[] = [];
+    const cache = new SnapshotCache();
+    const snapshots = new NodeSnapshots({ cache, translate: { odcdsTimeoutMs: 3000 } });
+    const server = new XdsServer({
+      cache,
+      logger: new Logger("xds", () => {}),
+      onDemand: (nodeId, typeUrl, names) => {
+        asked.push(...names);
+        return snapshots.onDemand(nodeId, typeUrl, names);
+      },
+    });
+    let envoy: Awaited<ReturnType<typeof startEnvoy>> | undefined;
+    try {
+      for (const ns of [nsA, nsB]) {
+        await run(ip, ["netns", "add", ns]);
+        await run(ip, ["-n", ns, "link", "set", "lo", "up"]);
+      }
+      snapshots.setMesh(mesh(ports));
+      snapshots.setView({
+        nodeId: "node-1",
+        pods: [
+          { namespace: "a", name: "client-a", netnsPath: `/var/run/netns/${nsA}` },
+          { namespace: "b", name: "client-b", netnsPath: `/var/run/netns/${nsB}` },
+        ],
+        dependencies: [`svc-1.${D}`],
+      });
+      const xdsPort = await server.listen({ port: 0 });
+      envoy = await startEnvoy({ nodeId: "node-1", xdsPort, delta: true });
+      const adminUrl = envoy.adminUrl;
+      await waitFor("Envoy ACKs the node snapshot", () => server.isReady("node-1"));
+      for (const ns of [nsA, nsB]) {
+        await waitFor(
+          `listener bound in ${ns}`,
+          async () =>
+            (await run(ip, ["netns", "exec", ns, "ss", "-ltnH"])).includes("127.0.0.1:18081"),
+        );
+      }
+      assert.equal(server.lastNack("node-1"), undefined);
+      // Only the dependency set: svc-1 and the backend its route reaches.
+      assert.deepEqual(await dumpedClusters(adminUrl), [`svc-1-v2.${D}`, `svc-1.${D}`]);
+
+      // Namespace a: the consumer route (all to svc-1-v2).
+      const fromA = count(await curlFrom(nsA, `svc-1.${D}`, 200));
+      assert.deepEqual(fromA, { "200 backend svc-1-v2 /x": 200 });
+      // Namespace b: the producer's 90/10 split.
+      const fromB = count(await curlFrom(nsB, `svc-1.${D}`, 400));
+      const v1 = fromB["200 backend svc-1 /x"] ?? 0;
+      const v2 = fromB["200 backend svc-1-v2 /x"] ?? 0;
+      assert.equal(v1 + v2, 400, JSON.stringify(fromB));
+      assert.ok(v2 >= 16 && v2 <= 64, `~10% to svc-1-v2 (got ${v2}/400)`);
+
+      // A cold service: the first request succeeds through on-demand CDS.
+      assert.deepEqual(await curlFrom(nsB, `svc-3.${D}`, 1), ["200 backend svc-3 /x"]);
+      // An explicit first port (cluster alias) and an unknown service (503 at once).
+      assert.deepEqual(await curlFrom(nsA, `svc-4.${D}:80`, 1), ["200 backend svc-4 /x"]);
+      const started = Date.now();
+      const [unknown] = await curlFrom(nsB, `nope.${D}`, 1);
+      assert.match(unknown, /^503 /);
+      assert.ok(Date.now() - started < 2500, "unknown service fails fast, not by timeout");
+      assert.deepEqual(await dumpedClusters(adminUrl), [
+        `svc-1-v2.${D}`,
+        `svc-1.${D}`,
+        `svc-3.${D}`,
+        `svc-4.${D}`,
+        `svc-4.${D}:80`,
+      ]);
+      assert.equal(server.lastNack("node-1"), undefined);
+      // Each came through Envoy's on-demand CDS (a delta CDS subscription by name).
+      assert.deepEqual(asked.sort(), [`nope.${D}`, `svc-3.${D}`, `svc-4.${D}:80`]);
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\nenvoy log:\n${envoy?.logs() ?? ""}`);
+    } finally {
+      await envoy?.stop();
+      await server.close();
+      for (const { b } of backends) await b.close();
+      for (const ns of [nsA, nsB]) await run(ip, ["netns", "del", ns]).catch(() => {});
+    }
+  },
+});
