@@ -5,10 +5,20 @@
  * @module
  */
 import { fail, type Outcome } from "./conditions.ts";
-import { SERVICE_NAME_LABEL, type ServicePort, type ServiceSpec } from "./core_types.ts";
+import {
+  type EndpointSliceBody,
+  SERVICE_NAME_LABEL,
+  type ServicePort,
+  type ServiceSpec,
+} from "./core_types.ts";
 import { referenceAllowed } from "./refs.ts";
-import { byAge, keyOf, type Obj, type Snapshot } from "./snapshot.ts";
-import { type BackendObjectReference, GATEWAY_GROUP, type Problem } from "./types.ts";
+import { keyOf, type Obj, type Snapshot, sortByAge } from "./snapshot.ts";
+import {
+  type BackendObjectReference,
+  GATEWAY_GROUP,
+  type KubeObject,
+  type Problem,
+} from "./types.ts";
 import type { IRCluster, IREndpoint } from "../ir/types.ts";
 
 /** A resolved reference: the cluster name, and the failure when it is invalid. */
@@ -25,10 +35,20 @@ export class Backends {
   #clusters = new Map<string, IRCluster>();
   #owners = new Map<string, Obj<ServiceSpec>>();
   #reported = new Set<string>();
+  /** EndpointSlices (in snapshot order) by the `<ns>/<name>` of the Service they label. */
+  #slices = new Map<string, (KubeObject & EndpointSliceBody)[]>();
 
   constructor(private snapshot: Snapshot, private meshDomain: string, private problems: Problem[]) {
-    for (const svc of [...snapshot.services.values()].sort(byAge)) {
+    for (const svc of sortByAge(snapshot.services.values())) {
       if (!this.#owners.has(svc.metadata.name)) this.#owners.set(svc.metadata.name, svc);
+    }
+    for (const slice of snapshot.slices) {
+      const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
+      if (service === undefined) continue;
+      const key = `${slice.metadata.namespace}/${service}`;
+      const list = this.#slices.get(key);
+      if (list) list.push(slice);
+      else this.#slices.set(key, [slice]);
     }
   }
 
@@ -138,9 +158,7 @@ export class Backends {
 
   #endpoints(svc: Obj<ServiceSpec>, port: ServicePort): IREndpoint[] {
     const out = new Map<string, IREndpoint>();
-    for (const slice of this.snapshot.slices) {
-      if (slice.metadata.namespace !== svc.metadata.namespace) continue;
-      if (slice.metadata.labels?.[SERVICE_NAME_LABEL] !== svc.metadata.name) continue;
+    for (const slice of this.#slices.get(keyOf(svc)) ?? []) {
       if (slice.addressType === "FQDN") continue;
       const slicePort = (slice.ports ?? []).find((p) => (p.name ?? "") === (port.name ?? ""));
       if (slicePort?.port === undefined) continue;

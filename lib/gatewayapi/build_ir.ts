@@ -6,9 +6,11 @@
  * @module
  */
 import type { ListenerState } from "./gateways.ts";
+import { HostnameIndex } from "./host_index.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
 import { compareRanked, type Ranked } from "./precedence.ts";
 import type { ConvertedMatch, ConvertedRoute, ConvertedRule } from "./rule_common.ts";
+import { cloneData } from "./clone.ts";
 import { keyOf } from "./snapshot.ts";
 import type { KubeObject } from "./types.ts";
 import type { IRFilterChain, IRListener, IRRoute, IRVirtualHost } from "../ir/types.ts";
@@ -34,17 +36,27 @@ function virtualHosts(listeners: ListenerState[], placements: Placement[]): IRVi
   const mine = placements.filter((p) => ids.has(p.listener.id));
   const domains = new Set<string>();
   for (const l of listeners) if (l.listener.hostname) domains.add(l.listener.hostname);
-  for (const p of mine) for (const h of p.hostnames) domains.add(h);
+  const hosts = new HostnameIndex<Placement>();
+  for (const p of mine) {
+    for (const h of p.hostnames) {
+      domains.add(h);
+      hosts.add(h, p);
+    }
+  }
   const bySpecificity = [...listeners].sort((a, b) =>
     compareHostnames(listenerHost(a), listenerHost(b))
   );
   return [...domains].sort(compareHostnames).map((domain) => {
     const owner = bySpecificity.find((l) => covers(listenerHost(l), domain))!;
-    const entries: Entry[] = [];
-    for (const p of mine) {
+    // Each placement of the owner listener covering the domain, with its most specific hostname.
+    const best = new Map<Placement, string>();
+    for (const { host, item: p } of hosts.covering(domain)) {
       if (p.listener !== owner) continue;
-      const host = p.hostnames.filter((h) => covers(h, domain)).sort(compareHostnames)[0];
-      if (host === undefined) continue;
+      const seen = best.get(p);
+      if (seen === undefined || compareHostnames(host, seen) < 0) best.set(p, host);
+    }
+    const entries: Entry[] = [];
+    for (const [p, host] of best) {
       p.converted.rules.forEach((converted, rule) =>
         converted.matches.forEach((cm, match) =>
           entries.push({ hostname: host, key: cm.key, route: p.route, rule, match, converted, cm })
@@ -57,7 +69,7 @@ function virtualHosts(listeners: ListenerState[], placements: Placement[]): IRVi
       protocol: owner.listener.protocol as "HTTP" | "HTTPS",
     };
     const routes = entries.map((e): IRRoute =>
-      structuredClone({
+      cloneData({
         name: e.cm.name,
         match: e.cm.match,
         ...(e.converted.requestHeaders ? { requestHeaders: e.converted.requestHeaders } : {}),

@@ -7,13 +7,13 @@
 import { attachRoute, type ParentOutcome, type RouteSpecCommon } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { buildListeners, type Placement, placementKey } from "./build_ir.ts";
-import { ConditionFactory, fail } from "./conditions.ts";
+import { ConditionFactory } from "./conditions.ts";
 import { evaluateGateways, gatewayClassStatus, gatewayStatus, type RouteKind } from "./gateways.ts";
 import { convertGRPCRoute } from "./grpc_route.ts";
-import { intersectHostname } from "./hostnames.ts";
 import { convertHTTPRoute } from "./http_route.ts";
+import { settleKindConflicts } from "./kind_conflicts.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
-import { buildSnapshot, byAge, keyOf, type Obj } from "./snapshot.ts";
+import { buildSnapshot, keyOf, type Obj } from "./snapshot.ts";
 import type { KubeObject, Problem, RouteStatus } from "./types.ts";
 import { applyDefaults, validateObject } from "./validate.ts";
 import type { IR, IRSecret } from "../ir/types.ts";
@@ -79,38 +79,6 @@ function admit(objects: KubeObject[], problems: Problem[]): KubeObject[] {
     else valid.push(obj);
   }
   return valid;
-}
-
-/**
- * HTTPRoutes and GRPCRoutes with intersecting hostnames on one listener: the older route keeps the
- * listener, the other loses that attachment (spec: accept exactly one of the two).
- */
-function settleKindConflicts(routes: RouteState[]) {
-  const winners = new Map<string, { state: RouteState; hostnames: string[] }[]>();
-  for (const state of [...routes].sort((a, b) => byAge(a.route, b.route))) {
-    for (const parent of state.parents) {
-      parent.attachments = parent.attachments.filter((a) => {
-        const held = winners.get(a.listener.id) ?? [];
-        const rival = held.find((w) =>
-          w.state.kind !== state.kind &&
-          w.hostnames.some((h) => a.hostnames.some((x) => intersectHostname(h, x)))
-        );
-        if (rival) {
-          parent.accepted = fail(
-            "NotAllowedByListeners",
-            `listener ${a.listener.id} already serves these hostnames with the older ${rival.state.kind} ${
-              keyOf(rival.state.route)
-            }`,
-          );
-          return false;
-        }
-        if (parent.accepted.ok) {
-          winners.set(a.listener.id, [...held, { state, hostnames: a.hostnames }]);
-        }
-        return true;
-      });
-    }
-  }
 }
 
 /** Resolves Gateway API objects into aether's IR and the status of every object we own. */

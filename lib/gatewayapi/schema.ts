@@ -4,6 +4,7 @@
  * defaulting and validation. schemas.ts describes each kind with it.
  * @module
  */
+import { cloneData, isObject } from "./clone.ts";
 
 /** A CEL rule (x-kubernetes-validations) on a schema node: `check(self)` must hold. */
 export interface Rule {
@@ -41,49 +42,73 @@ export type Schema =
 
 type Extra<T extends Schema["t"]> = Omit<Extract<Schema, { t: T }>, "t">;
 
+/** All fields any node may have: every node gets each of them, so walks see one object shape. */
+const BLANK = {
+  t: undefined,
+  default: undefined,
+  rules: undefined,
+  min: undefined,
+  max: undefined,
+  pattern: undefined,
+  enum: undefined,
+  items: undefined,
+  props: undefined,
+  required: undefined,
+  open: undefined,
+  values: undefined,
+};
+
+const node = <T extends Schema>(fields: T): Schema => ({ ...BLANK, ...fields }) as Schema;
+
 /** A string node. */
-export const str = (o: Extra<"string"> = {}): Schema => ({ t: "string", ...o });
+export const str = (o: Extra<"string"> = {}): Schema => node({ t: "string", ...o });
 /** An integer node. */
-export const int = (o: Extra<"int"> = {}): Schema => ({ t: "int", ...o });
+export const int = (o: Extra<"int"> = {}): Schema => node({ t: "int", ...o });
 /** A boolean node. */
-export const bool = (): Schema => ({ t: "bool" });
+export const bool = (): Schema => node({ t: "bool" });
 /** An array node. */
-export const arr = (items: Schema, o: Omit<Extra<"array">, "items"> = {}): Schema => ({
-  t: "array",
-  items,
-  ...o,
-});
+export const arr = (items: Schema, o: Omit<Extra<"array">, "items"> = {}): Schema =>
+  node({ t: "array", items, ...o });
 /** An object node with known properties. */
 export const obj = (
   props: Record<string, Schema>,
   o: Omit<Extra<"object">, "props"> = {},
-): Schema => ({ t: "object", props, ...o });
+): Schema => node({ t: "object", props, ...o });
 /** A string-keyed map node. */
-export const map = (values: Schema, o: Omit<Extra<"map">, "values"> = {}): Schema => ({
-  t: "map",
-  values,
-  ...o,
-});
+export const map = (values: Schema, o: Omit<Extra<"map">, "values"> = {}): Schema =>
+  node({ t: "map", values, ...o });
 /** Anything (fields aether neither uses nor checks deeply). */
-export const any = (): Schema => ({ t: "any" });
+export const any = (): Schema => node({ t: "any" });
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+/** Per object node: its properties that carry a default, in declaration order. */
+const defaultedProps = new WeakMap<Schema, [string, Schema][]>();
 
-const clone = <T>(v: T): T => structuredClone(v);
+function propsWithDefaults(schema: Extract<Schema, { t: "object" }>): [string, Schema][] {
+  let list = defaultedProps.get(schema);
+  if (!list) {
+    list = Object.entries(schema.props).filter(([, sub]) => sub.default !== undefined);
+    defaultedProps.set(schema, list);
+  }
+  return list;
+}
 
 /**
- * Returns `value` with schema defaults filled in, top-down, as the API server defaults a
- * structural schema (a defaulted object is itself defaulted). Never mutates its input.
+ * Returns a deep copy of `value` with schema defaults filled in, top-down, as the API server
+ * defaults a structural schema (a defaulted object is itself defaulted). Never mutates its input
+ * and shares nothing with it.
  */
 export function defaulted(schema: Schema, value: unknown): unknown {
   if (value === undefined) return value;
   if (schema.t === "object" && isObject(value)) {
-    const out: Record<string, unknown> = { ...value };
-    for (const [key, sub] of Object.entries(schema.props)) {
-      let v = out[key];
-      if (v === undefined && sub.default !== undefined) v = clone(sub.default);
-      if (v !== undefined) out[key] = defaulted(sub, v);
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) {
+      const v = value[key], sub = schema.props[key];
+      if (!sub) out[key] = cloneData(v);
+      else if (v !== undefined) out[key] = defaulted(sub, v);
+      else out[key] = sub.default !== undefined ? defaulted(sub, cloneData(sub.default)) : v;
+    }
+    for (const [key, sub] of propsWithDefaults(schema)) {
+      if (!Object.hasOwn(value, key)) out[key] = defaulted(sub, cloneData(sub.default));
     }
     return out;
   }
@@ -91,11 +116,11 @@ export function defaulted(schema: Schema, value: unknown): unknown {
     return value.map((v) => defaulted(schema.items, v));
   }
   if (schema.t === "map" && isObject(value)) {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, defaulted(schema.values, v)]),
-    );
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) out[key] = defaulted(schema.values, value[key]);
+    return out;
   }
-  return value;
+  return cloneData(value);
 }
 
 /** A validation finding: field path and message. */
@@ -113,101 +138,125 @@ const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
  */
 export function validateSchema(schema: Schema, value: unknown, path: string): FieldError[] {
   const errors: FieldError[] = [];
+  check(schema, value, path, errors);
+  return errors;
+}
+
+/** validateSchema's walk, appending to one list. */
+function check(schema: Schema, value: unknown, path: string, errors: FieldError[]) {
   let typeOk = true;
-  const fail = (message: string, at = path) => errors.push({ field: at, message });
-  const wrongType = (message: string) => {
-    typeOk = false;
-    fail(message);
-  };
   switch (schema.t) {
     case "any":
       break;
     case "string":
       if (typeof value !== "string") {
-        wrongType(`must be a string`);
+        typeOk = false;
+        errors.push({ field: path, message: `must be a string` });
         break;
       }
       if (schema.min !== undefined && value.length < schema.min) {
-        fail(`must be at least ${schema.min} characters long`);
+        errors.push({ field: path, message: `must be at least ${schema.min} characters long` });
       }
       if (schema.max !== undefined && value.length > schema.max) {
-        fail(`must be at most ${schema.max} characters long`);
+        errors.push({ field: path, message: `must be at most ${schema.max} characters long` });
       }
       if (schema.enum && !schema.enum.includes(value)) {
-        fail(
-          `unsupported value ${JSON.stringify(value)}: must be one of ${schema.enum.join(", ")}`,
-        );
+        errors.push({
+          field: path,
+          message: `unsupported value ${JSON.stringify(value)}: must be one of ${
+            schema.enum.join(", ")
+          }`,
+        });
       }
       if (schema.pattern && !schema.pattern.test(value)) {
-        fail(`${JSON.stringify(value)} must match ${schema.pattern.source}`);
+        errors.push({
+          field: path,
+          message: `${JSON.stringify(value)} must match ${schema.pattern.source}`,
+        });
       }
       break;
     case "int":
       if (typeof value !== "number" || !Number.isInteger(value)) {
-        wrongType(`must be an integer`);
+        typeOk = false;
+        errors.push({ field: path, message: `must be an integer` });
         break;
       }
-      if (schema.min !== undefined && value < schema.min) fail(`must be at least ${schema.min}`);
-      if (schema.max !== undefined && value > schema.max) fail(`must be at most ${schema.max}`);
+      if (schema.min !== undefined && value < schema.min) {
+        errors.push({ field: path, message: `must be at least ${schema.min}` });
+      }
+      if (schema.max !== undefined && value > schema.max) {
+        errors.push({ field: path, message: `must be at most ${schema.max}` });
+      }
       if (schema.enum && !schema.enum.includes(value)) {
-        fail(`unsupported value ${value}: must be one of ${schema.enum.join(", ")}`);
+        errors.push({
+          field: path,
+          message: `unsupported value ${value}: must be one of ${schema.enum.join(", ")}`,
+        });
       }
       break;
     case "bool":
-      if (typeof value !== "boolean") wrongType(`must be a boolean`);
+      if (typeof value !== "boolean") {
+        typeOk = false;
+        errors.push({ field: path, message: `must be a boolean` });
+      }
       break;
     case "array":
       if (!Array.isArray(value)) {
-        wrongType(`must be a list`);
+        typeOk = false;
+        errors.push({ field: path, message: `must be a list` });
         break;
       }
       if (schema.min !== undefined && value.length < schema.min) {
-        fail(`must have at least ${schema.min} item(s)`);
+        errors.push({ field: path, message: `must have at least ${schema.min} item(s)` });
       }
       if (schema.max !== undefined && value.length > schema.max) {
-        fail(`must have at most ${schema.max} items`);
+        errors.push({ field: path, message: `must have at most ${schema.max} items` });
       }
-      value.forEach((v, i) => errors.push(...validateSchema(schema.items, v, `${path}[${i}]`)));
+      for (let i = 0; i < value.length; i++) check(schema.items, value[i], `${path}[${i}]`, errors);
       break;
     case "map":
       if (!isObject(value)) {
-        wrongType(`must be an object`);
+        typeOk = false;
+        errors.push({ field: path, message: `must be an object` });
         break;
       }
-      for (const [k, v] of Object.entries(value)) {
-        errors.push(...validateSchema(schema.values, v, `${path}[${JSON.stringify(k)}]`));
+      for (const k in value) {
+        if (Object.hasOwn(value, k)) {
+          check(schema.values, value[k], `${path}[${JSON.stringify(k)}]`, errors);
+        }
       }
       break;
     case "object":
       if (!isObject(value)) {
-        wrongType(`must be an object`);
+        typeOk = false;
+        errors.push({ field: path, message: `must be an object` });
         break;
       }
       for (const key of schema.required ?? []) {
         if (value[key] === undefined || value[key] === null) {
-          fail(`required field is missing`, join(path, key));
+          errors.push({ field: join(path, key), message: `required field is missing` });
         }
       }
-      for (const [key, v] of Object.entries(value)) {
-        const sub = schema.props[key];
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue;
+        const v = value[key], sub = schema.props[key];
         if (sub) {
-          if (v !== undefined && v !== null) {
-            errors.push(...validateSchema(sub, v, join(path, key)));
-          }
-        } else if (!schema.open) fail(`unknown field ${JSON.stringify(key)}`, join(path, key));
+          if (v !== undefined && v !== null) check(sub, v, join(path, key), errors);
+        } else if (!schema.open) {
+          errors.push({ field: join(path, key), message: `unknown field ${JSON.stringify(key)}` });
+        }
       }
       break;
   }
-  if (typeOk) {
-    for (const rule of schema.rules ?? []) {
+  if (typeOk && schema.rules) {
+    for (const rule of schema.rules) {
       let ok = false;
       try {
         ok = rule.check(value);
       } catch {
         ok = false;
       }
-      if (!ok) fail(rule.message);
+      if (!ok) errors.push({ field: path, message: rule.message });
     }
   }
-  return errors;
 }

@@ -46,6 +46,22 @@ export function byAge(a: KubeObject, b: KubeObject): number {
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
+/**
+ * A copy of `list` in age order of `objectOf(item)` (the item itself by default), each key
+ * computed once rather than per comparison. Stable: equal ages keep their order.
+ */
+export function sortByAge<T>(
+  list: Iterable<T>,
+  objectOf: (item: T) => KubeObject = (item) => item as KubeObject,
+): T[] {
+  const keyed = [...list].map((item) => {
+    const o = objectOf(item);
+    return { item, t: o.metadata.creationTimestamp ?? "", k: keyOf(o) };
+  });
+  keyed.sort((a, b) => a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
+  return keyed.map((e) => e.item);
+}
+
 /** Indexes valid, defaulted objects. A second object with the same kind and key is a problem. */
 export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; problems: Problem[] } {
   const problems: Problem[] = [];
@@ -75,7 +91,7 @@ export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; prob
     secrets: new Map(),
     slices: [],
   };
-  const sorted = [...first.values()].sort(byAge);
+  const sorted = sortByAge(first.values());
   for (const o of sorted) {
     const ns = o.metadata.namespace ?? "";
     if (ns && !s.namespaces.has(ns)) s.namespaces.set(ns, { [NAMESPACE_NAME_LABEL]: ns });

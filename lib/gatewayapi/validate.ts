@@ -3,6 +3,7 @@
  * from the schema, then schema + CEL rules, each problem naming the object and field.
  * @module
  */
+import { cloneData } from "./clone.ts";
 import { defaulted, validateSchema } from "./schema.ts";
 import { KINDS } from "./schemas.ts";
 import type { KubeObject, Problem } from "./types.ts";
@@ -12,7 +13,11 @@ const TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "status"]);
 
 /** Strips the top-level envelope, keeping the body the kind's schema describes. */
 function bodyOf(obj: KubeObject): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(obj).filter(([k]) => !TOP_LEVEL.has(k)));
+  const body: Record<string, unknown> = {};
+  for (const key of Object.keys(obj)) {
+    if (!TOP_LEVEL.has(key)) body[key] = (obj as Record<string, unknown>)[key];
+  }
+  return body;
 }
 
 /**
@@ -21,15 +26,19 @@ function bodyOf(obj: KubeObject): Record<string, unknown> {
  * "default" for namespaced kinds without one. Unknown kinds are returned as a copy.
  */
 export function applyDefaults(obj: KubeObject): KubeObject {
-  const copy = structuredClone(obj);
   const info = KINDS[obj?.kind];
-  if (!info || typeof copy !== "object" || copy === null) return copy;
+  if (!info || typeof obj !== "object" || obj === null) return structuredClone(obj);
+  const copy: KubeObject = { ...obj };
+  for (const key of TOP_LEVEL) {
+    if (Object.hasOwn(copy, key)) (copy as Record<string, unknown>)[key] = cloneData(copy[key]);
+  }
   if (
     info.namespaced && copy.metadata && typeof copy.metadata === "object" &&
     !copy.metadata.namespace
   ) {
     copy.metadata = { ...copy.metadata, namespace: "default" };
   }
+  // defaulted copies the body deeply, so the result shares nothing with `obj`.
   const body = defaulted(info.body, bodyOf(copy)) as Record<string, unknown>;
   return { ...copy, ...body };
 }
