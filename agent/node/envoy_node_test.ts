@@ -10,6 +10,7 @@ import type { MeshIR, MeshService } from "../../lib/ir/mesh.ts";
 import type { IRCluster, IRRoute } from "../../lib/ir/types.ts";
 import { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer } from "../../lib/peers/mod.ts";
+import { run } from "../../lib/peers/util.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { XdsServer } from "../xds/server/mod.ts";
 import { configDump, startBackend, startEnvoy, waitFor } from "../xds/server/testing.ts";
@@ -63,15 +64,6 @@ function mesh(ports: Record<string, number>): MeshIR {
     endpoints: [{ address: "127.0.0.1", port: ports[s.name] }],
   }));
   return { services, clusters: clusters.sort((x, y) => x.name < y.name ? -1 : 1) };
-}
-
-async function run(cmd: string, args: string[]): Promise<string> {
-  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  if (!out.success) {
-    throw new Error(`${cmd} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return text;
 }
 
 /** `n` GETs from inside netns `ns` with `Host: host`; each line is `<status> <body>`. */
