@@ -1,0 +1,154 @@
+/**
+ * What every agent role runs around its pipeline: the xDS server, the mesh DNS responder, the
+ * admin server (readiness = Envoy ACKed the current config) and Envoy as a supervised child.
+ * @module
+ */
+import type { Logger } from "../lib/log/mod.ts";
+import type { Registry } from "../lib/metrics/mod.ts";
+import { ensurePeer } from "../lib/peers/mod.ts";
+import { type AdminServer, splitHostPort, startAdmin } from "./admin/server.ts";
+import { DnsResponder } from "./dns/mod.ts";
+import { EnvoyProcess } from "./envoy/process.ts";
+import type { SnapshotCache } from "./xds/cache/mod.ts";
+import { envoyBootstrap, XdsServer, type XdsServerOptions } from "./xds/server/mod.ts";
+import { xdsDebug } from "./admin/xds_debug.ts";
+
+/** Options shared by every role. */
+export interface RuntimeOptions {
+  logger: Logger;
+  metrics: Registry;
+  cache: SnapshotCache;
+  /** xDS server `host:port` (port 0 = ephemeral). */
+  xdsAddress: string;
+  /** Admin server `host:port`. */
+  adminAddress: string;
+  /** Node id of the Envoy this agent starts (and whose readiness `/readyz` reports). */
+  nodeId: string;
+  /** Envoy's `node.cluster`. */
+  envoyCluster: string;
+  /** Envoy binary path, "auto" (peer cache) or "none". */
+  envoy: string;
+  envoyLogLevel?: string;
+  /** Use delta xDS (needed for on-demand CDS). */
+  delta?: boolean;
+  meshDomain: string;
+  /** DNS responder `host:port`, or "none". */
+  dnsAddress: string;
+  dnsUpstreams?: string[];
+  /** Extra xDS server options (e.g. the on-demand hook). */
+  xds?: Partial<XdsServerOptions>;
+  /** The role's part of the `/status` document. */
+  status: () => Record<string, unknown>;
+}
+
+/** A running runtime. */
+export interface Runtime {
+  xds: XdsServer;
+  xdsPort: number;
+  admin: AdminServer;
+  dns?: { responder: DnsResponder; port: number };
+  envoy?: EnvoyProcess;
+  readiness(): { ready: boolean; detail: string };
+  ready(): boolean;
+  waitReady(timeoutMs?: number): Promise<void>;
+  /** Starts Envoy (after the first snapshot is in the cache). */
+  startEnvoy(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the xDS server, DNS responder and admin server. */
+export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
+  const { logger, metrics, cache } = o;
+  const xds = new XdsServer({ cache, logger: logger.child("xds"), metrics, ...o.xds });
+  const xdsAddr = splitHostPort(o.xdsAddress);
+  const xdsPort = await xds.listen({ host: xdsAddr.hostname, port: xdsAddr.port });
+  logger.info("xds server listening", { address: `${xdsAddr.hostname}:${xdsPort}` });
+
+  let dns: Runtime["dns"];
+  if (o.dnsAddress !== "none") {
+    const responder = new DnsResponder({
+      meshDomain: o.meshDomain,
+      upstreams: o.dnsUpstreams,
+      metrics,
+      logger: logger.child("dns"),
+    });
+    const at = splitHostPort(o.dnsAddress);
+    const { port } = await responder.listen({ address: at.hostname, port: at.port });
+    logger.info("dns responder listening", {
+      address: `${at.hostname}:${port}`,
+      meshDomain: o.meshDomain,
+    });
+    dns = { responder, port };
+  }
+
+  const readiness = () => {
+    const snap = cache.getSnapshot(o.nodeId);
+    if (!snap) return { ready: false, detail: "no configuration yet" };
+    if (xds.isReady(o.nodeId)) return { ready: true, detail: `ready: Envoy ACKed ${snap.version}` };
+    const nack = xds.lastNack(o.nodeId);
+    return {
+      ready: false,
+      detail: nack
+        ? `not ready: Envoy rejected ${nack.typeUrl} version ${nack.version}: ${nack.errorDetail}`
+        : `not ready: waiting for Envoy to ACK ${snap.version}`,
+    };
+  };
+  const ready = () => readiness().ready;
+  const admin = await startAdmin(o.adminAddress, {
+    metrics,
+    beforeMetrics: () => dns?.responder.metrics.flush(),
+    readiness,
+    status: () => ({
+      nodeId: o.nodeId,
+      ready: readiness(),
+      ...o.status(),
+      lastNack: xds.lastNack(o.nodeId) ?? null,
+    }),
+    xds: () => ({ streams: xds.status(), ...(xdsDebug(cache) as Record<string, unknown>) }),
+  });
+  logger.info("admin server listening", { address: admin.address });
+
+  const runtime: Runtime = {
+    xds,
+    xdsPort,
+    admin,
+    dns,
+    readiness,
+    ready,
+    waitReady: async (timeoutMs = 15000) => {
+      const deadline = Date.now() + timeoutMs;
+      while (!ready()) {
+        if (Date.now() > deadline) {
+          throw new Error(`not ready after ${timeoutMs} ms: ${readiness().detail}`);
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    startEnvoy: async () => {
+      if (o.envoy === "none") return;
+      const binary = o.envoy === "auto" ? await ensurePeer("envoy") : o.envoy;
+      runtime.envoy = new EnvoyProcess({
+        binary,
+        logger: logger.child("envoy"),
+        logLevel: o.envoyLogLevel,
+        bootstrap: envoyBootstrap({
+          nodeId: o.nodeId,
+          cluster: o.envoyCluster,
+          xdsAddress: xdsAddr.hostname,
+          xdsPort,
+          adminAddress: "127.0.0.1",
+          adminPort: 0,
+          delta: o.delta,
+        }),
+      });
+      await runtime.envoy.start();
+    },
+    close: async () => {
+      await runtime.envoy?.stop();
+      await xds.close();
+      await dns?.responder.close();
+      await admin.close();
+    },
+  };
+  return runtime;
+}
