@@ -7,6 +7,18 @@
  * - RouteConfiguration `outbound.<namespace>`: one per caller namespace among the node's pods;
  *   virtual host `<cluster>` per service port (domains from the IR), then `cold` (`*`);
  * - Cluster and ClusterLoadAssignment: the IR cluster name, `<authority>` or `<authority>:<port>`.
+ *
+ * Caller namespace: one listener per pod, bound in the pod's netns, rather than one shared
+ * listener guessing the caller from the source address (every pod dials 127.0.0.1, so addresses
+ * say nothing). The listener is the caller: its HCM names the namespace's route table, and the
+ * same listener is where the pod's identity will pick its outbound SVID (mTLS, later). Route
+ * tables are per namespace, not per pod, so pods of one namespace share one RDS resource.
+ *
+ * Cold services: the catch-all virtual host routes by `cluster_header: ":authority"` with the
+ * on-demand filter's per-route ODCDS config (ADS source; Envoy supports ODCDS on delta xDS only).
+ * Envoy subscribes to the missing cluster by name on its CDS stream; the xDS server's `onDemand`
+ * hook grows the node's set, and a name that still does not exist is answered in
+ * `removed_resources` (503 at once, not after the timeout).
  * @module
  */
 import type { MeshIR, MeshService, NodeView } from "../../../../lib/ir/mesh.ts";
