@@ -1,11 +1,16 @@
 /**
- * Test and demo peers: real programs (Envoy, Debian tools) installed into the git-ignored project
- * cache `.cache/peers/`, reused when present. A peer that cannot be installed fails loudly with the
+ * Test and demo peers: real programs (Envoy, Debian tools, and SPIRE, Kubernetes, the Gateway API
+ * conformance suite and egctl built from pinned Go tools modules) installed into the git-ignored
+ * project cache `.cache/peers/`, reused when present. See docs/peers.md. A peer that cannot be installed fails loudly with the
  * reason; nothing is ever skipped silently.
  * @module
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { goPeers } from "./catalog.ts";
+import { ensureGatewayApiCrds } from "./gateway_api.ts";
+import { ensureGoPeer } from "./go.ts";
+import { exists, run, which } from "./util.ts";
 
 /** The project root (two levels above this file). */
 export const projectRoot: string = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -31,43 +36,32 @@ const debianPeers: Record<string, { command: string; pkg: string }> = {
 };
 
 /** Names `ensurePeer` accepts. */
-export const peerNames: string[] = ["envoy", ...Object.keys(debianPeers)];
-
-async function run(cmd: string, args: string[], opts: { cwd?: string } = {}): Promise<string> {
-  const out = await new Deno.Command(cmd, { args, cwd: opts.cwd, stdout: "piped", stderr: "piped" })
-    .output();
-  if (!out.success) {
-    const err = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-5).join("\n");
-    throw new Error(`${cmd} ${args.join(" ")} failed (exit ${out.code}): ${err}`);
-  }
-  return new TextDecoder().decode(out.stdout);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function which(command: string): Promise<string | undefined> {
-  for (const dir of (Deno.env.get("PATH") ?? "").split(":").concat(["/usr/sbin", "/sbin"])) {
-    const p = join(dir, command);
-    if (dir && await exists(p)) return p;
-  }
-  return undefined;
-}
+export const peerNames: string[] = [
+  "envoy",
+  ...Object.keys(debianPeers),
+  ...Object.keys(goPeers),
+  "gateway-api-crds",
+];
 
 const inflight = new Map<string, Promise<string>>();
 
-/** Returns the path of the peer's executable, installing it first when missing. */
+/**
+ * Returns the path of the peer's executable, installing it first when missing (for
+ * `gateway-api-crds`: a directory with `standard/` and `experimental/` CRD YAML files).
+ */
 export function ensurePeer(name: string): Promise<string> {
   let p = inflight.get(name);
   if (!p) {
-    p = name === "envoy" ? ensureEnvoy() : ensureDebian(name);
+    const go = goPeers[name];
+    p = name === "envoy"
+      ? ensureEnvoy()
+      : go
+      ? ensureGoPeer(projectRoot, peersDir, go)
+      : name === "gateway-api-crds"
+      ? ensureGatewayApiCrds(projectRoot, peersDir)
+      : ensureDebian(name);
     inflight.set(name, p);
+    p.catch(() => inflight.delete(name));
   }
   return p;
 }
