@@ -1,13 +1,18 @@
 /**
- * The aether agent. `agent standalone --config <dir|file>` runs the bare-metal edge: Gateway API
- * YAML in, xDS out to its Envoy. See docs/standalone.md for the stable contract.
+ * The aether agent.
+ * - `agent standalone --config <dir|file>`: the bare-metal edge — Gateway API YAML in, xDS out to
+ *   its Envoy. See docs/standalone.md for the stable contract.
+ * - `agent node --config <dir|file> --node-name <n>`: the node proxy for east-west (GAMMA) traffic.
+ *   See docs/mesh.md.
  * @module
  */
 import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
 import { runStandalone, standaloneDefaults } from "./standalone/run.ts";
+import { runNode } from "./node/run.ts";
 
 const usage = `usage: agent standalone --config <dir|file> [flags]
+       agent node --config <dir|file> --node-name <name> [flags]
 
 flags:
   --config <path>          folder (read recursively) or file of Gateway API YAML; watched for changes
@@ -20,6 +25,8 @@ flags:
   --dns-address <h:p|none> mesh DNS responder, UDP+TCP (default ${standaloneDefaults.dnsAddress})
   --dns-upstream <ip[:p]>  forward non-mesh names here (repeatable; default: /etc/resolv.conf)
   --envoy-log-level <lvl>  Envoy log level (default warning)
+  --node-name <name>       (node) this node: serves Pods with this spec.nodeName; Envoy node id
+                           (default $NODE_NAME, else the host name)
 `;
 
 async function main(args: string[]): Promise<number> {
@@ -37,31 +44,41 @@ async function main(args: string[]): Promise<number> {
       "dns-address": { type: "string", default: standaloneDefaults.dnsAddress },
       "dns-upstream": { type: "string", multiple: true },
       "envoy-log-level": { type: "string", default: "warning" },
+      "node-name": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
-  if (values.help || positionals[0] !== "standalone") {
+  const role = positionals[0];
+  if (values.help || (role !== "standalone" && role !== "node")) {
     console.error(usage);
     return values.help ? 0 : 2;
   }
   if (!values.config) {
-    console.error("agent standalone: --config is required (a folder or file of YAML)\n\n" + usage);
+    console.error(`agent ${role}: --config is required (a folder or file of YAML)\n\n` + usage);
     return 2;
   }
   const logger = new Logger("agent");
-  const agent = await runStandalone({
+  const common = {
     config: values.config,
     envoy: values.envoy!,
-    bindAddress: values["bind-address"]!,
     adminAddress: values["admin-address"]!,
     xdsAddress: values["xds-address"]!,
-    nodeId: values["node-id"]!,
     meshDomain: values["mesh-domain"]!,
     dnsAddress: values["dns-address"]!,
     dnsUpstreams: values["dns-upstream"],
     envoyLogLevel: values["envoy-log-level"],
     logger,
-  });
+  };
+  const agent = role === "node"
+    ? await runNode({
+      ...common,
+      nodeName: values["node-name"] ?? Deno.env.get("NODE_NAME") ?? Deno.hostname(),
+    })
+    : await runStandalone({
+      ...common,
+      bindAddress: values["bind-address"]!,
+      nodeId: values["node-id"]!,
+    });
   const stop = async () => {
     logger.info("shutting down");
     await agent.close();
