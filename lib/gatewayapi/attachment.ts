@@ -39,7 +39,7 @@ function namespaceAllowed(snapshot: Snapshot, l: ListenerState, routeNs: string)
 }
 
 /** The parentRef as echoed in status: group, kind, namespace, name, sectionName, port. */
-const normalizedRef = (p: ParentReference): ParentReference => ({
+export const normalizedRef = (p: ParentReference): ParentReference => ({
   group: p.group ?? GATEWAY_GROUP,
   kind: p.kind ?? "Gateway",
   ...(p.namespace !== undefined ? { namespace: p.namespace } : {}),

@@ -12,7 +12,8 @@ import {
   type ServiceSpec,
 } from "./core_types.ts";
 import { referenceAllowed } from "./refs.ts";
-import { keyOf, type Obj, type Snapshot, sortByAge } from "./snapshot.ts";
+import { meshNameOwners, portClusterName } from "./mesh_names.ts";
+import { keyOf, type Obj, type Snapshot } from "./snapshot.ts";
 import {
   type BackendObjectReference,
   GATEWAY_GROUP,
@@ -33,15 +34,13 @@ const SUPPORTED_APP_PROTOCOLS = new Set(["", "http", "HTTP", ...HTTP2_APP_PROTOC
 /** Resolves backendRefs for one resolve and collects the clusters they use. */
 export class Backends {
   #clusters = new Map<string, IRCluster>();
-  #owners = new Map<string, Obj<ServiceSpec>>();
+  #owners: Map<string, Obj<ServiceSpec>>;
   #reported = new Set<string>();
   /** EndpointSlices (in snapshot order) by the `<ns>/<name>` of the Service they label. */
   #slices = new Map<string, (KubeObject & EndpointSliceBody)[]>();
 
   constructor(private snapshot: Snapshot, private meshDomain: string, private problems: Problem[]) {
-    for (const svc of sortByAge(snapshot.services.values())) {
-      if (!this.#owners.has(svc.metadata.name)) this.#owners.set(svc.metadata.name, svc);
-    }
+    this.#owners = meshNameOwners(snapshot.services.values());
     for (const slice of snapshot.slices) {
       const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
       if (service === undefined) continue;
@@ -54,13 +53,16 @@ export class Backends {
 
   /**
    * Resolves `ref` from a route of `routeKind` in `routeNs`. `grpc` marks the cluster http2.
-   * Failure reasons: InvalidKind, RefNotPermitted, BackendNotFound, UnsupportedProtocol.
+   * Failure reasons: InvalidKind, RefNotPermitted, BackendNotFound, UnsupportedProtocol. With
+   * `options.mesh` (a route on a Service parent) a cross-namespace reference needs no
+   * ReferenceGrant (GEP-1294: mesh routes only augment Services every caller can reach anyway).
    */
   resolve(
     ref: BackendObjectReference,
     routeKind: string,
     routeNs: string,
     grpc: boolean,
+    options: { mesh?: boolean } = {},
   ): ResolvedBackend {
     const ns = ref.namespace ?? routeNs;
     const invalid = `aether.invalid/${ns}/${ref.name}/${ref.port ?? 0}`;
@@ -77,7 +79,7 @@ export class Backends {
         }${kind} ${ns}/${ref.name}: only core Services are supported`,
       );
     }
-    const allowed = referenceAllowed(
+    const allowed = options.mesh || referenceAllowed(
       this.snapshot,
       { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
       { group: "", kind: "Service", namespace: ns, name: ref.name },
@@ -114,23 +116,35 @@ export class Backends {
         }, not HTTP`,
       );
     }
-    const name = port === ports[0]
-      ? `${svc.metadata.name}.${this.meshDomain}`
-      : `${svc.metadata.name}.${this.meshDomain}:${port.port}`;
-    const http2 = grpc || HTTP2_APP_PROTOCOLS.has(app);
+    return { cluster: this.serviceCluster(svc, port, grpc).name };
+  }
+
+  /** Owner Service of each mesh name (by Service name). */
+  get owners(): ReadonlyMap<string, Obj<ServiceSpec>> {
+    return this.#owners;
+  }
+
+  /**
+   * The cluster of `port` of `svc` (a Service owning its mesh name), made once per resolve and
+   * shared by the edge and the mesh; http2 when `http2` or the port's appProtocol is h2c/grpc.
+   */
+  serviceCluster(svc: Obj<ServiceSpec>, port: ServicePort, http2: boolean): IRCluster {
+    const name = portClusterName(svc, port, this.meshDomain);
+    const h2 = http2 || HTTP2_APP_PROTOCOLS.has(port.appProtocol ?? "");
     const existing = this.#clusters.get(name);
     if (existing) {
-      if (http2) existing.protocol = "http2";
-    } else {
-      this.#clusters.set(name, {
-        name,
-        service: keyOf(svc),
-        port: port.port,
-        protocol: http2 ? "http2" : "http1",
-        endpoints: this.#endpoints(svc, port),
-      });
+      if (h2) existing.protocol = "http2";
+      return existing;
     }
-    return { cluster: name };
+    const cluster: IRCluster = {
+      name,
+      service: keyOf(svc),
+      port: port.port,
+      protocol: h2 ? "http2" : "http1",
+      endpoints: this.#endpoints(svc, port),
+    };
+    this.#clusters.set(name, cluster);
+    return cluster;
   }
 
   /** The clusters of every valid reference resolved so far, sorted by name. */

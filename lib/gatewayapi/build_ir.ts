@@ -8,12 +8,11 @@
 import type { ListenerState } from "./gateways.ts";
 import { HostnameIndex } from "./host_index.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
-import { compareRanked, type Ranked } from "./precedence.ts";
-import type { ConvertedMatch, ConvertedRoute, ConvertedRule } from "./rule_common.ts";
-import { cloneData } from "./clone.ts";
+import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
+import type { ConvertedRoute } from "./rule_common.ts";
 import { keyOf } from "./snapshot.ts";
 import type { KubeObject } from "./types.ts";
-import type { IRFilterChain, IRListener, IRRoute, IRVirtualHost } from "../ir/types.ts";
+import type { IRFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
 
 /** A route accepted on one listener, serving these hostnames. */
 export interface Placement {
@@ -21,12 +20,6 @@ export interface Placement {
   converted: ConvertedRoute;
   listener: ListenerState;
   hostnames: string[];
-}
-
-interface Entry extends Ranked {
-  rule: number;
-  converted: ConvertedRule;
-  cm: ConvertedMatch;
 }
 
 const listenerHost = (l: ListenerState) => l.listener.hostname || "*";
@@ -55,28 +48,12 @@ function virtualHosts(listeners: ListenerState[], placements: Placement[]): IRVi
       const seen = best.get(p);
       if (seen === undefined || compareHostnames(host, seen) < 0) best.set(p, host);
     }
-    const entries: Entry[] = [];
-    for (const [p, host] of best) {
-      p.converted.rules.forEach((converted, rule) =>
-        converted.matches.forEach((cm, match) =>
-          entries.push({ hostname: host, key: cm.key, route: p.route, rule, match, converted, cm })
-        )
-      );
-    }
-    entries.sort(compareRanked);
-    const context = {
+    const entries: RankedEntry[] = [];
+    for (const [p, host] of best) pushEntries(entries, p.route, p.converted, host);
+    const routes = renderRoutes(entries, {
       port: owner.listener.port,
       protocol: owner.listener.protocol as "HTTP" | "HTTPS",
-    };
-    const routes = entries.map((e): IRRoute =>
-      cloneData({
-        name: e.cm.name,
-        match: e.cm.match,
-        ...(e.converted.requestHeaders ? { requestHeaders: e.converted.requestHeaders } : {}),
-        ...(e.converted.responseHeaders ? { responseHeaders: e.converted.responseHeaders } : {}),
-        action: e.converted.action(context),
-      })
-    );
+    });
     return { name: domain, domains: [domain], routes };
   });
 }

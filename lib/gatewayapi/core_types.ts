@@ -18,6 +18,8 @@ export interface ServiceSpec {
   ports?: ServicePort[];
   type?: string;
   clusterIP?: string;
+  /** Every cluster IP (dual-stack); `clusterIPs[0]` equals `clusterIP` when both are set. */
+  clusterIPs?: string[];
   selector?: Record<string, string>;
 }
 

@@ -57,7 +57,12 @@ function convertRule(ctx: RuleContext, rule: GRPCRouteRule, index: number): Conv
 }
 
 /** Converts a GRPCRoute's rules; a GRPCRoute without rules gets none. */
-export function convertGRPCRoute(backends: Backends, route: Obj<GRPCRouteSpec>): ConvertedRoute {
-  const ctx = new RuleContext(backends, "GRPCRoute", route.metadata.namespace, route.metadata.name);
+export function convertGRPCRoute(
+  backends: Backends,
+  route: Obj<GRPCRouteSpec>,
+  mesh = false,
+): ConvertedRoute {
+  const ns = route.metadata.namespace;
+  const ctx = new RuleContext(backends, "GRPCRoute", ns, route.metadata.name, mesh);
   return ctx.finish((route.spec.rules ?? []).map((rule, i) => convertRule(ctx, rule, i)));
 }

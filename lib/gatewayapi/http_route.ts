@@ -134,7 +134,12 @@ function convertRule(ctx: RuleContext, rule: HTTPRouteRule, index: number): Conv
 }
 
 /** Converts an HTTPRoute's rules; reference failures and unsupported values go to the outcome. */
-export function convertHTTPRoute(backends: Backends, route: Obj<HTTPRouteSpec>): ConvertedRoute {
-  const ctx = new RuleContext(backends, "HTTPRoute", route.metadata.namespace, route.metadata.name);
+export function convertHTTPRoute(
+  backends: Backends,
+  route: Obj<HTTPRouteSpec>,
+  mesh = false,
+): ConvertedRoute {
+  const ns = route.metadata.namespace;
+  const ctx = new RuleContext(backends, "HTTPRoute", ns, route.metadata.name, mesh);
   return ctx.finish((route.spec.rules ?? []).map((rule, i) => convertRule(ctx, rule, i)));
 }

@@ -14,5 +14,6 @@ export { GATEWAY_GROUP } from "./types.ts";
 export { applyDefaults, validateObject } from "./validate.ts";
 export { type ObjectStatus, resolve, type ResolveOptions, type ResolveResult } from "./resolve.ts";
 export { SUPPORTED_FEATURES } from "./gateways.ts";
+export { MESH_CONTROLLER_NAME } from "./mesh_attachment.ts";
 export { compareHostnames, covers, intersectHostname, routeHostnames } from "./hostnames.ts";
 export { parseDuration } from "./duration.ts";

@@ -7,16 +7,19 @@
 import { attachRoute, type ParentOutcome, type RouteSpecCommon } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { buildListeners, type Placement, placementKey } from "./build_ir.ts";
-import { ConditionFactory } from "./conditions.ts";
 import { evaluateGateways, gatewayClassStatus, gatewayStatus, type RouteKind } from "./gateways.ts";
 import { convertGRPCRoute } from "./grpc_route.ts";
 import { convertHTTPRoute } from "./http_route.ts";
 import { settleKindConflicts } from "./kind_conflicts.ts";
+import { attachMeshRoute, MESH_CONTROLLER_NAME, type MeshServices } from "./mesh_attachment.ts";
+import { buildMesh, type MeshRouteState } from "./mesh_build.ts";
+import { routeStatuses } from "./route_status.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import { buildSnapshot, keyOf, type Obj } from "./snapshot.ts";
-import type { KubeObject, Problem, RouteStatus } from "./types.ts";
+import type { KubeObject, Problem } from "./types.ts";
 import { applyDefaults, validateObject } from "./validate.ts";
 import type { IR, IRSecret } from "../ir/types.ts";
+import type { MeshIR } from "../ir/mesh.ts";
 
 /** Options of resolve(). */
 export interface ResolveOptions {
@@ -28,6 +31,8 @@ export interface ResolveOptions {
   meshDomain?: string;
   /** lastTransitionTime of every condition; default "1970-01-01T00:00:00Z". */
   now?: string;
+  /** controllerName of status entries for Service parents (GAMMA); default MESH_CONTROLLER_NAME. */
+  meshControllerName?: string;
 }
 
 /** The computed status of one object, in exactly the Gateway API status shape. */
@@ -42,6 +47,8 @@ export interface ObjectStatus {
 /** What resolve() returns. */
 export interface ResolveResult {
   ir: IR;
+  /** East-west (GAMMA): every mesh Service with its producer and consumer routes per port. */
+  mesh: MeshIR;
   statuses: ObjectStatus[];
   problems: Problem[];
 }
@@ -98,15 +105,30 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   const backends = new Backends(snapshot, meshDomain, problems);
 
   const routes: RouteState[] = [];
-  const kinds: [RouteKind, Obj<RouteSpecCommon>[], (r: never) => ConvertedRoute][] = [
-    ["HTTPRoute", snapshot.httpRoutes, (r) => convertHTTPRoute(backends, r)],
-    ["GRPCRoute", snapshot.grpcRoutes, (r) => convertGRPCRoute(backends, r)],
-  ];
+  const meshRoutes: MeshRouteState[] = [];
+  const meshIndex: MeshServices = {
+    services: snapshot.services,
+    owners: backends.owners,
+    meshDomain,
+  };
+  const kinds: [RouteKind, Obj<RouteSpecCommon>[], (r: never, mesh?: boolean) => ConvertedRoute][] =
+    [
+      ["HTTPRoute", snapshot.httpRoutes, (r, mesh) => convertHTTPRoute(backends, r, mesh)],
+      ["GRPCRoute", snapshot.grpcRoutes, (r, mesh) => convertGRPCRoute(backends, r, mesh)],
+    ];
   for (const [kind, list, convert] of kinds) {
     for (const route of list) {
       const parents = attachRoute(snapshot, gatewayMap, kind, route);
-      if (parents.length === 0) continue;
-      routes.push({ kind, route, parents, converted: convert(route as never) });
+      if (parents.length > 0) {
+        routes.push({ kind, route, parents, converted: convert(route as never) });
+      }
+      const meshParents = attachMeshRoute(meshIndex, route);
+      if (meshParents.length === 0) continue;
+      const converted = convert(route as never, true);
+      for (const parent of meshParents) {
+        if (parent.accepted.ok && converted.unsupported) parent.accepted = converted.unsupported;
+      }
+      meshRoutes.push({ kind, route, parents: meshParents, converted });
     }
   }
   settleKindConflicts(routes);
@@ -160,6 +182,7 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
     ) => (a.name < b.name ? -1 : 1)),
   };
 
+  const mesh = buildMesh(meshIndex, backends, meshRoutes);
   const statuses: ObjectStatus[] = [];
   for (const name of classes) {
     const gc = snapshot.gatewayClasses.get(name)!;
@@ -169,24 +192,12 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   for (const { g } of gateways.map((g) => ({ g, k: keyOf(g.gateway) })).sort(byKey)) {
     statuses.push(statusOf(g.gateway, gatewayStatus(g, bindAddress, now)));
   }
-  for (const kind of ["HTTPRoute", "GRPCRoute"]) {
-    const mine = routes.filter((r) => r.kind === kind).map((r) => ({ r, k: keyOf(r.route) })).sort(
-      byKey,
-    );
-    for (const { r } of mine) {
-      const c = new ConditionFactory(r.route.metadata.generation ?? 0, now);
-      const status: RouteStatus = {
-        parents: r.parents.map((p) => ({
-          parentRef: p.parentRef,
-          controllerName,
-          conditions: [
-            c.of("Accepted", p.accepted),
-            c.of("ResolvedRefs", r.converted.resolvedRefs),
-          ],
-        })),
-      };
-      statuses.push(statusOf(r.route, status));
-    }
+  const sides = [
+    { controllerName, routes },
+    { controllerName: options.meshControllerName ?? MESH_CONTROLLER_NAME, routes: meshRoutes },
+  ];
+  for (const { route, status } of routeStatuses(["HTTPRoute", "GRPCRoute"], sides, now)) {
+    statuses.push(statusOf(route, status));
   }
-  return { ir, statuses, problems };
+  return { ir, mesh, statuses, problems };
 }

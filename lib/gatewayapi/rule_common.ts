@@ -7,7 +7,12 @@
 import type { Backends } from "./backends.ts";
 import { fail, type Outcome, pass } from "./conditions.ts";
 import type { RouteKind } from "./gateways.ts";
-import type { HTTPBackendRef, HTTPHeaderFilter, HTTPRouteFilter } from "./types.ts";
+import type {
+  BackendObjectReference,
+  HTTPBackendRef,
+  HTTPHeaderFilter,
+  HTTPRouteFilter,
+} from "./types.ts";
 import type {
   IRBackend,
   IRDirectAction,
@@ -56,6 +61,8 @@ export class RuleContext {
     readonly kind: RouteKind,
     readonly namespace: string,
     readonly name: string,
+    /** Converting for Service parents (GAMMA): cross-namespace backendRefs need no ReferenceGrant. */
+    readonly mesh = false,
   ) {}
 
   /** IR name prefix of rule `index` (its name when it has one). */
@@ -66,7 +73,7 @@ export class RuleContext {
   /** Resolves weighted backendRefs; invalid ones stay with a non-existent cluster. */
   weightedBackends(refs: HTTPBackendRef[] | undefined, field: string): IRBackend[] {
     return (refs ?? []).map((ref, i) => {
-      const r = this.backends.resolve(ref, this.kind, this.namespace, this.kind === "GRPCRoute");
+      const r = this.#resolve(ref);
       if (r.error) this.refErrors.push(r.error);
       const backend: IRBackend = { cluster: r.cluster, weight: ref.weight ?? 1 };
       if (r.error) backend.invalid = `${r.error.reason}: ${r.error.message}`;
@@ -89,12 +96,7 @@ export class RuleContext {
     for (const f of filters ?? []) {
       const m = f.requestMirror;
       if (f.type !== "RequestMirror" || !m) continue;
-      const r = this.backends.resolve(
-        m.backendRef,
-        this.kind,
-        this.namespace,
-        this.kind === "GRPCRoute",
-      );
+      const r = this.#resolve(m.backendRef);
       if (r.error) {
         this.refErrors.push(r.error);
         continue;
@@ -107,6 +109,12 @@ export class RuleContext {
       out.push(mirror);
     }
     return out;
+  }
+
+  #resolve(ref: BackendObjectReference) {
+    return this.backends.resolve(ref, this.kind, this.namespace, this.kind === "GRPCRoute", {
+      mesh: this.mesh,
+    });
   }
 
   /** Marks filter types this kind does not implement (ExtensionRef, CORS) as unsupported. */

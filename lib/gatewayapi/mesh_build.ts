@@ -1,0 +1,107 @@
+/**
+ * The east-west IR: every Service that owns its mesh name becomes a MeshService with one
+ * MeshServicePort per Service port; routes accepted on a Service parent are grouped per port into
+ * producer routes and consumer routes per caller namespace, each group merged by Gateway API
+ * precedence (the edge's ordering: most specific match, oldest route on a tie, then
+ * namespace/name). A redirect's default port is the Service port the request was addressed to.
+ * @module
+ */
+import type { ServicePort, ServiceSpec } from "./core_types.ts";
+import type { RouteKind } from "./gateways.ts";
+import type { MeshParentOutcome, MeshServices } from "./mesh_attachment.ts";
+import { meshAuthority } from "./mesh_names.ts";
+import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
+import type { ConvertedRoute } from "./rule_common.ts";
+import { keyOf, type Obj } from "./snapshot.ts";
+import type { KubeObject } from "./types.ts";
+import type { IRCluster, IRRoute } from "../ir/types.ts";
+import type { MeshIR, MeshService, MeshServicePort } from "../ir/mesh.ts";
+
+/** A route with Service parents, converted for the mesh. */
+export interface MeshRouteState {
+  kind: RouteKind;
+  route: KubeObject;
+  /** Converted with mesh semantics (cross-namespace backendRefs need no ReferenceGrant). */
+  converted: ConvertedRoute;
+  parents: MeshParentOutcome[];
+}
+
+/** Makes (once) the cluster of one port of a Service that owns its mesh name. */
+export interface MeshClusterSource {
+  serviceCluster(svc: Obj<ServiceSpec>, port: ServicePort, http2: boolean): IRCluster;
+}
+
+/** Routes of one Service port: producer ones under "", consumer ones under their namespace. */
+type PortRoutes = Map<string, Map<string, MeshRouteState>>;
+
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function render(group: Map<string, MeshRouteState> | undefined, port: number): IRRoute[] {
+  if (!group) return [];
+  const entries: RankedEntry[] = [];
+  for (const state of group.values()) pushEntries(entries, state.route, state.converted, "");
+  return renderRoutes(entries, { port, protocol: "HTTP" });
+}
+
+/** Builds the MeshIR from the Services and the routes accepted on Service parents. */
+export function buildMesh(
+  index: MeshServices,
+  clusters: MeshClusterSource,
+  routes: MeshRouteState[],
+): MeshIR {
+  const byPort = new Map<ServicePort, PortRoutes>();
+  const grpcPorts = new Set<ServicePort>();
+  for (const state of routes) {
+    const id = `${state.kind}/${keyOf(state.route)}`;
+    for (const parent of state.parents) {
+      if (!parent.accepted.ok) continue;
+      for (const port of parent.ports) {
+        let groups = byPort.get(port);
+        if (!groups) byPort.set(port, groups = new Map());
+        const role = parent.consumer ?? "";
+        let group = groups.get(role);
+        if (!group) groups.set(role, group = new Map());
+        group.set(id, state);
+        if (state.kind === "GRPCRoute") grpcPorts.add(port);
+      }
+    }
+  }
+  const services: MeshService[] = [];
+  const all: IRCluster[] = [];
+  const owners = [...index.owners.values()]
+    .map((svc) => ({ svc, authority: meshAuthority(svc.metadata.name, index.meshDomain) }))
+    .sort((a, b) => byString(a.authority, b.authority));
+  for (const { svc, authority } of owners) {
+    const ports = (svc.spec?.ports ?? []).map((port, i): MeshServicePort => {
+      const cluster = clusters.serviceCluster(svc, port, grpcPorts.has(port));
+      all.push(cluster);
+      const groups = byPort.get(port);
+      const consumerRoutes: Record<string, IRRoute[]> = {};
+      for (const ns of [...(groups?.keys() ?? [])].filter((k) => k !== "").sort(byString)) {
+        consumerRoutes[ns] = render(groups!.get(ns), port.port);
+      }
+      return {
+        port: port.port,
+        cluster: cluster.name,
+        domains: i === 0 ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
+        producerRoutes: render(groups?.get(""), port.port),
+        consumerRoutes,
+      };
+    });
+    services.push({
+      authority,
+      namespace: svc.metadata.namespace,
+      name: svc.metadata.name,
+      vips: serviceVips(svc.spec),
+      ports,
+    });
+  }
+  all.sort((a, b) => byString(a.name, b.name));
+  return { services, clusters: all };
+}
+
+/** The Service's cluster IPs: `clusterIPs` when set, else `clusterIP`; never "None". */
+export function serviceVips(spec: ServiceSpec | undefined): string[] {
+  const ips = spec?.clusterIPs?.length ? spec.clusterIPs : spec?.clusterIP ? [spec.clusterIP] : [];
+  return ips.filter((ip) => ip !== "" && ip !== "None");
+}

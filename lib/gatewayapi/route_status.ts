@@ -1,0 +1,69 @@
+/**
+ * Route status: one `status.parents[]` entry per parentRef aether owns — Gateway parents (edge
+ * controllerName) then Service parents (mesh controllerName) — each with Accepted and
+ * ResolvedRefs at the route's generation. Routes are listed by kind, then `<namespace>/<name>`.
+ * @module
+ */
+import type { ParentOutcome } from "./attachment.ts";
+import { ConditionFactory, type Outcome } from "./conditions.ts";
+import type { MeshParentOutcome } from "./mesh_attachment.ts";
+import { keyOf } from "./snapshot.ts";
+import type { KubeObject, ParentReference, RouteParentStatus, RouteStatus } from "./types.ts";
+
+/** A route with the parents of one side (edge or mesh) and that side's ResolvedRefs. */
+export interface RouteSide {
+  kind: string;
+  route: KubeObject;
+  parents: (ParentOutcome | MeshParentOutcome)[];
+  converted: { resolvedRefs: Outcome };
+}
+
+/** The statuses of every route with a parent we own, in order (kinds in `kinds` order). */
+export function routeStatuses(
+  kinds: readonly string[],
+  sides: { controllerName: string; routes: RouteSide[] }[],
+  now: string,
+): { route: KubeObject; status: RouteStatus }[] {
+  /** Per kind: each route with its sides, in the order the sides were given. */
+  const byKind = new Map<string, Map<KubeObject, { side: RouteSide; controllerName: string }[]>>();
+  for (const { controllerName, routes } of sides) {
+    for (const side of routes) {
+      let routesOfKind = byKind.get(side.kind);
+      if (!routesOfKind) byKind.set(side.kind, routesOfKind = new Map());
+      const list = routesOfKind.get(side.route);
+      if (list) list.push({ side, controllerName });
+      else routesOfKind.set(side.route, [{ side, controllerName }]);
+    }
+  }
+  const out: { route: KubeObject; status: RouteStatus }[] = [];
+  for (const kind of kinds) {
+    const mine = [...(byKind.get(kind) ?? new Map()).entries()]
+      .map(([route, list]) => ({ route, list, k: keyOf(route) }))
+      .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+    for (const { route, list } of mine) {
+      const c = new ConditionFactory(route.metadata.generation ?? 0, now);
+      const parents: RouteParentStatus[] = [];
+      for (const { side, controllerName } of list) {
+        for (const p of side.parents) {
+          parents.push(parentStatus(c, p.parentRef, controllerName, p.accepted, side));
+        }
+      }
+      out.push({ route, status: { parents } });
+    }
+  }
+  return out;
+}
+
+function parentStatus(
+  c: ConditionFactory,
+  parentRef: ParentReference,
+  controllerName: string,
+  accepted: Outcome,
+  side: RouteSide,
+): RouteParentStatus {
+  return {
+    parentRef,
+    controllerName,
+    conditions: [c.of("Accepted", accepted), c.of("ResolvedRefs", side.converted.resolvedRefs)],
+  };
+}
