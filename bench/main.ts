@@ -1,6 +1,6 @@
 /**
  * `deno task bench`: runs every benchmark, each size in its own process, and prints one JSON line
- * per run plus a Markdown table for docs/performance.md. `--only translate|edit|dns` picks one.
+ * per run plus a Markdown table for docs/performance.md. `--only translate|edit|mesh|dns` picks one.
  */
 import { parseArgs } from "node:util";
 
@@ -47,6 +47,22 @@ if (!values.only || values.only === "edit") {
   console.log("\n| HTTPRoutes | edits | p50 ms | p90 ms | p99 ms | max ms |");
   console.log("|---|---|---|---|---|---|");
   console.log(`| ${r.routes} | ${r.edits} | ${r.p50Ms} | ${r.p90Ms} | ${r.p99Ms} | ${r.maxMs} |`);
+}
+if (!values.only || values.only === "mesh") {
+  const r = await runJson("bench/mesh_push.ts", ["1000", "100", "20", "50"]) as unknown as Record<
+    string,
+    Record<string, number>
+  >;
+  console.log(
+    "\n| change | p50 ms | p99 ms | of which resolve p50 ms | proxies affected (avg) | responses of other types |",
+  );
+  console.log("|---|---|---|---|---|---|");
+  for (const kind of ["route", "endpoint"]) {
+    const k = r[kind];
+    console.log(
+      `| ${kind} | ${k.p50Ms} | ${k.p99Ms} | ${k.resolveP50Ms} | ${k.affectedAvg} | ${k.otherTypeResponses} |`,
+    );
+  }
 }
 if (!values.only || values.only === "dns") {
   try {

@@ -1,0 +1,233 @@
+/**
+ * GAMMA push benchmark: `services` mesh services with 2 producer routes each, `nodes` simulated
+ * node proxies (delta ADS clients over gRPC, ACKing every response) each holding a
+ * `setSize`-service dependency set. Measures, from the config change to the last affected proxy
+ * receiving it: (1) a producer-route edit (RDS), (2) an endpoint change, which must arrive as EDS
+ * only. Prints one JSON line.
+ *
+ * deno run -A bench/mesh_push.ts [services=1000] [nodes=100] [setSize=20] [changes=50]
+ */
+import * as grpc from "@grpc/grpc-js";
+import { Logger } from "../lib/log/mod.ts";
+import { Registry } from "../lib/metrics/mod.ts";
+import { resolve } from "../lib/gatewayapi/mod.ts";
+import type { KubeObject } from "../lib/gatewayapi/mod.ts";
+import { SnapshotCache } from "../agent/xds/cache/mod.ts";
+import { XdsServer } from "../agent/xds/server/mod.ts";
+import {
+  adsService,
+  type DeltaDiscoveryRequest,
+  type DeltaDiscoveryResponse,
+} from "../agent/xds/server/service.ts";
+import { TypeUrl } from "../agent/xds/proto.ts";
+import { NodeSnapshots } from "../agent/node/snapshots.ts";
+
+const [services, nodes, setSize, changes] = [1000, 100, 20, 50].map((d, i) =>
+  Number(Deno.args[i] ?? d)
+);
+const domain = "aether.internal";
+
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+}
+
+function objects(
+  edit: { route?: number; routeVersion?: number; endpoint?: number; endpointVersion?: number },
+): KubeObject[] {
+  const out: KubeObject[] = [];
+  for (let i = 0; i < services; i++) {
+    const name = `svc-${i}`;
+    const epHost = edit.endpoint === i
+      ? `127.0.1.${(edit.endpointVersion ?? 0) % 250 + 1}`
+      : "127.0.0.1";
+    out.push(
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name, namespace: "mesh" },
+        spec: { ports: [{ name: "http", port: 8080, targetPort: 9000 }] },
+      },
+      {
+        apiVersion: "discovery.k8s.io/v1",
+        kind: "EndpointSlice",
+        metadata: { name, namespace: "mesh", labels: { "kubernetes.io/service-name": name } },
+        addressType: "IPv4",
+        ports: [{ name: "http", port: 9000 }],
+        endpoints: [{ addresses: [epHost] }],
+      },
+    );
+    for (let r = 0; r < 2; r++) {
+      const v = edit.route === i && r === 0 ? edit.routeVersion ?? 0 : 0;
+      out.push({
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "HTTPRoute",
+        metadata: {
+          name: `${name}-r${r}`,
+          namespace: "mesh",
+          generation: 1,
+          creationTimestamp: "2026-01-01T00:00:00Z",
+        },
+        spec: {
+          parentRefs: [{ group: "", kind: "Service", name, port: 8080 }],
+          rules: [{
+            matches: [{ path: { type: "PathPrefix", value: `/r${r}` } }],
+            filters: [{
+              type: "RequestHeaderModifier",
+              requestHeaderModifier: { set: [{ name: "x-v", value: String(v) }] },
+            }],
+            backendRefs: [{ name, port: 8080 }],
+          }],
+        },
+      });
+    }
+  }
+  return out;
+}
+
+// The control plane: resolve → NodeSnapshots → cache → XdsServer.
+const cache = new SnapshotCache();
+const snapshots = new NodeSnapshots({ cache });
+const server = new XdsServer({
+  cache,
+  logger: new Logger("xds", () => {}, "error"),
+  metrics: new Registry(),
+  onDemand: snapshots.onDemand,
+});
+const port = await server.listen({ port: 0 });
+const t0 = performance.now();
+snapshots.setMesh(resolve(objects({}), { meshDomain: domain }).mesh);
+const sets: string[][] = [];
+for (let n = 0; n < nodes; n++) {
+  const rnd = lcg(n + 7);
+  const deps = new Set<string>();
+  while (deps.size < setSize) deps.add(`svc-${Math.floor(rnd() * services)}.${domain}`);
+  sets.push([...deps].sort());
+  snapshots.setView({
+    nodeId: `node-${n}`,
+    pods: [{ namespace: `ns-${n}`, name: "p", netnsPath: "" }],
+    dependencies: sets[n],
+  });
+}
+const setupMs = performance.now() - t0;
+
+// Simulated node proxies.
+interface Received {
+  at: number;
+  type: string;
+}
+const Client = grpc.makeGenericClientConstructor(adsService(), "ADS");
+const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+  "grpc.max_receive_message_length": 64 << 20,
+}) as
+  & grpc.Client
+  & Record<string, () => grpc.ClientDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>>;
+const received: Received[][] = [];
+const streams = [];
+for (let n = 0; n < nodes; n++) {
+  const log: Received[] = [];
+  received.push(log);
+  const call = client.DeltaAggregatedResources();
+  const node = { id: `node-${n}`, cluster: "bench" };
+  call.on("data", (res: DeltaDiscoveryResponse) => {
+    log.push({ at: performance.now(), type: res.type_url });
+    call.write({ type_url: res.type_url, response_nonce: res.nonce });
+    if (res.type_url === TypeUrl.cluster) {
+      const names = res.resources.map((r) => r.name);
+      if (names.length) {
+        call.write({ node, type_url: TypeUrl.endpoint, resource_names_subscribe: names });
+      }
+    }
+  });
+  call.on("error", () => {});
+  for (const type of [TypeUrl.cluster, TypeUrl.listener]) {
+    call.write({ node, type_url: type, resource_names_subscribe: [] });
+  }
+  call.write({ node, type_url: TypeUrl.route, resource_names_subscribe: [`outbound.ns-${n}`] });
+  streams.push(call);
+}
+const warm = async (what: string, check: () => boolean, ms = 60000) => {
+  const deadline = performance.now() + ms;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+await warm(
+  "every proxy warm",
+  () =>
+    received.every((l) =>
+      [TypeUrl.cluster, TypeUrl.endpoint, TypeUrl.listener, TypeUrl.route].every((t) =>
+        l.some((r) => r.type === t)
+      )
+    ),
+);
+await new Promise((r) => setTimeout(r, 500));
+
+async function measure(
+  kind: "route" | "endpoint",
+  i: number,
+): Promise<{ ms: number; resolveMs: number; affected: number; others: number }> {
+  const svc = Math.floor(lcg(i + 1000)() * services);
+  const authority = `svc-${svc}.${domain}`;
+  const affected = sets.map((s, n) => (s.includes(authority) ? n : -1)).filter((n) => n >= 0);
+  if (affected.length === 0) return measure(kind, i + changes);
+  const start = performance.now();
+  const marks = received.map((l) => l.length);
+  const objs = objects(
+    kind === "route"
+      ? { route: svc, routeVersion: i + 1 }
+      : { endpoint: svc, endpointVersion: i + 1 },
+  );
+  const r0 = performance.now();
+  const mesh = resolve(objs, { meshDomain: domain }).mesh;
+  const resolveMs = performance.now() - r0;
+  snapshots.setMesh(mesh);
+  const want = kind === "route" ? TypeUrl.route : TypeUrl.endpoint;
+  await warm(
+    `${kind} change ${i}`,
+    () => affected.every((n) => received[n].slice(marks[n]).some((r) => r.type === want)),
+    10000,
+  );
+  const done = Math.max(
+    ...affected.map((n) => received[n].slice(marks[n]).find((r) => r.type === want)!.at),
+  );
+  await new Promise((r) => setTimeout(r, 30));
+  // Every response after the change, on every proxy, that is not the expected type.
+  const others = received.reduce(
+    (sum, l, n) => sum + l.slice(marks[n]).filter((r) => r.type !== want).length,
+    0,
+  );
+  // Reset the snapshot to the base so the next change starts from the same state.
+  snapshots.setMesh(resolve(objects({}), { meshDomain: domain }).mesh);
+  await new Promise((r) => setTimeout(r, 30));
+  return { ms: done - start, resolveMs, affected: affected.length, others };
+}
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const result: Record<string, unknown> = {
+  services,
+  routes: services * 2,
+  nodes,
+  setSize,
+  changes,
+  setupMs: Math.round(setupMs),
+};
+for (const kind of ["route", "endpoint"] as const) {
+  const samples = [];
+  for (let i = 0; i < changes; i++) samples.push(await measure(kind, i));
+  const ms = samples.map((s) => s.ms), res = samples.map((s) => s.resolveMs);
+  result[kind] = {
+    p50Ms: +pct(ms, 50).toFixed(1),
+    p99Ms: +pct(ms, 99).toFixed(1),
+    resolveP50Ms: +pct(res, 50).toFixed(1),
+    affectedAvg: +(samples.reduce((a, s) => a + s.affected, 0) / samples.length).toFixed(1),
+    otherTypeResponses: samples.reduce((a, s) => a + s.others, 0),
+  };
+}
+for (const s of streams) s.end();
+client.close();
+await server.close();
+console.log(JSON.stringify(result));
+Deno.exit(0);
