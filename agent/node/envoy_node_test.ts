@@ -2,7 +2,7 @@
  * The node proxy on real Envoy 1.40: one Envoy (delta ADS, onDemand wired to NodeSnapshots)
  * serves two pods in two network namespaces (namespaces "a" and "b") on 127.0.0.1:18081 each.
  * svc-1's producer route splits 90/10 to svc-1-v2; namespace a's consumer route sends all to
- * svc-1-v2. Cold services are fetched with on-demand CDS on their first request; config_dump
+ * svc-1-v2. Cold services are fetched with on-demand VHDS on their first request; config_dump
  * holds only the dependency set.
  */
 import assert from "node:assert/strict";
@@ -106,7 +106,7 @@ async function dumpedClusters(adminUrl: string): Promise<string[]> {
 }
 
 Deno.test({
-  name: "node proxy on real Envoy: per-pod netns listeners, consumer vs producer routes, ODCDS",
+  name: "node proxy on real Envoy: per-pod netns listeners, consumer vs producer routes, VHDS",
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
@@ -120,7 +120,7 @@ Deno.test({
     const ports = Object.fromEntries(backends.map(({ n, b }) => [n, b.port]));
     const asked: string[] = [];
     const cache = new SnapshotCache();
-    const snapshots = new NodeSnapshots({ cache, translate: { odcdsTimeoutMs: 3000 } });
+    const snapshots = new NodeSnapshots({ cache });
     const server = new XdsServer({
       cache,
       logger: new Logger("xds", () => {}),
@@ -169,24 +169,27 @@ Deno.test({
       assert.equal(v1 + v2, 400, JSON.stringify(fromB));
       assert.ok(v2 >= 16 && v2 <= 64, `~10% to svc-1-v2 (got ${v2}/400)`);
 
-      // A cold service: the first request succeeds through on-demand CDS.
+      // A cold service: the first request succeeds through on-demand VHDS.
       assert.deepEqual(await curlFrom(nsB, `svc-3.${D}`, 1), ["200 backend svc-3 /x"]);
-      // An explicit first port (cluster alias) and an unknown service (503 at once).
+      // An explicit first port (the VHDS alias keeps the port) and an unknown service (404 at once).
       assert.deepEqual(await curlFrom(nsA, `svc-4.${D}:80`, 1), ["200 backend svc-4 /x"]);
       const started = Date.now();
       const [unknown] = await curlFrom(nsB, `nope.${D}`, 1);
-      assert.match(unknown, /^503 /);
+      assert.match(unknown, /^404/);
       assert.ok(Date.now() - started < 2500, "unknown service fails fast, not by timeout");
       assert.deepEqual(await dumpedClusters(adminUrl), [
         `svc-1-v2.${D}`,
         `svc-1.${D}`,
         `svc-3.${D}`,
         `svc-4.${D}`,
-        `svc-4.${D}:80`,
       ]);
       assert.equal(server.lastNack("node-1"), undefined);
-      // Each came through Envoy's on-demand CDS (a delta CDS subscription by name).
-      assert.deepEqual(asked.sort(), [`nope.${D}`, `svc-3.${D}`, `svc-4.${D}:80`]);
+      // Each came through Envoy's on-demand VHDS (`<route config>/<host>` on the VHDS stream).
+      assert.deepEqual(asked.sort(), [
+        `outbound.a/svc-4.${D}:80`,
+        `outbound.b/nope.${D}`,
+        `outbound.b/svc-3.${D}`,
+      ]);
     } catch (e) {
       throw new Error(`${(e as Error).message}\nenvoy log:\n${envoy?.logs() ?? ""}`);
     } finally {

@@ -1,6 +1,6 @@
 /**
  * Demand-scoped snapshots: per node proxy, the dependency set (seeds ∪ on-demand requests, closed
- * over route backends) and its translated resources. {@link NodeSnapshots} keeps that state and,
+ * over route backends) and its translated resources (VHDS virtual hosts included). {@link NodeSnapshots} keeps that state and,
  * when the mesh changes, re-translates only the nodes whose set holds a changed service (EDS
  * alone when only endpoints changed); unchanged content gives identical resources, which the
  * snapshot cache turns into no push.
@@ -13,10 +13,11 @@ import { TypeUrl } from "../xds/proto.ts";
 import { translateEndpoints } from "../xds/translate/mod.ts";
 import {
   nodeNamespaces,
+  type NodeResources,
   type NodeTranslateOptions,
   translateNode,
 } from "../xds/translate/node/mod.ts";
-import type { EnvoyResources } from "../xds/translate/types.ts";
+import { vhdsNamespace } from "../xds/server/vhds.ts";
 import {
   dependencyClosure,
   indexMesh,
@@ -28,7 +29,10 @@ import {
 /** One node's demand: its view (pods, seed dependencies) and what it asked for on demand. */
 export interface NodeDemand {
   view: NodeView;
-  /** Cluster names the node's Envoy asked for on demand. */
+  /**
+   * What the node's Envoy asked for on demand: Hosts (`<authority>` or `<authority>:<port>`,
+   * from on-demand VHDS) or cluster names (on-demand CDS); each names an authority.
+   */
   requested?: readonly string[];
 }
 
@@ -47,15 +51,11 @@ export function nodeSnapshots(
   mesh: MeshIR,
   demands: readonly NodeDemand[],
   options: NodeTranslateOptions = {},
-): Map<string, EnvoyResources> {
+): Map<string, NodeResources> {
   const index = indexMesh(mesh);
-  return new Map(demands.map((d) => [
-    d.view.nodeId,
-    translateNode(mesh, scopedView(index, d), {
-      ...options,
-      requestedClusters: d.requested ?? [],
-    }),
-  ]));
+  return new Map(
+    demands.map((d) => [d.view.nodeId, translateNode(mesh, scopedView(index, d), options)]),
+  );
 }
 
 /** Options of {@link NodeSnapshots}. */
@@ -68,9 +68,10 @@ export interface NodeSnapshotsOptions {
   onInvalid?: InvalidResource;
 }
 
-const empty: EnvoyResources = {
+const empty: NodeResources = {
   listeners: [],
   routes: [],
+  virtualHosts: [],
   clusters: [],
   endpoints: [],
   secrets: [],
@@ -81,7 +82,7 @@ interface NodeState {
   requested: Set<string>;
   /** Authorities that can change this node: its closed set and every name it asked for. */
   watch: Set<string>;
-  resources: EnvoyResources;
+  resources: NodeResources;
 }
 
 /** Per-node demand state over one mesh, feeding a snapshot cache. */
@@ -142,24 +143,35 @@ export class NodeSnapshots {
   }
 
   /**
-   * The node's Envoy asked for these cluster names on demand: they join its demand for good.
-   * Returns true when its clusters changed. Unknown nodes are ignored (false).
+   * The node's Envoy asked for these Hosts or cluster names on demand: they join its demand for
+   * good (a name that is no service yet is watched: it is served once it appears). Returns true
+   * when its clusters or virtual hosts changed. Unknown nodes are ignored (false).
    */
-  request(nodeId: string, clusterNames: readonly string[]): boolean {
+  request(nodeId: string, names: readonly string[]): boolean {
     const st = this.#nodes.get(nodeId);
     if (!st) return false;
-    const fresh = clusterNames.filter((n) => !st.requested.has(n));
+    const fresh = names.filter((n) => !st.requested.has(n));
     if (fresh.length === 0) return false;
     for (const n of fresh) st.requested.add(n);
-    const names = (r: EnvoyResources) => r.clusters.map((c) => c.name).join("\n");
-    const before = names(st.resources);
+    const key = (r: NodeResources) =>
+      [...r.clusters, ...r.virtualHosts].map((c) => c.name).join("\n");
+    const before = key(st.resources);
     this.#translate(st);
-    return names(st.resources) !== before;
+    return key(st.resources) !== before;
   }
 
-  /** The xDS server's on-demand hook: CDS names grow the node's set (other types are ignored). */
+  /**
+   * The xDS server's on-demand hook: VHDS aliases (`<route config>/<host>`, Envoy's on-demand
+   * VHDS) and CDS names (on-demand CDS) grow the node's set; other types are ignored.
+   */
   readonly onDemand: OnDemandHandler = (nodeId, typeUrl, names) => {
     if (typeUrl === TypeUrl.cluster) this.request(nodeId, names);
+    if (typeUrl === TypeUrl.virtualHost) {
+      const hosts = names.filter((n) => n.includes("/")).map((n) =>
+        n.slice(vhdsNamespace(n).length + 1).toLowerCase()
+      );
+      this.request(nodeId, hosts);
+    }
   };
 
   /** The node's current dependency set (sorted authorities), or undefined for an unknown node. */
@@ -169,7 +181,7 @@ export class NodeSnapshots {
   }
 
   /** The node's current resources, or undefined for an unknown node. */
-  resources(nodeId: string): EnvoyResources | undefined {
+  resources(nodeId: string): NodeResources | undefined {
     return this.#nodes.get(nodeId)?.resources;
   }
 
@@ -190,10 +202,7 @@ export class NodeSnapshots {
       ...st.view.dependencies,
       ...demand.requested!.map((n) => requestedAuthority(this.#index, n)),
     ]);
-    st.resources = translateNode(this.#mesh, view, {
-      ...this.options.translate,
-      requestedClusters: demand.requested,
-    });
+    st.resources = translateNode(this.#mesh, view, this.options.translate);
     this.options.cache?.setSnapshot(
       st.view.nodeId,
       Snapshot.fromResources(st.resources, this.options.onInvalid),

@@ -66,8 +66,13 @@ Deno.test("NodeSnapshots: a producer route change reaches only the nodes whose s
   cache.subscribe("n-3", () => pushes.push("n-3"));
   assert.deepEqual(ns.dependencies("n-3"), [S3]);
 
+  const before = cache.getSnapshot("n-a")!;
   assert.deepEqual(ns.setMesh(withSvc3Route(demo.mesh)), ["n-3"]);
   assert.deepEqual(pushes, ["n-3"]);
+  assert.equal(cache.getSnapshot("n-a"), before, "n-a's set lacks svc-3: untouched");
+  // Only svc-3's virtual host changed on n-3 (RDS does not change with routes).
+  const vh = ns.resources("n-3")!.virtualHosts.find((v) => v.name === `outbound.b/${S3}`)!;
+  assert.equal((vh.resource.routes as unknown[]).length, 2, "the route, then 404");
   // The route's backend outside the set extends it.
   assert.deepEqual(ns.dependencies("n-3"), [S1V2, S3]);
   assert.deepEqual(clusterNames(ns.resources("n-3")), [S1V2, S3]);
@@ -113,15 +118,21 @@ Deno.test("NodeSnapshots: an endpoint change is EDS only; a service added later 
   assert.ok(clusterNames(ns.resources("n-b"))!.includes("new.aether.internal"));
 });
 
-Deno.test("NodeSnapshots.onDemand: CDS names grow the set, an explicit first port gets an alias", () => {
+Deno.test("NodeSnapshots.onDemand: VHDS aliases (and CDS names) grow the set", () => {
   const ns = new NodeSnapshots();
   ns.setMesh(demo.mesh);
   ns.setView(view("n-b", "b", []));
+  const vhosts = () => ns.resources("n-b")?.virtualHosts.map((v) => v.name);
   assert.deepEqual(clusterNames(ns.resources("n-b")), []);
   ns.onDemand("n-b", TypeUrl.endpoint, [S3]);
+  ns.onDemand("n-b", TypeUrl.virtualHost, ["outbound.b", "outbound.b/NOPE.aether.internal"]);
   assert.deepEqual(clusterNames(ns.resources("n-b")), []);
-  ns.onDemand("n-b", TypeUrl.cluster, [`${S3}:80`]);
-  assert.deepEqual(clusterNames(ns.resources("n-b")), [S3, `${S3}:80`]);
+  // The Host keeps its port and its case; both name svc-3.
+  ns.onDemand("n-b", TypeUrl.virtualHost, [`outbound.b/${S3.toUpperCase()}:80`]);
+  assert.deepEqual(clusterNames(ns.resources("n-b")), [S3]);
+  assert.deepEqual(vhosts(), [`outbound.b/${S3}`]);
+  ns.onDemand("n-b", TypeUrl.cluster, [`${S2}:8080`]);
+  assert.deepEqual(clusterNames(ns.resources("n-b")), [S2, `${S2}:8080`, S3]);
   ns.removeNode("n-b");
   assert.equal(ns.resources("n-b"), undefined);
 });

@@ -102,6 +102,8 @@ export const typeUrlPrefix = "type.googleapis.com/";
 export const TypeUrl = {
   listener: "type.googleapis.com/envoy.config.listener.v3.Listener",
   route: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+  /** VHDS: virtual hosts of a RouteConfiguration whose `vhds` is set (delta xDS only). */
+  virtualHost: "type.googleapis.com/envoy.config.route.v3.VirtualHost",
   cluster: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
   endpoint: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
   secret: "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
@@ -114,12 +116,23 @@ export const TypeUrl = {
  */
 export function encodeResource(typeUrl: string, resource: Record<string, unknown>): Uint8Array {
   const type = messageType(typeUrl.slice(typeUrlPrefix.length));
-  // Verify the plain object before fromObject, which silently drops what does not fit. (verify
-  // wants enum numbers, so the translator emits numbers; see translate/enums.ts.)
-  const err = type.verify(resource);
-  if (err) throw new Error(`${type.fullName}: ${err}`);
-  return encodeInChunks(type, resource);
+  try {
+    return encodeInChunks(type, resource);
+  } catch (e) {
+    if (e instanceof DoesNotFit) throw new Error(`${type.fullName}: ${e.message}`);
+    throw e;
+  }
 }
+
+/** protobufjs `verify`'s complaint, with the field path relative to the encoded message. */
+class DoesNotFit extends Error {}
+
+/**
+ * Encodings of long-list elements (a virtual host, a route) by element object: a caller that
+ * passes an unchanged element object again inside a new message (agent/xds/cache/reuse.ts makes
+ * equal elements the same object) gets its bytes without converting, verifying or encoding it.
+ */
+const elementBytes = new WeakMap<object, { type: protobuf.Type; bytes: Uint8Array }>();
 
 /** Lists longer than this are encoded one element at a time. */
 const CHUNK_AT = 8;
@@ -130,16 +143,21 @@ const CHUNK_AT = 8;
  * element at a time: protobufjs keeps one small object per written value until `finish`, so a
  * multi-megabyte message in one piece is mostly garbage-collector work. Elements are spliced in
  * where protobufjs puts them (fields in field-number order, each element as tag, length, bytes).
+ * Each part is verified before fromObject, which silently drops what does not fit (verify wants
+ * enum numbers, so the translator emits numbers; see translate/enums.ts); a misfit throws
+ * DoesNotFit with the field path verify gives for the whole message.
  */
 function encodeInChunks(type: protobuf.Type, object: Record<string, unknown>): Uint8Array {
   const long = type.fieldsArray.filter((f) =>
     f.repeated && f.resolvedType instanceof protobuf.Type &&
     Array.isArray(object[f.name]) && (object[f.name] as unknown[]).length > CHUNK_AT
   );
-  if (long.length === 0) return type.encode(type.fromObject(object)).finish();
-  const rest = { ...object };
+  const rest = long.length === 0 ? object : { ...object };
   for (const f of long) delete rest[f.name];
+  const err = type.verify(rest);
+  if (err) throw new DoesNotFit(err);
   const head = type.encode(type.fromObject(rest)).finish();
+  if (long.length === 0) return head;
   const parts: Uint8Array[] = [];
   let at = 0;
   for (const f of long.sort((a, b) => a.id - b.id)) {
@@ -151,7 +169,7 @@ function encodeInChunks(type: protobuf.Type, object: Record<string, unknown>): U
       if (typeof item !== "object" || item === null) {
         throw new TypeError(`${type.fullName}.${f.name}: object expected`);
       }
-      const bytes = encodeInChunks(element, item);
+      const bytes = encodeElement(element, item, f.name);
       parts.push(
         protobuf.Writer.create().uint32(((f.id << 3) | 2) >>> 0).uint32(bytes.length).finish(),
       );
@@ -166,6 +184,21 @@ function encodeInChunks(type: protobuf.Type, object: Record<string, unknown>): U
     offset += p.length;
   }
   return out;
+}
+
+/** One element of a long list, from {@link elementBytes} when this very object was seen before. */
+function encodeElement(type: protobuf.Type, item: Record<string, unknown>, field: string) {
+  const known = elementBytes.get(item);
+  if (known?.type === type) return known.bytes;
+  let bytes: Uint8Array;
+  try {
+    bytes = encodeInChunks(type, item);
+  } catch (e) {
+    if (e instanceof DoesNotFit) throw new DoesNotFit(`${field}.${e.message}`);
+    throw e;
+  }
+  elementBytes.set(item, { type, bytes });
+  return bytes;
 }
 
 /** The offset of the first top-level field at or after `from` whose number is above `id`. */

@@ -44,9 +44,10 @@ export interface MeshServicePort {
   /**
    * Producer routes (routes in the Service's namespace with this Service as parent, for this port
    * or all ports), in Gateway API precedence order. They apply to callers in every namespace that
-   * has no consumer routes for this service. Empty = no producer route. Whatever the list, the
-   * node translator ends the port's virtual host with a default route to `cluster` (the spec's
-   * additive default: a request no rule matches, or a service with no route, passes through).
+   * has no consumer routes for this service. Empty = no producer route. When the list a caller
+   * sees (consumer routes, else these) is empty, the port's virtual host is a single default
+   * route to `cluster` (no route attached = pass-through); otherwise a request that matches none
+   * of its rules answers 404 (GAMMA).
    */
   producerRoutes: IRRoute[];
   /**

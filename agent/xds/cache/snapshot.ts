@@ -12,13 +12,18 @@ export interface NamedResource {
   resource: Record<string, unknown>;
 }
 
-/** The five resource lists a snapshot is built from. Missing lists are empty. */
+/** The resource lists a snapshot is built from. Missing lists are empty. */
 export interface Resources {
   listeners: NamedResource[];
   routes: NamedResource[];
   clusters: NamedResource[];
   endpoints: NamedResource[];
   secrets: NamedResource[];
+  /**
+   * VHDS VirtualHosts (node proxies), each named `<route configuration>/<vhost>` like its
+   * `name` field. Optional: the edge has none.
+   */
+  virtualHosts?: NamedResource[];
 }
 
 /** A resource encoded once: its protobuf bytes and a stable content hash (its delta version). */
@@ -46,13 +51,17 @@ export interface TypeResources {
   readonly items: ReadonlyMap<string, EncodedResource>;
 }
 
-/** Every type a snapshot carries, in make-before-break push order (SDS, CDS, EDS, LDS, RDS). */
+/**
+ * Every type a snapshot carries, in make-before-break push order (SDS, CDS, EDS, LDS, RDS, and
+ * VHDS last: a virtual host only after the clusters it routes to).
+ */
 export const pushOrder: readonly string[] = [
   TypeUrl.secret,
   TypeUrl.cluster,
   TypeUrl.endpoint,
   TypeUrl.listener,
   TypeUrl.route,
+  TypeUrl.virtualHost,
 ];
 
 const listOf: Record<keyof Resources, string> = {
@@ -61,6 +70,7 @@ const listOf: Record<keyof Resources, string> = {
   clusters: TypeUrl.cluster,
   endpoints: TypeUrl.endpoint,
   secrets: TypeUrl.secret,
+  virtualHosts: TypeUrl.virtualHost,
 };
 
 /** A short stable hash (16 hex digits of SHA-256) of bytes or text. */

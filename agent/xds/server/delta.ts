@@ -4,8 +4,17 @@
  * are applied from every request; ACK/NACK only when the nonce is the outstanding one.
  * @module
  */
+import { TypeUrl } from "../proto.ts";
 import { AdsStream, type StreamDeps, type TypeState, wildcardTypes } from "./stream.ts";
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, DeltaResource } from "./service.ts";
+import { vhdsAliasIndex, vhdsSelect } from "./vhds.ts";
+
+/**
+ * Types whose first request without names is a (legacy) wildcard subscription: LDS and CDS, and
+ * VHDS, which Envoy 1.40 opens with no names (measured) and expects every virtual host of its
+ * route configurations from.
+ */
+const legacyWildcardTypes: ReadonlySet<string> = new Set([...wildcardTypes, TypeUrl.virtualHost]);
 
 /** One delta ADS stream. `send` writes a response to the client. */
 export class DeltaStream extends AdsStream {
@@ -37,7 +46,7 @@ export class DeltaStream extends AdsStream {
       for (const [name, version] of Object.entries(req.initial_resource_versions ?? {})) {
         st.known.set(name, version);
       }
-      if (wildcardTypes.has(typeUrl) && subscribe.length === 0) st.wildcard = true;
+      if (legacyWildcardTypes.has(typeUrl) && subscribe.length === 0) st.wildcard = true;
     }
     for (const name of subscribe) {
       if (name === "*") st.wildcard = true;
@@ -67,9 +76,14 @@ export class DeltaStream extends AdsStream {
     const items = this.snapshot?.resources(typeUrl).items;
     let pending = this.#pending.get(typeUrl);
     if (!pending) this.#pending.set(typeUrl, pending = new Set());
-    const names = [...new Set(subscribe)].filter((n) =>
-      n !== "*" && !items?.has(n) && !pending.has(n)
-    ).sort();
+    // VHDS: a route configuration's own name is a namespace, not a resource; an alias is had
+    // when a virtual host serves it.
+    const vhds = typeUrl === TypeUrl.virtualHost;
+    const aliases = vhds && items ? vhdsAliasIndex(items) : undefined;
+    const has = (n: string) =>
+      !!items?.has(n) || (vhds && (!n.includes("/") || !!aliases?.has(n.toLowerCase())));
+    const names = [...new Set(subscribe)].filter((n) => n !== "*" && !has(n) && !pending.has(n))
+      .sort();
     if (names.length === 0) return;
     for (const n of names) pending.add(n);
     const done = () => {
@@ -100,6 +114,7 @@ export class DeltaStream extends AdsStream {
    */
   protected push(typeUrl: string, st: TypeState): void {
     if (!this.subscribed(st)) return;
+    if (typeUrl === TypeUrl.virtualHost) return this.#pushVhds(st);
     const firstResponse = !this.#responded.has(typeUrl);
     const selected = this.selected(typeUrl, st);
     const selectedNames = new Set(selected.map((r) => r.name));
@@ -128,6 +143,10 @@ export class DeltaStream extends AdsStream {
       st.known.delete(n);
       if (st.names.has(n)) absent.add(n);
     }
+    this.#respond(typeUrl, st, resources, removed);
+  }
+
+  #respond(typeUrl: string, st: TypeState, resources: DeltaResource[], removed: string[]): void {
     this.#responded.add(typeUrl);
     const version = this.currentVersion(typeUrl, st);
     const nonce = this.nextNonce();
@@ -139,5 +158,46 @@ export class DeltaStream extends AdsStream {
       resources,
       removed_resources: removed,
     });
+  }
+
+  /**
+   * VHDS: like {@link push}, but an alias the client subscribed to (`<route config>/<host>`, a
+   * request paused on it) is answered once per subscription: with the virtual host serving the
+   * host, listing the alias in `aliases` (sent again even when unchanged: the request waits for
+   * the alias), or, when none does, with an empty resource named by the alias ("not found";
+   * Envoy ignores removed_resources for this).
+   */
+  #pushVhds(st: TypeState): void {
+    const typeUrl = TypeUrl.virtualHost;
+    const firstResponse = !this.#responded.has(typeUrl);
+    const items = this.snapshot?.resources(typeUrl).items ?? new Map();
+    const { selected, answers, unresolved } = vhdsSelect(items, st.names, st.wildcard);
+    let answered = this.#absent.get(typeUrl);
+    if (!answered) this.#absent.set(typeUrl, answered = new Set());
+    const pending = this.#pending.get(typeUrl);
+    const ask = (names: readonly string[]) => names.filter((n) => !answered.has(n));
+    const resources: DeltaResource[] = selected
+      .filter((r) => st.known.get(r.name) !== r.hash || ask(answers.get(r.name) ?? []).length)
+      .map((r) => {
+        const aliases = (answers.get(r.name) ?? []).filter((n) => n !== r.name);
+        return {
+          name: r.name,
+          version: r.hash,
+          resource: { type_url: r.typeUrl, value: r.value },
+          ...(aliases.length ? { aliases } : {}),
+        };
+      });
+    const notFound = ask(unresolved).filter((n) => !pending?.has(n));
+    const selectedNames = new Set(selected.map((r) => r.name));
+    const removed = [...st.known.keys()].filter((n) => !selectedNames.has(n)).sort();
+    if (resources.length + notFound.length + removed.length === 0 && !firstResponse) return;
+    for (const r of resources) {
+      st.known.set(r.name, r.version);
+      for (const a of answers.get(r.name) ?? []) answered.add(a);
+    }
+    for (const n of notFound) answered.add(n);
+    for (const n of removed) st.known.delete(n);
+    const empty = notFound.map((n) => ({ name: n, version: "", aliases: [n] }));
+    this.#respond(typeUrl, st, [...resources, ...empty], removed);
   }
 }

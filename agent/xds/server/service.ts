@@ -58,7 +58,10 @@ export interface DeltaDiscoveryRequest {
 export interface DeltaResource {
   name: string;
   version: string;
-  resource: Any;
+  /** Absent in a VHDS "not found" answer to an alias. */
+  resource?: Any;
+  /** VHDS: the subscribed aliases (`<route config>/<host>`) this resource answers. */
+  aliases?: string[];
 }
 
 /** envoy.service.discovery.v3.DeltaDiscoveryResponse. */

@@ -8,6 +8,7 @@ import { pushOrder, type Snapshot, type SnapshotCache, versionOf } from "../cach
 import { TypeUrl } from "../proto.ts";
 import type { NodeInfo, RpcStatus } from "./service.ts";
 import type { StreamStatus, TrackedStream, XdsTracker } from "./tracker.ts";
+import { vhdsSelect } from "./vhds.ts";
 
 /** What a stream needs from its server. */
 export interface StreamDeps {
@@ -61,7 +62,11 @@ export const gateTimeoutMs = 2000;
 /** Types every ADS client subscribes to with a wildcard (their removals come by omission). */
 export const wildcardTypes: ReadonlySet<string> = new Set([TypeUrl.listener, TypeUrl.cluster]);
 /** Types held back while a cluster, endpoint or secret push awaits its ACK (make-before-break). */
-const gatedTypes: ReadonlySet<string> = new Set([TypeUrl.listener, TypeUrl.route]);
+const gatedTypes: ReadonlySet<string> = new Set([
+  TypeUrl.listener,
+  TypeUrl.route,
+  TypeUrl.virtualHost,
+]);
 
 /** The base of an ADS stream; subclasses parse requests and build responses. */
 export abstract class AdsStream implements TrackedStream {
@@ -73,6 +78,8 @@ export abstract class AdsStream implements TrackedStream {
   #unsubscribe: (() => void) | undefined;
   #closed = false;
   #gateTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Since when VHDS has been held back for endpoints the client has not ACKed yet. */
+  #coldSince: number | undefined;
 
   constructor(protected readonly deps: StreamDeps) {}
 
@@ -133,6 +140,7 @@ export abstract class AdsStream implements TrackedStream {
   /** The resources of a type that the subscription selects, from the current snapshot. */
   protected selected(typeUrl: string, st: TypeState) {
     const items = this.snapshot?.resources(typeUrl).items ?? new Map();
+    if (typeUrl === TypeUrl.virtualHost) return vhdsSelect(items, st.names, st.wildcard).selected;
     if (st.wildcard) return [...items.values()];
     return [...st.names].flatMap((n) => items.has(n) ? [items.get(n)!] : []);
   }
@@ -197,11 +205,14 @@ export abstract class AdsStream implements TrackedStream {
   protected pump(): void {
     if (this.#closed || !this.snapshot) return;
     let gate: TypeState | undefined;
+    let coldSince: number | undefined;
     const extra = [...this.types.keys()].filter((t) => !pushOrder.includes(t));
     for (const typeUrl of [...pushOrder, ...extra]) {
       const st = this.types.get(typeUrl);
       if (!st) continue;
-      if (!st.nonce && !(gate && gatedTypes.has(typeUrl))) {
+      const cold = typeUrl === TypeUrl.virtualHost && !st.nonce && this.#endpointsCold();
+      if (cold) coldSince = this.#coldSince;
+      if (!st.nonce && !cold && !(gate && gatedTypes.has(typeUrl))) {
         try {
           this.push(typeUrl, st);
         } catch (e) {
@@ -215,14 +226,33 @@ export abstract class AdsStream implements TrackedStream {
       const age = this.deps.now() - (st.sentAt ?? 0);
       if (st.nonce && !gatedTypes.has(typeUrl) && age < gateTimeoutMs) gate ??= st;
     }
-    if (gate && !this.#gateTimer) {
-      const wait = gateTimeoutMs - (this.deps.now() - (gate.sentAt ?? 0)) + 1;
+    const since = gate?.sentAt ?? coldSince;
+    if (since !== undefined && !this.#gateTimer) {
+      const wait = gateTimeoutMs - (this.deps.now() - since) + 1;
       this.#gateTimer = setTimeout(() => {
         this.#gateTimer = undefined;
         this.pump();
       }, Math.max(wait, 1));
     }
     this.checkReady();
+  }
+
+  /**
+   * VHDS make-before-break: whether a virtual host must wait because some endpoints of the
+   * snapshot are not ACKed yet (Envoy subscribes to a new cluster's endpoints only after it ACKs
+   * the cluster, so the CDS gate alone would let a vhost overtake them). Gives up after
+   * {@link gateTimeoutMs}, like the gate.
+   */
+  #endpointsCold(): boolean {
+    const eds = this.types.get(TypeUrl.endpoint);
+    const items = this.snapshot?.resources(TypeUrl.endpoint).items;
+    const cold = !!items && [...items.values()].some((r) => eds?.acked.get(r.name) !== r.hash);
+    if (!cold) {
+      this.#coldSince = undefined;
+      return false;
+    }
+    this.#coldSince ??= this.deps.now();
+    return this.deps.now() - this.#coldSince < gateTimeoutMs;
   }
 
   /** Sends a response for one type if the client's view differs from the snapshot. */

@@ -13,7 +13,7 @@ import { any, statName } from "../util.ts";
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 const ON_DEMAND = "envoy.extensions.filters.http.on_demand.v3.OnDemand";
 
-/** HTTP filter name of the on-demand filter (also the key of its per-route config). */
+/** HTTP filter name of the on-demand filter. */
 export const ON_DEMAND_FILTER = "envoy.filters.http.on_demand";
 
 /** Resolved options of the outbound listeners. */
@@ -36,10 +36,10 @@ export function outboundRouteName(namespace: string): string {
 }
 
 /**
- * The outbound HTTP connection manager: routes of the caller's namespace over RDS, then the
- * on-demand filter (on-demand CDS is switched on per route, on the catch-all only), then the
- * router. Unlike the edge, the Host port is kept: it picks the service port's virtual host and,
- * on the catch-all, names the cluster (`<authority>:<port>`).
+ * The outbound HTTP connection manager: routes of the caller's namespace over RDS (+ VHDS), then
+ * the on-demand filter (a request whose Host has no virtual host yet waits for on-demand VHDS),
+ * then the router. Unlike the edge, the Host port is kept: it picks the service port's virtual
+ * host (and is part of the VHDS alias `<route config>/<host:port>`).
  */
 function outboundHcm(pod: NodePod, opts: OutboundListenerOptions): Record<string, unknown> {
   const statPrefix = `${opts.statPrefix}_outbound_${statName(`${pod.namespace}_${pod.name}`)}`;

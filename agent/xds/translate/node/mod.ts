@@ -4,8 +4,10 @@
  *
  * Names an integrator relies on:
  * - Listener `outbound|<namespace>/<pod>`: `127.0.0.1:18081` inside the pod's netns;
- * - RouteConfiguration `outbound.<namespace>`: one per caller namespace among the node's pods;
- *   virtual host `<cluster>` per service port (domains from the IR), then `cold` (`*`);
+ * - RouteConfiguration `outbound.<namespace>`: one per caller namespace among the node's pods,
+ *   VHDS turned on, no inline virtual host;
+ * - VirtualHost (VHDS) `outbound.<namespace>/<cluster>` per service port of the dependency set
+ *   (domains from the IR);
  * - Cluster and ClusterLoadAssignment: the IR cluster name, `<authority>` or `<authority>:<port>`.
  *
  * Caller namespace: one listener per pod, bound in the pod's netns, rather than one shared
@@ -14,11 +16,20 @@
  * same listener is where the pod's identity will pick its outbound SVID (mTLS, later). Route
  * tables are per namespace, not per pod, so pods of one namespace share one RDS resource.
  *
- * Cold services: the catch-all virtual host routes by `cluster_header: ":authority"` with the
- * on-demand filter's per-route ODCDS config (ADS source; Envoy supports ODCDS on delta xDS only).
- * Envoy subscribes to the missing cluster by name on its CDS stream; the xDS server's `onDemand`
- * hook grows the node's set, and a name that still does not exist is answered in
- * `removed_resources` (503 at once, not after the timeout).
+ * Cold services, on-demand VHDS: a Host no virtual host serves matches no route, so the
+ * on-demand filter pauses the request and subscribes to `outbound.<namespace>/<host>` on the
+ * VHDS stream; the xDS server's `onDemand` hook grows the node's set, the server sends the new
+ * clusters and endpoints, waits for their ACK (make-before-break), then sends the virtual host
+ * listing that name in `aliases`, and Envoy restarts the request against it, so its routes hold
+ * from the very first request. A Host that names no service is answered "not found" and gets
+ * Envoy's 404 at once. (The earlier catch-all `*` routing by `:authority` with on-demand CDS sent
+ * the first request to the service's own endpoints, bypassing its routes; and a `*` vhost would
+ * keep VHDS from ever being asked.)
+ *
+ * Why every service vhost is served by VHDS rather than warm ones inline in RDS: Envoy merges
+ * inline and VHDS vhosts into one table and rejects duplicate domains, so a vhost fetched on
+ * demand could not later move inline; with VHDS only, RDS never changes as the set grows, a
+ * route change on svc is a one-vhost delta, and each vhost is sent only to nodes holding svc.
  * @module
  */
 import type { MeshIR, MeshService, NodeView } from "../../../../lib/ir/mesh.ts";
@@ -28,10 +39,19 @@ import { translateEndpoints } from "../endpoint.ts";
 import type { EnvoyResources, NamedResource } from "../types.ts";
 import { sortedByName } from "../util.ts";
 import { outboundListener } from "./listener.ts";
-import { callerRoutes, outboundRouteConfiguration } from "./routes.ts";
+import { callerRoutes, outboundRouteConfiguration, outboundVirtualHosts } from "./routes.ts";
 
 export { outboundListenerName, outboundRouteName } from "./listener.ts";
-export { callerRoutes, COLD_VHOST, defaultRoute } from "./routes.ts";
+export {
+  callerRoutes,
+  defaultRoute,
+  notFoundRoute,
+  outboundVirtualHostName,
+  portRoutes,
+} from "./routes.ts";
+
+/** A node's resources: the edge's five lists plus its VHDS virtual hosts, each sorted by name. */
+export type NodeResources = EnvoyResources & { virtualHosts: NamedResource[] };
 
 /** Knobs of {@link translateNode}; every field has a default. */
 export interface NodeTranslateOptions {
@@ -43,15 +63,6 @@ export interface NodeTranslateOptions {
   egressAddress?: string;
   /** Explicit-egress port inside each pod. Default 18081. */
   egressPort?: number;
-  /** How long a request to a cold service waits for on-demand CDS. Default 5000 ms. */
-  odcdsTimeoutMs?: number;
-  /**
-   * Cluster names Envoy asked for on demand. One that spells a service's first port explicitly
-   * (`<authority>:<firstPort>`, a Host the catch-all turns into that name) gets an alias cluster
-   * of that name sharing the first port's endpoints (EDS `service_name`), so the first request
-   * with such a Host is served too.
-   */
-  requestedClusters?: readonly string[];
 }
 
 /** The caller namespaces of a node: its pods' namespaces, sorted, each once. */
@@ -91,32 +102,12 @@ export function nodeClusterNames(
   return names;
 }
 
-/** Alias clusters for requested `<authority>:<firstPort>` names of dependency services. */
-function aliasClusters(
-  services: readonly MeshService[],
-  requested: readonly string[],
-  connectTimeoutMs: number,
-  clusters: ReadonlyMap<string, IRCluster>,
-): NamedResource[] {
-  const wanted = new Set(requested);
-  return services.flatMap((s) => {
-    const first = s.ports[0];
-    const alias = first ? `${s.authority}:${first.port}` : "";
-    const target = first && clusters.get(first.cluster);
-    if (!target || alias === first.cluster || !wanted.has(alias)) return [];
-    const { resource } = cluster({ ...target, name: alias }, { connectTimeoutMs });
-    const eds = resource.eds_cluster_config as Record<string, unknown>;
-    resource.eds_cluster_config = { ...eds, service_name: target.name };
-    return [{ name: alias, resource }];
-  });
-}
-
 /** Translates one node's view of the mesh into Envoy resources, each kind sorted by name. */
 export function translateNode(
   mesh: MeshIR,
   view: NodeView,
   options: NodeTranslateOptions = {},
-): EnvoyResources {
+): NodeResources {
   const statPrefix = options.statPrefix ?? "aether";
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
   const listenerOpts = {
@@ -124,27 +115,16 @@ export function translateNode(
     address: options.egressAddress ?? "127.0.0.1",
     port: options.egressPort ?? 18081,
   };
-  const routeOpts = { odcdsTimeoutMs: options.odcdsTimeoutMs ?? 5000 };
   const clustersByName = new Map(mesh.clusters.map((c) => [c.name, c]));
   const services = dependencyServices(mesh, view.dependencies);
   const namespaces = nodeNamespaces(view);
   const names = nodeClusterNames(services, namespaces, clustersByName);
   const irClusters = mesh.clusters.filter((c) => names.has(c.name));
-  const aliases = aliasClusters(
-    services,
-    options.requestedClusters ?? [],
-    connectTimeoutMs,
-    clustersByName,
-  );
   return {
     listeners: sortedByName(view.pods.map((p) => outboundListener(p, listenerOpts))),
-    routes: sortedByName(
-      namespaces.map((ns) => outboundRouteConfiguration(ns, services, routeOpts)),
-    ),
-    clusters: sortedByName([
-      ...irClusters.map((c) => cluster(c, { connectTimeoutMs })),
-      ...aliases,
-    ]),
+    routes: sortedByName(namespaces.map((ns) => outboundRouteConfiguration(ns))),
+    virtualHosts: sortedByName(namespaces.flatMap((ns) => outboundVirtualHosts(ns, services))),
+    clusters: sortedByName(irClusters.map((c) => cluster(c, { connectTimeoutMs }))),
     endpoints: translateEndpoints(irClusters),
     secrets: [],
   };

@@ -8,8 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { MeshIR, NodeView } from "../../../../lib/ir/mesh.ts";
 import { staticBootstrap } from "../test_util.ts";
-import type { EnvoyResources } from "../types.ts";
-import type { NodeTranslateOptions } from "./mod.ts";
+import type { NodeResources, NodeTranslateOptions } from "./mod.ts";
 
 /** The folder holding `<case>.in.yaml` / `<case>.out.yaml`. */
 export const nodeTestdataDir: string = join(dirname(fileURLToPath(import.meta.url)), "testdata");
@@ -38,10 +37,17 @@ type Obj = Record<string, unknown>;
 
 /**
  * A static Bootstrap equivalent to node resources: the edge conversion (inline routes, STATIC
- * clusters), alias clusters given their target's endpoints, plus an ADS config (to an unused
- * static cluster) because the on-demand filter's config source is ADS.
+ * clusters) with each route table's VHDS virtual hosts inlined (a static route config cannot use
+ * VHDS), clusters naming an EDS `service_name` given that target's endpoints, plus an ADS config
+ * (to an unused static cluster) as a dynamic node's bootstrap has.
  */
-export function nodeStaticBootstrap(r: EnvoyResources): Obj {
+export function nodeStaticBootstrap(nr: NodeResources): Obj {
+  const routes = nr.routes.map(({ name, resource }) => {
+    const { vhds: _v, ...rest } = resource;
+    const vhosts = nr.virtualHosts.filter((v) => v.name.startsWith(`${name}/`));
+    return { name, resource: { ...rest, virtual_hosts: vhosts.map((v) => v.resource) } };
+  });
+  const { virtualHosts: _vh, ...r } = { ...nr, routes };
   const endpoints = new Map(r.endpoints.map((e) => [e.name, e.resource]));
   const aliasEndpoints = r.clusters.flatMap(({ name, resource }) => {
     const target = (resource.eds_cluster_config as Obj | undefined)?.service_name as string;

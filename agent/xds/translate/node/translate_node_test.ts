@@ -41,6 +41,7 @@ Deno.test("every node resource encodes and fits the Envoy schema strictly", () =
       [TypeUrl.route, r.routes],
       [TypeUrl.cluster, r.clusters],
       [TypeUrl.endpoint, r.endpoints],
+      [TypeUrl.virtualHost, r.virtualHosts],
     ] as const;
     for (const [url, list] of kinds) {
       for (const res of list) {
@@ -79,18 +80,23 @@ Deno.test("caller namespace: a pod's listener selects its namespace's route tabl
     assert.equal(hcm.strip_any_host_port, undefined, "the Host port picks the service port");
   }
   const firstRoutes = (routeName: string) => {
-    const rc = r.routes.find((x) => x.name === routeName)!.resource;
-    const vh = (rc.virtual_hosts as Obj[]).find((v) => v.name === "svc-1.aether.internal")!;
-    return (vh.routes as Obj[]).map((x) => x.name);
+    const vh = r.virtualHosts.find((x) => x.name === `${routeName}/svc-1.aether.internal`)!;
+    return (vh.resource.routes as Obj[]).map((x) => x.name);
   };
+  // Routed: the caller's routes, then 404 for whatever no rule matches (GAMMA).
   assert.deepEqual(firstRoutes("outbound.a"), [
     "HTTPRoute/a/pin/rule/0/match/0",
     "HTTPRoute/a/pin/rule/1/match/0",
-    "svc-1.aether.internal/default",
+    "svc-1.aether.internal/not-found",
   ]);
   assert.deepEqual(firstRoutes("outbound.b"), [
     "HTTPRoute/prod/split/rule/0/match/0",
-    "svc-1.aether.internal/default",
+    "svc-1.aether.internal/not-found",
+  ]);
+  // No route attached: pass-through.
+  const v2 = r.virtualHosts.find((x) => x.name === "outbound.b/svc-1-v2.aether.internal")!;
+  assert.deepEqual((v2.resource.routes as Obj[]).map((x) => x.name), [
+    "svc-1-v2.aether.internal/default",
   ]);
   // Only the dependency set (and what its routes reach) gets clusters: svc-3 is cold.
   assert.deepEqual(r.clusters.map((c) => c.name), [
@@ -99,6 +105,16 @@ Deno.test("caller namespace: a pod's listener selects its namespace's route tabl
     "svc-2.aether.internal",
     "svc-2.aether.internal:8080",
   ]);
-  const vhosts = (r.routes[0].resource.virtual_hosts as Obj[]).map((v) => v.name);
-  assert.equal(vhosts.at(-1), "cold", "the catch-all comes last");
+  // Route tables carry no vhost of their own: VHDS serves every one, named like its vhost.
+  for (const rc of r.routes) {
+    assert.equal(rc.resource.virtual_hosts, undefined);
+    assert.ok(rc.resource.vhds, "VHDS on");
+  }
+  for (const vh of r.virtualHosts) assert.equal(vh.resource.name, vh.name);
+  assert.deepEqual(r.virtualHosts.map((v) => v.name).filter((n) => n.startsWith("outbound.b/")), [
+    "outbound.b/svc-1-v2.aether.internal",
+    "outbound.b/svc-1.aether.internal",
+    "outbound.b/svc-2.aether.internal",
+    "outbound.b/svc-2.aether.internal:8080",
+  ]);
 });

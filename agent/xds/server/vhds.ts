@@ -1,0 +1,81 @@
+/**
+ * VHDS (virtual host discovery) naming, as Envoy 1.40 implements it (`source/common/router/vhds.cc`,
+ * `rds_impl.cc`): a RouteConfiguration with `vhds` set subscribes on the VirtualHost type with
+ * its own name, matched as a *namespace* (every resource named `<route config>/<anything>`
+ * belongs to it); a request whose Host matches no route makes the on-demand filter subscribe to
+ * the alias `<route config>/<host>` (Host lowercased, port kept). Envoy keys VHDS virtual hosts by
+ * their `name` and removes them by resource name, so a resource's name must equal its vhost
+ * `name`. Envoy resumes the paused request once a response lists the alias, either as `aliases`
+ * of the resource that serves the host, or as an empty resource (no `resource`) named by the alias:
+ * "not found", and the request continues to the router's 404.
+ * @module
+ */
+import type { EncodedResource } from "../cache/mod.ts";
+
+/** What a set of VHDS subscription names selects from a snapshot's virtual hosts. */
+export interface VhdsSelection {
+  /** Resources selected by name, by namespace or by alias, in name order. */
+  selected: EncodedResource[];
+  /**
+   * Per selected resource name, the subscribed `<rc>/<host>` names it answers: its own name or
+   * aliases (those are sent as `aliases`).
+   */
+  answers: Map<string, string[]>;
+  /** Subscribed aliases (`<rc>/<host>`) that no resource serves. */
+  unresolved: string[];
+}
+
+/** The namespace of a VHDS name: everything before its last `/` ("" when there is none). */
+export function vhdsNamespace(name: string): string {
+  const i = name.lastIndexOf("/");
+  return i < 0 ? "" : name.slice(0, i);
+}
+
+const indexes = new WeakMap<ReadonlyMap<string, EncodedResource>, Map<string, string>>();
+
+/** Alias (`<namespace>/<domain>`, lowercased) → resource name, for every exact domain. */
+export function vhdsAliasIndex(items: ReadonlyMap<string, EncodedResource>): Map<string, string> {
+  let index = indexes.get(items);
+  if (index) return index;
+  index = new Map();
+  for (const r of items.values()) {
+    const ns = vhdsNamespace(r.name);
+    for (const d of (r.resource.domains ?? []) as string[]) {
+      if (!d.includes("*")) index.set(`${ns}/${d.toLowerCase()}`, r.name);
+    }
+  }
+  indexes.set(items, index);
+  return index;
+}
+
+/**
+ * Resolves VHDS subscription names against a snapshot's virtual hosts: a wildcard selects them
+ * all (Envoy 1.40 opens VHDS with an empty, i.e. legacy wildcard, subscription); a name without
+ * `/` is a route configuration (namespace) and selects all of its virtual hosts; any other name
+ * selects the resource of that name, else the resource one of whose domains it spells.
+ */
+export function vhdsSelect(
+  items: ReadonlyMap<string, EncodedResource>,
+  names: ReadonlySet<string>,
+  wildcard = false,
+): VhdsSelection {
+  const picked = new Map<string, EncodedResource>();
+  const answers = new Map<string, string[]>();
+  const unresolved: string[] = [];
+  for (const r of items.values()) {
+    if (wildcard || names.has(r.name) || names.has(vhdsNamespace(r.name))) picked.set(r.name, r);
+  }
+  const index = vhdsAliasIndex(items);
+  for (const n of names) {
+    if (!n.includes("/")) continue;
+    const target = items.has(n) ? n : index.get(n.toLowerCase());
+    if (!target) {
+      unresolved.push(n);
+      continue;
+    }
+    picked.set(target, items.get(target)!);
+    answers.set(target, [...(answers.get(target) ?? []), n].sort());
+  }
+  const selected = [...picked.values()].sort((a, b) => a.name < b.name ? -1 : 1);
+  return { selected, answers, unresolved: unresolved.sort() };
+}
