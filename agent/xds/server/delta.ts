@@ -7,7 +7,7 @@
 import { TypeUrl } from "../proto.ts";
 import { AdsStream, type StreamDeps, type TypeState, wildcardTypes } from "./stream.ts";
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, DeltaResource } from "./service.ts";
-import { vhdsAliasIndex, vhdsSelect } from "./vhds.ts";
+import { vhdsAliasIndex, vhdsNamespace, vhdsSelect } from "./vhds.ts";
 
 /**
  * Types whose first request without names is a (legacy) wildcard subscription: LDS and CDS, and
@@ -24,6 +24,8 @@ export class DeltaStream extends AdsStream {
   #absent = new Map<string, Set<string>>();
   /** Per type: names the on-demand handler is still working on (not announced as missing yet). */
   #pending = new Map<string, Set<string>>();
+  /** VHDS: route configurations whose virtual hosts this stream has started sending. */
+  #vhdsOpened = new Set<string>();
 
   constructor(deps: StreamDeps, private readonly send: (res: DeltaDiscoveryResponse) => void) {
     super(deps);
@@ -171,7 +173,8 @@ export class DeltaStream extends AdsStream {
     const typeUrl = TypeUrl.virtualHost;
     const firstResponse = !this.#responded.has(typeUrl);
     const items = this.snapshot?.resources(typeUrl).items ?? new Map();
-    const { selected, answers, unresolved } = vhdsSelect(items, st.names, st.wildcard);
+    const open = this.vhdsOpen();
+    const { selected, answers, unresolved } = vhdsSelect(items, st.names, st.wildcard, open);
     let answered = this.#absent.get(typeUrl);
     if (!answered) this.#absent.set(typeUrl, answered = new Set());
     const pending = this.#pending.get(typeUrl);
@@ -189,7 +192,13 @@ export class DeltaStream extends AdsStream {
       });
     const notFound = ask(unresolved).filter((n) => !pending?.has(n));
     const selectedNames = new Set(selected.map((r) => r.name));
-    const removed = [...st.known.keys()].filter((n) => !selectedNames.has(n)).sort();
+    const removed = [...st.known.keys()].filter((n) => !selectedNames.has(n));
+    // A namespace newly watched without a virtual host gets a no-op removal `<rc>/`: Envoy's VHDS
+    // init waits for an update reaching its namespace, and an empty response reaches none.
+    const fresh = [...open].filter((ns) => !this.#vhdsOpened.has(ns));
+    const used = new Set(selected.map((r) => vhdsNamespace(r.name)));
+    removed.push(...fresh.filter((ns) => !used.has(ns)).map((ns) => `${ns}/`));
+    removed.sort();
     if (resources.length + notFound.length + removed.length === 0 && !firstResponse) return;
     for (const r of resources) {
       st.known.set(r.name, r.version);
@@ -197,6 +206,7 @@ export class DeltaStream extends AdsStream {
     }
     for (const n of notFound) answered.add(n);
     for (const n of removed) st.known.delete(n);
+    for (const ns of fresh) this.#vhdsOpened.add(ns);
     const empty = notFound.map((n) => ({ name: n, version: "", aliases: [n] }));
     this.#respond(typeUrl, st, [...resources, ...empty], removed);
   }

@@ -8,7 +8,7 @@ import { pushOrder, type Snapshot, type SnapshotCache, versionOf } from "../cach
 import { TypeUrl } from "../proto.ts";
 import type { NodeInfo, RpcStatus } from "./service.ts";
 import type { StreamStatus, TrackedStream, XdsTracker } from "./tracker.ts";
-import { vhdsSelect } from "./vhds.ts";
+import { openNamespaces, vhdsSelect } from "./vhds.ts";
 
 /** What a stream needs from its server. */
 export interface StreamDeps {
@@ -140,7 +140,9 @@ export abstract class AdsStream implements TrackedStream {
   /** The resources of a type that the subscription selects, from the current snapshot. */
   protected selected(typeUrl: string, st: TypeState) {
     const items = this.snapshot?.resources(typeUrl).items ?? new Map();
-    if (typeUrl === TypeUrl.virtualHost) return vhdsSelect(items, st.names, st.wildcard).selected;
+    if (typeUrl === TypeUrl.virtualHost) {
+      return vhdsSelect(items, st.names, st.wildcard, this.vhdsOpen()).selected;
+    }
     if (st.wildcard) return [...items.values()];
     return [...st.names].flatMap((n) => items.has(n) ? [items.get(n)!] : []);
   }
@@ -210,9 +212,12 @@ export abstract class AdsStream implements TrackedStream {
     for (const typeUrl of [...pushOrder, ...extra]) {
       const st = this.types.get(typeUrl);
       if (!st) continue;
-      const cold = typeUrl === TypeUrl.virtualHost && !st.nonce && this.#endpointsCold();
+      // VHDS also waits for RDS: a route configuration's VHDS watch exists once it is applied.
+      const vhds = typeUrl === TypeUrl.virtualHost && !st.nonce;
+      const cold = vhds && this.#endpointsCold();
       if (cold) coldSince = this.#coldSince;
-      if (!st.nonce && !cold && !(gate && gatedTypes.has(typeUrl))) {
+      const held = cold || (vhds && !!this.types.get(TypeUrl.route)?.nonce);
+      if (!st.nonce && !held && !(gate && gatedTypes.has(typeUrl))) {
         try {
           this.push(typeUrl, st);
         } catch (e) {
@@ -235,6 +240,12 @@ export abstract class AdsStream implements TrackedStream {
       }, Math.max(wait, 1));
     }
     this.checkReady();
+  }
+
+  /** The route configurations whose virtual hosts a wildcard VHDS stream sends now. */
+  protected vhdsOpen(): Set<string> {
+    const routes = this.snapshot?.resources(TypeUrl.route).items ?? new Map();
+    return openNamespaces(routes, this.types.get(TypeUrl.route)?.acked ?? new Map());
   }
 
   /**

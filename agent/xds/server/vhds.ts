@@ -50,7 +50,8 @@ export function vhdsAliasIndex(items: ReadonlyMap<string, EncodedResource>): Map
 
 /**
  * Resolves VHDS subscription names against a snapshot's virtual hosts: a wildcard selects them
- * all (Envoy 1.40 opens VHDS with an empty, i.e. legacy wildcard, subscription); a name without
+ * all (Envoy 1.40 opens VHDS with an empty, i.e. legacy wildcard, subscription), or with `open`
+ * those of the route configurations in it (see {@link openNamespaces}); a name without
  * `/` is a route configuration (namespace) and selects all of its virtual hosts; any other name
  * selects the resource of that name, else the resource one of whose domains it spells.
  */
@@ -58,12 +59,16 @@ export function vhdsSelect(
   items: ReadonlyMap<string, EncodedResource>,
   names: ReadonlySet<string>,
   wildcard = false,
+  open?: ReadonlySet<string>,
 ): VhdsSelection {
   const picked = new Map<string, EncodedResource>();
   const answers = new Map<string, string[]>();
   const unresolved: string[] = [];
   for (const r of items.values()) {
-    if (wildcard || names.has(r.name) || names.has(vhdsNamespace(r.name))) picked.set(r.name, r);
+    const ns = vhdsNamespace(r.name);
+    if ((wildcard && (!open || open.has(ns))) || names.has(r.name) || names.has(ns)) {
+      picked.set(r.name, r);
+    }
   }
   const index = vhdsAliasIndex(items);
   for (const n of names) {
@@ -78,4 +83,22 @@ export function vhdsSelect(
   }
   const selected = [...picked.values()].sort((a, b) => a.name < b.name ? -1 : 1);
   return { selected, answers, unresolved: unresolved.sort() };
+}
+
+/**
+ * The route configurations whose VHDS the client listens to: those with `vhds` set that it has
+ * ACKed over RDS. Envoy creates a route configuration's VHDS watch while it applies the RDS
+ * response (before the ACK), and drops virtual hosts of a namespace nobody watches, so a
+ * wildcard VHDS stream sends a namespace's vhosts only from then on.
+ */
+export function openNamespaces(
+  routes: ReadonlyMap<string, EncodedResource>,
+  acked: ReadonlyMap<string, string>,
+): Set<string> {
+  const out = new Set<string>();
+  for (const [name, hash] of acked) {
+    const r = routes.get(name);
+    if (r?.hash === hash && r.resource.vhds) out.add(name);
+  }
+  return out;
 }

@@ -23,8 +23,12 @@ function vhost(rc: string, cluster: string): { name: string; resource: Record<st
   };
 }
 
+const ads = { ads: {}, resource_api_version: 2 };
+const rc = (name: string) => ({ name, resource: { name, vhds: { config_source: ads } } });
+
 function snap(clusters: string[]): Snapshot {
   return Snapshot.fromResources({
+    routes: [rc("rc"), rc("rc2")],
     clusters: clusters.map(edsCluster),
     endpoints: clusters.map((c) => endpoints(c, [9000])),
     virtualHosts: clusters.map((c) => vhost("rc", c)),
@@ -44,7 +48,8 @@ Deno.test("vhdsSelect: namespaces, exact names and aliases", () => {
 });
 
 Deno.test({
-  name: "VHDS: wildcard open, alias after its endpoints are ACKed, unknown host answered empty",
+  name:
+    "VHDS: wildcard after RDS, alias after its endpoints are ACKed, unknown host answered empty",
   ...opts,
   fn: async () => {
     const asked: string[][] = [];
@@ -64,10 +69,17 @@ Deno.test({
         d.send({ type_url: TypeUrl.endpoint, resource_names_subscribe: ["a"] });
         const e1 = await d.next();
         d.send({ type_url: TypeUrl.endpoint, response_nonce: e1.nonce });
-        // Envoy opens VHDS without names: every vhost comes.
+        // Envoy opens VHDS without names while it applies RDS: the vhosts of each route config
+        // come once RDS is ACKed (its VHDS watch exists then); one without vhosts gets a no-op
+        // removal, which completes its VHDS init.
+        d.send({ type_url: TypeUrl.route, resource_names_subscribe: ["rc", "rc2"] });
+        const r1 = await d.next();
         d.send({ type_url: TypeUrl.virtualHost });
+        await d.quiet();
+        d.send({ type_url: TypeUrl.route, response_nonce: r1.nonce });
         const v1 = await d.next();
         assert.deepEqual(names(v1.resources), [["rc/a", [], true]]);
+        assert.deepEqual(v1.removed_resources, ["rc2/"]);
         d.send({ type_url: TypeUrl.virtualHost, response_nonce: v1.nonce });
         await d.quiet();
         assert.deepEqual(asked, []);
