@@ -199,10 +199,11 @@ export abstract class AdsStream implements TrackedStream {
   }
 
   /**
-   * Sends what changed, in make-before-break order (SDS, CDS, EDS, then LDS, RDS). At most one
-   * response per type is in flight; LDS and RDS wait until no SDS/CDS/EDS response awaits its
-   * ACK (at most {@link gateTimeoutMs}, as a client need not ACK a type it stopped watching), so
-   * new clusters are warm before listeners and routes point at them.
+   * Sends what changed, in make-before-break order (SDS, CDS, EDS, then LDS, RDS, VHDS). At most
+   * one response per type is in flight; LDS, RDS and VHDS wait until no SDS/CDS/EDS response
+   * awaits its ACK (at most {@link gateTimeoutMs}, as a client need not ACK a type it stopped
+   * watching), so new clusters are warm before listeners and routes point at them. VHDS also
+   * waits for an RDS response in flight and for every endpoint resource to be ACKed.
    */
   protected pump(): void {
     if (this.#closed || !this.snapshot) return;
