@@ -2,8 +2,8 @@
  * GAMMA push benchmark: `services` mesh services with 2 producer routes each, `nodes` simulated
  * node proxies (delta ADS clients over gRPC, ACKing every response) each holding a
  * `setSize`-service dependency set. Measures, from the config change to the last affected proxy
- * receiving it: (1) a producer-route edit (RDS), (2) an endpoint change, which must arrive as EDS
- * only. Prints one JSON line.
+ * receiving it: (1) a producer-route edit, which must arrive as one VirtualHost (VHDS) only,
+ * (2) an endpoint change, which must arrive as EDS only. Prints one JSON line.
  *
  * deno run -A bench/mesh_push.ts [services=1000] [nodes=100] [setSize=20] [changes=50]
  */
@@ -132,6 +132,10 @@ for (let n = 0; n < nodes; n++) {
   call.on("data", (res: DeltaDiscoveryResponse) => {
     log.push({ at: performance.now(), type: res.type_url });
     call.write({ type_url: res.type_url, response_nonce: res.nonce });
+    if (res.type_url === TypeUrl.route && !log.some((r) => r.type === TypeUrl.virtualHost)) {
+      // Like Envoy: VHDS opens with an empty (wildcard) subscription once the route table is in.
+      call.write({ node, type_url: TypeUrl.virtualHost, resource_names_subscribe: [] });
+    }
     if (res.type_url === TypeUrl.cluster) {
       const names = res.resources.map((r) => r.name);
       if (names.length) {
@@ -183,7 +187,8 @@ async function measure(
   const mesh = resolve(objs, { meshDomain: domain }).mesh;
   const resolveMs = performance.now() - r0;
   snapshots.setMesh(mesh);
-  const want = kind === "route" ? TypeUrl.route : TypeUrl.endpoint;
+  // A route edit reaches a node proxy as one VirtualHost (VHDS); an endpoint change as EDS only.
+  const want = kind === "route" ? TypeUrl.virtualHost : TypeUrl.endpoint;
   await warm(
     `${kind} change ${i}`,
     () => affected.every((n) => received[n].slice(marks[n]).some((r) => r.type === want)),

@@ -67,23 +67,26 @@ Deno.test("mesh e2e: demand scoping across two node proxies and 50 services", as
   await Deno.writeTextFile(`${dir}/mesh.yaml`, toYaml(...base));
   const node1 = await startNode(dir, "node-1"), node2 = await startNode(dir, "node-2");
   try {
-    await t.step("the first request to each cold service succeeds via on-demand CDS", async () => {
-      for (const i of [0, 1, 2, 3, 4]) {
-        const r = await curlFrom(p1, `svc-${i}.aether.internal`);
-        assertEquals(r.first.status, 200, JSON.stringify(r.first));
-        assertEquals(r.first.json?.backend, `svc-${i}`);
-      }
-      for (const i of [10, 11, 12]) {
+    await t.step(
+      "the first request to each cold service succeeds via on-demand discovery (VHDS, then its clusters)",
+      async () => {
+        for (const i of [0, 1, 2, 3, 4]) {
+          const r = await curlFrom(p1, `svc-${i}.aether.internal`);
+          assertEquals(r.first.status, 200, JSON.stringify(r.first));
+          assertEquals(r.first.json?.backend, `svc-${i}`);
+        }
+        for (const i of [10, 11, 12]) {
+          assertEquals(
+            (await curlFrom(p2, `svc-${i}.aether.internal`)).first.json?.backend,
+            `svc-${i}`,
+          );
+        }
         assertEquals(
-          (await curlFrom(p2, `svc-${i}.aether.internal`)).first.json?.backend,
-          `svc-${i}`,
+          (await curlFrom(p1, "svc-2.aether.internal", { path: "/moved/x" })).first.json?.backend,
+          "svc-30",
         );
-      }
-      assertEquals(
-        (await curlFrom(p1, "svc-2.aether.internal", { path: "/moved/x" })).first.json?.backend,
-        "svc-30",
-      );
-    });
+      },
+    );
     await t.step("each proxy holds only its dependency set (Envoy config_dump)", async () => {
       const set1 = node1.snapshots.dependencies("node-1")!,
         set2 = node2.snapshots.dependencies("node-2")!;
