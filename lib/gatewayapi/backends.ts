@@ -31,9 +31,20 @@ export interface ResolvedBackend {
 const HTTP2_APP_PROTOCOLS = new Set(["kubernetes.io/h2c", "grpc"]);
 const SUPPORTED_APP_PROTOCOLS = new Set(["", "http", "HTTP", ...HTTP2_APP_PROTOCOLS]);
 
+/**
+ * What resolving references did to a Backends besides answering: clusters made or upgraded to
+ * http2, mesh-name conflicts reported. Replaying it on another Backends of the same Services and
+ * ReferenceGrants has the same effect (convert_memo.ts).
+ */
+export type BackendEffect =
+  | { cluster: [Obj<ServiceSpec>, ServicePort, boolean] }
+  | { conflict: [Obj<ServiceSpec>, Obj<ServiceSpec>] };
+
 /** Resolves backendRefs for one resolve and collects the clusters they use. */
 export class Backends {
   #clusters = new Map<string, IRCluster>();
+  /** Effects being recorded (see {@link Backends.record}). */
+  #effects?: BackendEffect[];
   #owners: Map<string, Obj<ServiceSpec>>;
   #reported = new Set<string>();
   /** EndpointSlices (in snapshot order) by the `<ns>/<name>` of the Service they label. */
@@ -119,6 +130,25 @@ export class Backends {
     return { cluster: this.serviceCluster(svc, port, grpc).name };
   }
 
+  /** Runs `fn`, returning its result and the effects it had on this Backends. Not reentrant. */
+  record<T>(fn: () => T): { result: T; effects: BackendEffect[] } {
+    const effects: BackendEffect[] = [];
+    this.#effects = effects;
+    try {
+      return { result: fn(), effects };
+    } finally {
+      this.#effects = undefined;
+    }
+  }
+
+  /** Has recorded effects again, as if the calls that made them were repeated. */
+  replay(effects: readonly BackendEffect[]) {
+    for (const e of effects) {
+      if ("cluster" in e) this.serviceCluster(...e.cluster);
+      else this.#reportConflict(...e.conflict);
+    }
+  }
+
   /** Owner Service of each mesh name (by Service name). */
   get owners(): ReadonlyMap<string, Obj<ServiceSpec>> {
     return this.#owners;
@@ -129,6 +159,7 @@ export class Backends {
    * shared by the edge and the mesh; http2 when `http2` or the port's appProtocol is h2c/grpc.
    */
   serviceCluster(svc: Obj<ServiceSpec>, port: ServicePort, http2: boolean): IRCluster {
+    this.#effects?.push({ cluster: [svc, port, http2] });
     const name = portClusterName(svc, port, this.meshDomain);
     const h2 = http2 || HTTP2_APP_PROTOCOLS.has(port.appProtocol ?? "");
     const existing = this.#clusters.get(name);
@@ -156,6 +187,7 @@ export class Backends {
   }
 
   #reportConflict(svc: Obj<ServiceSpec>, owner: Obj<ServiceSpec>) {
+    this.#effects?.push({ conflict: [svc, owner] });
     if (this.#reported.has(keyOf(svc))) return;
     this.#reported.add(keyOf(svc));
     this.problems.push({

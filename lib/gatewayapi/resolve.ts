@@ -4,8 +4,10 @@
  * and reported; everything else keeps being resolved.
  * @module
  */
+import { admit } from "./admit.ts";
 import { attachRoute, type ParentOutcome, type RouteSpecCommon } from "./attachment.ts";
 import { Backends } from "./backends.ts";
+import { conversionContext, convertMemoized } from "./convert_memo.ts";
 import { buildListeners, type Placement, placementKey } from "./build_ir.ts";
 import { evaluateGateways, gatewayClassStatus, gatewayStatus, type RouteKind } from "./gateways.ts";
 import { convertGRPCRoute } from "./grpc_route.ts";
@@ -17,7 +19,6 @@ import { routeStatuses } from "./route_status.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import { buildSnapshot, keyOf, type Obj } from "./snapshot.ts";
 import type { KubeObject, Problem } from "./types.ts";
-import { applyDefaults, validateObject } from "./validate.ts";
 import type { IR, IRSecret } from "../ir/types.ts";
 import type { MeshIR } from "../ir/mesh.ts";
 
@@ -68,26 +69,6 @@ const statusOf = (o: KubeObject, status: unknown): ObjectStatus => ({
   status,
 });
 
-function admit(objects: KubeObject[], problems: Problem[]): KubeObject[] {
-  const valid: KubeObject[] = [];
-  for (const [i, raw] of objects.entries()) {
-    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-      problems.push({
-        kind: "(unknown)",
-        name: `#${i}`,
-        field: "",
-        message: "not a Kubernetes object",
-      });
-      continue;
-    }
-    const obj = applyDefaults(raw);
-    const found = validateObject(obj);
-    if (found.length > 0) problems.push(...found);
-    else valid.push(obj);
-  }
-  return valid;
-}
-
 /** Resolves Gateway API objects into aether's IR and the status of every object we own. */
 export function resolve(objects: KubeObject[], options: ResolveOptions = {}): ResolveResult {
   const controllerName = options.controllerName ?? "gateway.aether.io/edge";
@@ -116,15 +97,29 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
       ["HTTPRoute", snapshot.httpRoutes, (r, mesh) => convertHTTPRoute(backends, r, mesh)],
       ["GRPCRoute", snapshot.grpcRoutes, (r, mesh) => convertGRPCRoute(backends, r, mesh)],
     ];
+  const context = conversionContext(snapshot, meshDomain);
   for (const [kind, list, convert] of kinds) {
     for (const route of list) {
       const parents = attachRoute(snapshot, gatewayMap, kind, route);
       if (parents.length > 0) {
-        routes.push({ kind, route, parents, converted: convert(route as never) });
+        const converted = convertMemoized(
+          backends,
+          context,
+          route,
+          false,
+          () => convert(route as never),
+        );
+        routes.push({ kind, route, parents, converted });
       }
       const meshParents = attachMeshRoute(meshIndex, route);
       if (meshParents.length === 0) continue;
-      const converted = convert(route as never, true);
+      const converted = convertMemoized(
+        backends,
+        context,
+        route,
+        true,
+        () => convert(route as never, true),
+      );
       for (const parent of meshParents) {
         if (parent.accepted.ok && converted.unsupported) parent.accepted = converted.unsupported;
       }

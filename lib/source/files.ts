@@ -5,7 +5,7 @@
  * @module
  */
 import { extname, join, resolve } from "node:path";
-import { parseYamlObjects } from "./yaml_docs.ts";
+import { type ParsedFile, parseYamlObjects } from "./yaml_docs.ts";
 import {
   objectKey,
   type Source,
@@ -39,8 +39,21 @@ async function listFiles(path: string): Promise<string[]> {
   return out.sort();
 }
 
-/** Reads every file once and builds a snapshot (revision filled in by the caller). */
-export async function readConfig(path: string): Promise<Omit<SourceSnapshot, "revision">> {
+/**
+ * Parsed files by path with the text they were parsed from. A file whose text is unchanged since
+ * the last read yields the very same objects, so resolve's per-object memo recognises them.
+ */
+export type ParseMemo = Map<string, { text: string; parsed: ParsedFile }>;
+
+/**
+ * Reads every file once and builds a snapshot (revision filled in by the caller). With `memo`,
+ * unchanged files are not parsed again; the memo is updated to hold exactly the files read.
+ */
+export async function readConfig(
+  path: string,
+  memo?: ParseMemo,
+): Promise<Omit<SourceSnapshot, "revision">> {
+  const seen: ParseMemo = new Map();
   const objects = new Map<string, SourceObject>();
   const origins = new Map<string, string>();
   const problems: SourceProblem[] = [];
@@ -71,7 +84,9 @@ export async function readConfig(path: string): Promise<Omit<SourceSnapshot, "re
       });
       continue;
     }
-    const parsed = parseYamlObjects(file, text);
+    const last = memo?.get(file);
+    const parsed = last?.text === text ? last.parsed : parseYamlObjects(file, text);
+    seen.set(file, { text, parsed });
     problems.push(...parsed.problems);
     for (const o of parsed.objects) {
       const key = objectKey(o);
@@ -91,6 +106,10 @@ export async function readConfig(path: string): Promise<Omit<SourceSnapshot, "re
       origins.set(key, file);
     }
   }
+  if (memo) {
+    memo.clear();
+    for (const [file, entry] of seen) memo.set(file, entry);
+  }
   return { objects: [...objects.values()], problems, origins };
 }
 
@@ -102,6 +121,7 @@ export class FileSource implements Source {
   #timer?: ReturnType<typeof setTimeout>;
   #stopped = false;
   #reading: Promise<void> = Promise.resolve();
+  readonly #parsed: ParseMemo = new Map();
 
   constructor(readonly options: FileSourceOptions) {
     this.path = resolve(options.path);
@@ -109,7 +129,7 @@ export class FileSource implements Source {
 
   async start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void> {
     const deliver = async () => {
-      const snap = await readConfig(this.path);
+      const snap = await readConfig(this.path, this.#parsed);
       if (!this.#stopped) onSnapshot({ revision: ++this.#revision, ...snap });
     };
     await deliver();

@@ -1,0 +1,50 @@
+/**
+ * Admission: what the API server does to each object on create (CRD defaults, then schema and CEL
+ * validation). Memoized per input object, so a resolve after an edit only admits the objects the
+ * edit replaced: sources hand unchanged objects over by identity (MemorySource keeps them, the
+ * file source reuses the objects of an unchanged file). Input objects must therefore not be
+ * mutated after they are passed to resolve — the same contract the xDS encoder has.
+ * @module
+ */
+import type { KubeObject, Problem } from "./types.ts";
+import { applyDefaults, validateObject } from "./validate.ts";
+
+/** One object admitted: the defaulted copy, or the problems that keep it out. */
+type Admitted = { obj: KubeObject; problems?: never } | { obj?: never; problems: Problem[] };
+
+const memo = new WeakMap<KubeObject, Admitted>();
+
+function admitOne(raw: KubeObject): Admitted {
+  let done = memo.get(raw);
+  if (!done) {
+    const obj = applyDefaults(raw);
+    const problems = validateObject(obj);
+    done = problems.length > 0 ? { problems } : { obj };
+    memo.set(raw, done);
+  }
+  return done;
+}
+
+/**
+ * The defaulted objects the API server would accept, in input order; every other object's
+ * problems are appended to `problems`. The returned objects are shared between resolves: treat
+ * them as read-only.
+ */
+export function admit(objects: KubeObject[], problems: Problem[]): KubeObject[] {
+  const valid: KubeObject[] = [];
+  for (const [i, raw] of objects.entries()) {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+      problems.push({
+        kind: "(unknown)",
+        name: `#${i}`,
+        field: "",
+        message: "not a Kubernetes object",
+      });
+      continue;
+    }
+    const done = admitOne(raw);
+    if (done.obj) valid.push(done.obj);
+    else problems.push(...done.problems.map((p) => ({ ...p })));
+  }
+  return valid;
+}

@@ -1,0 +1,50 @@
+/**
+ * resolve's memos (admission per object, conversion per route) are invisible: resolving objects
+ * it has seen before, or a mix of seen and edited ones, gives exactly what a cold resolve of
+ * fresh copies gives.
+ */
+import assert from "node:assert/strict";
+import { parseAllDocuments, stringify } from "yaml";
+import { resolve } from "./resolve.ts";
+import type { KubeObject } from "./types.ts";
+
+const dir = new URL("./testdata/", import.meta.url);
+const text = (v: unknown) => stringify(v, { aliasDuplicateObjects: false, lineWidth: 0 });
+const fresh = (objects: KubeObject[]) => text(resolve(structuredClone(objects)));
+
+/** Every golden input file name. */
+const cases = () =>
+  [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".in.yaml")).sort();
+
+function load(file: string): KubeObject[] {
+  const docs = parseAllDocuments(Deno.readTextFileSync(new URL(file, dir)));
+  return docs.map((d) => d.toJS()).filter((o) => o !== null) as KubeObject[];
+}
+
+Deno.test("memo: a repeated resolve of the same objects equals a cold one", async (t) => {
+  for (const file of cases()) {
+    await t.step(file, () => {
+      const objects = load(file);
+      resolve(objects);
+      assert.equal(text(resolve(objects)), fresh(objects));
+    });
+  }
+});
+
+Deno.test("memo: edits to routes, Services and ReferenceGrants are seen", async (t) => {
+  for (const file of cases()) {
+    await t.step(file, () => {
+      const objects = load(file);
+      resolve(objects);
+      for (const kind of ["HTTPRoute", "GRPCRoute", "Service", "ReferenceGrant", "EndpointSlice"]) {
+        const at = objects.findIndex((o) => o.kind === kind);
+        if (at < 0) continue;
+        // Drop the object, then bring back a copy: each step against a cold resolve.
+        const without = objects.filter((_, i) => i !== at);
+        assert.equal(text(resolve(without)), fresh(without), `${kind} removed`);
+        const back = [...without.slice(0, at), structuredClone(objects[at]), ...without.slice(at)];
+        assert.equal(text(resolve(back)), fresh(back), `${kind} re-added`);
+      }
+    });
+  }
+});
