@@ -13,9 +13,11 @@ import {
   resolve,
   type ResolveOptions,
 } from "../lib/gatewayapi/mod.ts";
+import { equalData } from "../lib/gatewayapi/clone.ts";
 import { objectKey, type SourceSnapshot } from "../lib/source/types.ts";
 import { translate, translateEndpoints, type TranslateOptions } from "./xds/translate/mod.ts";
 import { Snapshot, type SnapshotCache } from "./xds/cache/mod.ts";
+import { ResourceReuse } from "./xds/cache/reuse.ts";
 
 /** A problem with the file (or other origin) it came from. */
 export type SourcedProblem = Problem & { source?: string };
@@ -45,16 +47,20 @@ export interface PipelineOptions {
   nodeId?: string;
 }
 
-/** IR without endpoints, as a string: equal keys mean only endpoints changed. */
-function routingKey(ir: IR): string {
-  return JSON.stringify({ ...ir, clusters: ir.clusters.map((c) => ({ ...c, endpoints: [] })) });
+/**
+ * Whether two IRs differ at most in their clusters' endpoints (then only EDS needs rebuilding).
+ * A walk that stops at the first difference: no serialization of either IR.
+ */
+function sameRouting(a: IR, b: IR): boolean {
+  return equalData({ ...a, clusters: [] }, { ...b, clusters: [] }) &&
+    equalData(a.clusters, b.clusters, (key) => key === "endpoints");
 }
 
 /** Runs resolve → translate → cache for every snapshot a source delivers. */
 export class Pipeline {
   #status: PipelineStatus = { revision: 0, objects: [], problems: [] };
-  #lastRoutingKey?: string;
   #lastIR?: IR;
+  readonly #reuse = new ResourceReuse();
   readonly #applied;
   readonly #failures;
   readonly #duration;
@@ -106,16 +112,15 @@ export class Pipeline {
       for (const p of problems) log.warn("config problem", { ...p });
       this.#problems.set(problems.length);
       stage = "translate";
-      const key = routingKey(result.ir);
       const cache = this.options.cache;
-      if (key === this.#lastRoutingKey) {
+      if (this.#lastIR && sameRouting(result.ir, this.#lastIR)) {
         stage = "endpoints";
         cache.setEndpoints(this.options.nodeId, translateEndpoints(result.ir.clusters));
       } else {
-        const snap = Snapshot.fromResources(translate(result.ir, this.options.translate));
+        const resources = this.#reuse.apply(translate(result.ir, this.options.translate));
+        const snap = Snapshot.fromResources(resources);
         if (this.options.nodeId === undefined) cache.setDefaultSnapshot(snap);
         else cache.setSnapshot(this.options.nodeId, snap);
-        this.#lastRoutingKey = key;
       }
       this.#lastIR = result.ir;
       const served = this.options.nodeId === undefined
