@@ -105,6 +105,8 @@ export async function startKube(dir: string): Promise<Kube> {
       `--etcd-servers=${etcdUrl}`,
       "--bind-address=127.0.0.1",
       "--advertise-address=127.0.0.1",
+      // The "kubernetes" Service endpoint reconciler refuses loopback addresses; nothing needs it.
+      "--endpoint-reconciler-type=none",
       `--secure-port=${apiPort}`,
       `--cert-dir=${join(dir, "apiserver-certs")}`,
       `--tls-cert-file=${p("server.crt")}`,

@@ -10,6 +10,8 @@ export interface Proc {
   child: Deno.ChildProcess;
   /** Everything the process wrote so far (stdout + stderr). */
   output(): string;
+  /** The exit status once the process has ended (undefined while it runs). */
+  exited(): Deno.CommandStatus | undefined;
   /** Kills the process (SIGTERM, then SIGKILL after 5 s) and waits for it. */
   stop(): Promise<void>;
 }
@@ -23,10 +25,13 @@ export function spawn(name: string, cmd: string, args: string[], cwd?: string): 
   };
   const pumped = Promise.all([pump(child.stdout), pump(child.stderr)]).catch(() => {});
   let stopped: Promise<void> | undefined;
+  let status: Deno.CommandStatus | undefined;
+  child.status.then((s) => status = s);
   return {
     name,
     child,
     output: () => text,
+    exited: () => status,
     stop: () => {
       stopped ??= (async () => {
         try {
@@ -68,6 +73,14 @@ export async function waitFor<T>(
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
+    const dead = procs.find((p) => p.exited());
+    if (dead) {
+      throw new Error(
+        `${dead.name} exited (${dead.exited()?.code}) while waiting for ${what}\n${
+          dumpOutput(procs)
+        }`,
+      );
+    }
     try {
       const v = await fn();
       if (v !== undefined) return v;

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { goModuleDir, moduleVersion } from "./go.ts";
-import { exists } from "./util.ts";
+import { exists, withFileLock } from "./util.ts";
 
 /** Returns the directory holding `standard/` and `experimental/` CRD YAML files. */
 export async function ensureGatewayApiCrds(root: string, cacheDir: string): Promise<string> {
@@ -14,6 +14,15 @@ export async function ensureGatewayApiCrds(root: string, cacheDir: string): Prom
   const version = moduleVersion(goMod, "sigs.k8s.io/gateway-api");
   const dir = join(cacheDir, `gateway-api-crds-${version}`);
   if (await exists(join(dir, "experimental"))) return dir;
+  await Deno.mkdir(cacheDir, { recursive: true });
+  await withFileLock(join(cacheDir, ".gateway-api-crds.lock"), async () => {
+    if (!(await exists(join(dir, "experimental")))) await copyCrds(version, dir);
+  });
+  console.error(`[peers] Gateway API ${version} CRDs ready: ${dir}`);
+  return dir;
+}
+
+async function copyCrds(version: string, dir: string): Promise<void> {
   console.error(`[peers] fetching Gateway API ${version} CRDs from the Go module proxy …`);
   const src = join(await goModuleDir("sigs.k8s.io/gateway-api", version), "config", "crd");
   const tmp = `${dir}.tmp-${Deno.pid}`;
@@ -35,6 +44,4 @@ export async function ensureGatewayApiCrds(root: string, cacheDir: string): Prom
   } finally {
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
   }
-  console.error(`[peers] Gateway API ${version} CRDs ready: ${dir}`);
-  return dir;
 }

@@ -121,7 +121,7 @@ export async function ensureGoPeer(root: string, cacheDir: string, peer: GoPeer)
     }, 60_000);
     const tmp = `${dir}.tmp-${Deno.pid}`;
     try {
-      await Deno.remove(tmp, { recursive: true }).catch(() => {});
+      await removeStale(cacheDir, `${peer.name}-${version}.tmp-`);
       await Deno.mkdir(tmp, { recursive: true });
       const [major, minor] = version.replace(/^v/, "").split(".");
       const x = (peer.xflags ?? []).map((f) =>
@@ -160,6 +160,13 @@ export async function ensureGoPeer(root: string, cacheDir: string, peer: GoPeer)
     );
     return bin;
   });
+}
+
+/** Removes temp folders of builds that were killed (only called while holding the build lock). */
+async function removeStale(cacheDir: string, prefix: string): Promise<void> {
+  for await (const e of Deno.readDir(cacheDir)) {
+    if (e.name.startsWith(prefix)) await Deno.remove(join(cacheDir, e.name), { recursive: true });
+  }
 }
 
 /** Where `go mod download` put a module version (downloading it into Go's module cache first). */

@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { goPeers } from "./catalog.ts";
+import { compareVersions, goDirective, goPeerVersion, moduleVersion } from "./go.ts";
+import { peerNames, projectRoot } from "./mod.ts";
+
+Deno.test("moduleVersion: replace target wins over require; block and single-line forms", () => {
+  const goMod = `module x
+
+go 1.26.0
+
+require k8s.io/kubernetes v1.37.2
+
+require (
+	k8s.io/api v0.0.0
+	sigs.k8s.io/gateway-api/conformance v1.5.1 // indirect
+)
+
+replace (
+	k8s.io/api => k8s.io/api v0.37.2
+)
+replace sigs.k8s.io/gateway-api => sigs.k8s.io/gateway-api v1.5.1
+`;
+  assert.equal(moduleVersion(goMod, "k8s.io/kubernetes"), "v1.37.2");
+  assert.equal(moduleVersion(goMod, "k8s.io/api"), "v0.37.2");
+  assert.equal(moduleVersion(goMod, "sigs.k8s.io/gateway-api"), "v1.5.1");
+  assert.equal(moduleVersion(goMod, "sigs.k8s.io/gateway-api/conformance"), "v1.5.1");
+  assert.throws(() => moduleVersion(goMod, "k8s.io/client-go"), /does not require/);
+  assert.equal(goDirective(goMod), "1.26.0");
+});
+
+Deno.test("compareVersions orders dotted Go versions", () => {
+  assert.ok(compareVersions("1.26.8", "1.26.5") > 0);
+  assert.ok(compareVersions("1.25.9", "1.26") < 0);
+  assert.equal(compareVersions("1.26", "1.26.0"), 0);
+});
+
+Deno.test("every Go peer's tools module pins the expected release", async () => {
+  const want: Record<string, string> = {
+    "spire-server": "v1.13.3",
+    "spire-agent": "v1.13.3",
+    "kube-apiserver": "v1.37.2",
+    "kube-controller-manager": "v1.37.2",
+    "kube-scheduler": "v1.37.2",
+    "gateway-conformance": "v1.5.1",
+    "echo-basic": "v1.5.1",
+    egctl: "v1.8.3",
+  };
+  assert.deepEqual(Object.keys(goPeers).sort(), Object.keys(want).sort());
+  for (const [name, peer] of Object.entries(goPeers)) {
+    assert.equal(await goPeerVersion(projectRoot, peer), want[name], name);
+    assert.ok(peerNames.includes(name));
+    const goSum = await Deno.stat(join(projectRoot, "tools", "peers", peer.tools, "go.sum"));
+    assert.ok(goSum.size > 0, `${peer.tools}/go.sum is committed`);
+  }
+  assert.ok(peerNames.includes("gateway-api-crds"));
+});
