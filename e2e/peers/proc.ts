@@ -16,9 +16,15 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** Starts `cmd args…` with output captured. */
-export function spawn(name: string, cmd: string, args: string[], cwd?: string): Proc {
-  const child = new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" }).spawn();
+/** Starts `cmd args…` with output captured (`env` is added to this process's environment). */
+export function spawn(
+  name: string,
+  cmd: string,
+  args: string[],
+  cwd?: string,
+  env?: Record<string, string>,
+): Proc {
+  const child = new Deno.Command(cmd, { args, cwd, env, stdout: "piped", stderr: "piped" }).spawn();
   let text = "";
   const pump = async (s: ReadableStream<Uint8Array>) => {
     for await (const chunk of s.pipeThrough(new TextDecoderStream())) text += chunk;
