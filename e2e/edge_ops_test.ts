@@ -16,22 +16,10 @@ import {
   httpRoute,
   serviceFor,
   startEchos,
+  toYaml as yaml,
+  waitFor,
 } from "./harness.ts";
 import type { SourceObject } from "../lib/source/types.ts";
-
-const yaml = (...objects: SourceObject[]) => objects.map((o) => JSON.stringify(o)).join("\n---\n");
-
-async function waitFor(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 10000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 Deno.test("edge e2e: config folder — hot reload under load, NACK, bad input, admin", async (t) => {
   const echos = await startEchos("stable", "edited");

@@ -140,5 +140,22 @@ export function namespace(name: string, labels: Record<string, string> = {}): So
   };
 }
 
+/** Serializes objects as one multi-document YAML text (JSON is YAML). */
+export const toYaml = (...objects: SourceObject[]): string =>
+  objects.map((o) => JSON.stringify(o)).join("\n---\n");
+
+/** Polls `check` every 25 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 10000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** A free port for a Gateway listener. */
 export { freePort };

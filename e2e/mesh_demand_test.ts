@@ -5,7 +5,7 @@
  * is pushed only to the proxy whose set holds it.
  */
 import { assert, assertEquals } from "../lib/testing/assert.ts";
-import { closeEchos, startEchos } from "./harness.ts";
+import { closeEchos, startEchos, waitFor } from "./harness.ts";
 import { createPod, curlFrom, meshService, podObject, startNode, toYaml } from "./mesh_harness.ts";
 import type { NodeAgent } from "../agent/node/run.ts";
 import type { SourceObject } from "../lib/source/types.ts";
@@ -19,18 +19,6 @@ function pushes(node: NodeAgent): number {
   return node.metrics.render().split("\n")
     .filter((l) => l.startsWith("aether_xds_pushes_total"))
     .reduce((sum, l) => sum + Number(l.split(" ").pop()), 0);
-}
-
-async function eventually(
-  what: string,
-  check: () => Promise<boolean>,
-  timeoutMs = 10000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 Deno.test("mesh e2e: demand scoping across two node proxies and 50 services", async (t) => {
@@ -95,7 +83,7 @@ Deno.test("mesh e2e: demand scoping across two node proxies and 50 services", as
       );
       assertEquals(set1, want1);
       assertEquals(set2, ["svc-10", "svc-11", "svc-12"].map((s) => `${s}.aether.internal`));
-      await eventually(
+      await waitFor(
         "node-1 clusters",
         async () => JSON.stringify(await activeClusters(node1)) === JSON.stringify(want1),
       );
@@ -105,7 +93,7 @@ Deno.test("mesh e2e: demand scoping across two node proxies and 50 services", as
     await t.step("a new producer route on svc-1 is pushed to node-1 only", async () => {
       const before1 = pushes(node1), before2 = pushes(node2);
       await Deno.writeTextFile(`${dir}/mesh.yaml`, toYaml(...base, route("svc-1", "svc-0")));
-      await eventually(
+      await waitFor(
         "node-1 serves the new route",
         async () =>
           (await curlFrom(p1, "svc-1.aether.internal", { path: "/moved" })).first.json?.backend ===

@@ -10,10 +10,6 @@ import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
 import { createPod, type TestPod } from "./netns.ts";
 import type { EchoServer } from "./echo/server.ts";
 
-/** Serializes objects as a multi-document YAML (JSON is YAML). */
-export const toYaml = (...objects: SourceObject[]) =>
-  objects.map((o) => JSON.stringify(o)).join("\n---\n");
-
 /** Starts a node agent with its Envoy on the config folder `dir`. */
 export async function startNode(
   dir: string,
@@ -127,3 +123,4 @@ export async function curlFrom(pod: TestPod, host: string, opts: {
 export const answer = (r: ClientResult) => Object.keys(r.counts)[0];
 
 export { createPod, type EchoServer, type TestPod };
+export { toYaml } from "./harness.ts";
