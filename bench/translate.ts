@@ -2,13 +2,19 @@
  * Translation benchmark, one size per process so peak memory is this size's alone:
  * `deno run -A bench/translate.ts <routes> <services>` prints one JSON line with the time of
  * resolve (Gateway API → IR), translate (IR → Envoy) and encode (→ protobuf snapshot), and the
- * process's peak RSS.
+ * process's peak RSS (of that cold run); then `editMs`: the agent's pipeline applying one-route
+ * edits to the same config (median of 9), which reuses everything the edit did not change.
  */
 import { resolve } from "../lib/gatewayapi/mod.ts";
 import { translate } from "../agent/xds/translate/mod.ts";
 import { Snapshot } from "../agent/xds/cache/mod.ts";
 import { envoyRoot } from "../agent/xds/proto.ts";
-import { syntheticConfig } from "./fixtures.ts";
+import { Pipeline } from "../agent/pipeline.ts";
+import { SnapshotCache } from "../agent/xds/cache/mod.ts";
+import { Logger } from "../lib/log/mod.ts";
+import { Registry } from "../lib/metrics/mod.ts";
+import type { SourceObject } from "../lib/source/types.ts";
+import { syntheticConfig, syntheticRoute } from "./fixtures.ts";
 
 function peakRssMiB(): number {
   const status = Deno.readTextFileSync("/proc/self/status");
@@ -32,6 +38,34 @@ const t3 = performance.now();
 if (resolved.problems.length > 0) {
   throw new Error(`synthetic config has problems: ${JSON.stringify(resolved.problems[0])}`);
 }
+const peakRss = peakRssMiB();
+
+/** Median time of the pipeline applying `edits` one-route edits, after applying `objects`. */
+function editMedianMs(objects: SourceObject[], edits: number): number {
+  const pipeline = new Pipeline({
+    cache: new SnapshotCache(),
+    logger: new Logger("bench", () => {}, "error"),
+    metrics: new Registry(),
+  });
+  const apply = (revision: number, list: SourceObject[]) => {
+    pipeline.apply({ revision, objects: list, problems: [], origins: new Map() });
+    if (pipeline.status.error) throw new Error(pipeline.status.error);
+  };
+  apply(0, objects);
+  const first = objects.findIndex((o) => o.kind === "HTTPRoute");
+  const times: number[] = [];
+  let current = objects;
+  for (let n = 1; n <= edits; n++) {
+    const k = (n * 7919) % routes;
+    current = current.with(first + k, syntheticRoute(k, services, n));
+    const started = performance.now();
+    apply(n, current);
+    times.push(performance.now() - started);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(edits / 2)];
+}
+const editMs = editMedianMs(objects, 9);
+
 console.log(JSON.stringify({
   routes,
   services,
@@ -46,5 +80,6 @@ console.log(JSON.stringify({
   clusters: resources.clusters.length,
   snapshotVersion: snapshot.version.slice(0, 8),
   baselineRssMiB: +baselineRss.toFixed(0),
-  peakRssMiB: +peakRssMiB().toFixed(0),
+  peakRssMiB: +peakRss.toFixed(0),
+  editMs: +editMs.toFixed(1),
 }));

@@ -202,26 +202,54 @@ export class Backends {
     });
   }
 
+  /** The ready endpoints of `port` of `svc`, remembered while its EndpointSlices are unchanged. */
   #endpoints(svc: Obj<ServiceSpec>, port: ServicePort): IREndpoint[] {
-    const out = new Map<string, IREndpoint>();
-    for (const slice of this.#slices.get(keyOf(svc)) ?? []) {
-      if (slice.addressType === "FQDN") continue;
-      const slicePort = (slice.ports ?? []).find((p) => (p.name ?? "") === (port.name ?? ""));
-      if (slicePort?.port === undefined) continue;
-      for (const ep of slice.endpoints ?? []) {
-        if (ep.conditions?.ready === false) continue;
-        for (const address of ep.addresses) {
-          out.set(`${address}|${slicePort.port}`, {
-            address,
-            port: slicePort.port,
-            ...(ep.zone ? { zone: ep.zone } : {}),
-          });
-        }
+    const slices = this.#slices.get(keyOf(svc)) ?? [];
+    let byPort = endpointMemo.get(svc);
+    if (!byPort) endpointMemo.set(svc, byPort = new WeakMap());
+    const seen = byPort.get(port);
+    if (seen && sameItems(seen.slices, slices)) return seen.endpoints;
+    const endpoints = readyEndpoints(slices, port);
+    byPort.set(port, { slices, endpoints });
+    return endpoints;
+  }
+}
+
+/**
+ * Endpoints by (admitted, read-only) Service and port, with the slices they were read from: a
+ * resolve after a route edit reads the same slices again. The arrays are shared: read-only.
+ */
+const endpointMemo = new WeakMap<
+  Obj<ServiceSpec>,
+  WeakMap<ServicePort, { slices: readonly KubeObject[]; endpoints: IREndpoint[] }>
+>();
+
+const sameItems = (a: readonly unknown[], b: readonly unknown[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** The ready endpoints of `port` in `slices`, by address then port. */
+function readyEndpoints(
+  slices: readonly (KubeObject & EndpointSliceBody)[],
+  port: ServicePort,
+): IREndpoint[] {
+  const out = new Map<string, IREndpoint>();
+  for (const slice of slices) {
+    if (slice.addressType === "FQDN") continue;
+    const slicePort = (slice.ports ?? []).find((p) => (p.name ?? "") === (port.name ?? ""));
+    if (slicePort?.port === undefined) continue;
+    for (const ep of slice.endpoints ?? []) {
+      if (ep.conditions?.ready === false) continue;
+      for (const address of ep.addresses) {
+        out.set(`${address}|${slicePort.port}`, {
+          address,
+          port: slicePort.port,
+          ...(ep.zone ? { zone: ep.zone } : {}),
+        });
       }
     }
-    return [...out.values()].sort((
-      a,
-      b,
-    ) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
   }
+  return [...out.values()].sort((
+    a,
+    b,
+  ) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
 }

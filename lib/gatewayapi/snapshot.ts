@@ -38,12 +38,20 @@ export interface Snapshot {
 export const keyOf = (o: KubeObject): string =>
   o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
 
+/** Age keys by object: resolve sorts the same (read-only, admitted) objects again and again. */
+const ages = new WeakMap<KubeObject, { t: string; k: string }>();
+
+function ageOf(o: KubeObject): { t: string; k: string } {
+  let age = ages.get(o);
+  if (!age) ages.set(o, age = { t: o.metadata.creationTimestamp ?? "", k: keyOf(o) });
+  return age;
+}
+
 /** Gateway API age order: oldest creationTimestamp first (absent = oldest), then namespace/name. */
 export function byAge(a: KubeObject, b: KubeObject): number {
-  const ta = a.metadata.creationTimestamp ?? "", tb = b.metadata.creationTimestamp ?? "";
-  if (ta !== tb) return ta < tb ? -1 : 1;
-  const ka = keyOf(a), kb = keyOf(b);
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
+  const x = ageOf(a), y = ageOf(b);
+  if (x.t !== y.t) return x.t < y.t ? -1 : 1;
+  return x.k < y.k ? -1 : x.k > y.k ? 1 : 0;
 }
 
 /**
@@ -54,10 +62,7 @@ export function sortByAge<T>(
   list: Iterable<T>,
   objectOf: (item: T) => KubeObject = (item) => item as KubeObject,
 ): T[] {
-  const keyed = [...list].map((item) => {
-    const o = objectOf(item);
-    return { item, t: o.metadata.creationTimestamp ?? "", k: keyOf(o) };
-  });
+  const keyed = [...list].map((item) => ({ item, ...ageOf(objectOf(item)) }));
   keyed.sort((a, b) => a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
   return keyed.map((e) => e.item);
 }
