@@ -36,7 +36,7 @@ export const goPeers: Record<string, GoPeer> = {
     module: "github.com/spiffe/spire",
     pkg: "github.com/spiffe/spire/cmd/spire-server",
     kind: "build",
-    coldMinutes: 8,
+    coldMinutes: 13,
     versionArgs: ["--version"],
   },
   "spire-agent": {
@@ -45,10 +45,10 @@ export const goPeers: Record<string, GoPeer> = {
     module: "github.com/spiffe/spire",
     pkg: "github.com/spiffe/spire/cmd/spire-agent",
     kind: "build",
-    coldMinutes: 4,
+    coldMinutes: 5,
     versionArgs: ["--version"],
   },
-  "kube-apiserver": k8s("kube-apiserver", 12),
+  "kube-apiserver": k8s("kube-apiserver", 8),
   "kube-controller-manager": k8s("kube-controller-manager", 6),
   "kube-scheduler": k8s("kube-scheduler", 3),
   "gateway-conformance": {
@@ -57,7 +57,7 @@ export const goPeers: Record<string, GoPeer> = {
     module: "sigs.k8s.io/gateway-api/conformance",
     pkg: "sigs.k8s.io/gateway-api/conformance",
     kind: "test",
-    coldMinutes: 4,
+    coldMinutes: 3,
   },
   "echo-basic": {
     name: "echo-basic",

@@ -55,3 +55,27 @@ Deno.test("every Go peer's tools module pins the expected release", async () => 
   }
   assert.ok(peerNames.includes("gateway-api-crds"));
 });
+
+Deno.test("an old Go toolchain is a clear error naming what to install", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "aether-oldgo-" });
+  try {
+    const fakeGo = join(dir, "go");
+    await Deno.writeTextFile(fakeGo, "#!/bin/sh\necho go1.21.0\n");
+    await Deno.chmod(fakeGo, 0o755);
+    const code = `import { ensurePeer } from ${
+      JSON.stringify(new URL("./mod.ts", import.meta.url).href)
+    };
+      await ensurePeer("echo-basic");`;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", code],
+      env: { AETHER_GO: fakeGo, AETHER_PEERS_DIR: join(dir, "peers"), NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.success, false);
+    assert.match(stderr, /peer echo-basic needs Go ≥ 1\.26 .* is go1\.21\.0: install Go ≥ 1\.26/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
