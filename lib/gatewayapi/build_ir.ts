@@ -11,6 +11,7 @@ import { compareHostnames, covers } from "./hostnames.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import { keyOf } from "./snapshot.ts";
+import { type VhostInput, vhostMemoized } from "./vhost_memo.ts";
 import type { KubeObject } from "./types.ts";
 import type { IRFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
 
@@ -48,13 +49,16 @@ function virtualHosts(listeners: ListenerState[], placements: Placement[]): IRVi
       const seen = best.get(p);
       if (seen === undefined || compareHostnames(host, seen) < 0) best.set(p, host);
     }
-    const entries: RankedEntry[] = [];
-    for (const [p, host] of best) pushEntries(entries, p.route, p.converted, host);
-    const routes = renderRoutes(entries, {
+    const context = {
       port: owner.listener.port,
       protocol: owner.listener.protocol as "HTTP" | "HTTPS",
+    };
+    const inputs = [...best].map(([p, host]): VhostInput => [p.route, p.converted, host]);
+    return vhostMemoized(owner.id, domain, context, inputs, () => {
+      const entries: RankedEntry[] = [];
+      for (const [route, converted, host] of inputs) pushEntries(entries, route, converted, host);
+      return { name: domain, domains: [domain], routes: renderRoutes(entries, context) };
     });
-    return { name: domain, domains: [domain], routes };
   });
 }
 

@@ -21,6 +21,7 @@ const named = (v: unknown): v is Data & { name: string } => isData(v) && typeof 
  * One walk of each: lists of named objects are compared element by element, the rest whole.
  */
 function stable(prev: unknown, next: unknown): unknown {
+  if (prev === next) return prev;
   if (!isData(prev) || !isData(next)) return equalData(prev, next) ? prev : next;
   const keys = Object.keys(next);
   let same = keys.length === Object.keys(prev).length;

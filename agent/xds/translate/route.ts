@@ -28,16 +28,29 @@ export function route(r: IRRoute, scheme: "http" | "https" = "http"): Record<str
   return out;
 }
 
-/** One Envoy `VirtualHost` (no catch-all route: no match answers Envoy's 404). */
+/**
+ * Translated virtual hosts by IR virtual host: resolve hands out the same (read-only) object for
+ * an unchanged one, so after a route edit only the edited virtual host is translated again.
+ */
+const translated = new WeakMap<IRVirtualHost, { scheme: string; out: Record<string, unknown> }>();
+
+/**
+ * One Envoy `VirtualHost` (no catch-all route: no match answers Envoy's 404). The result is
+ * shared by every call with the same IR object: never mutate it.
+ */
 export function virtualHost(
   vh: IRVirtualHost,
   scheme: "http" | "https" = "http",
 ): Record<string, unknown> {
-  return {
+  const seen = translated.get(vh);
+  if (seen?.scheme === scheme) return seen.out;
+  const out = {
     name: vh.name,
     domains: [...vh.domains],
     routes: vh.routes.map((r) => route(r, scheme)),
   };
+  translated.set(vh, { scheme, out });
+  return out;
 }
 
 /** The RouteConfiguration served over RDS for one filter chain. */

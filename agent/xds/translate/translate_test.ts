@@ -83,3 +83,15 @@ Deno.test("edge options: sanitizing is on by default and off for the mesh", () =
     undefined,
   );
 });
+
+Deno.test("translate: a virtual host seen before is reused, not translated again", () => {
+  for (const { name, ir } of goldenCases()) {
+    const a = translate(ir);
+    const b = translate(ir);
+    assert.equal(toYaml(b), toYaml(a), name);
+    for (const [i, r] of a.routes.entries()) {
+      const vhosts = (x: typeof r) => x.resource.virtual_hosts as unknown[];
+      vhosts(r).forEach((vh, j) => assert.equal(vhosts(b.routes[i])[j], vh, name));
+    }
+  }
+});
