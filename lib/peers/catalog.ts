@@ -73,7 +73,7 @@ export const goPeers: Record<string, GoPeer> = {
     module: "github.com/envoyproxy/gateway",
     pkg: "github.com/envoyproxy/gateway/cmd/egctl",
     kind: "build",
-    coldMinutes: 12,
+    coldMinutes: 8,
     xflags: ["github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion={version}"],
     versionArgs: ["version", "--remote=false"],
   },
