@@ -14,6 +14,8 @@ export interface Kube {
   url: string;
   /** A kubeconfig file for clients (admin client cert). */
   kubeconfig: string;
+  /** Folder with ca.crt, sa.key, … */
+  pki: string;
   procs: Proc[];
   /** `fetch` against the API server with the admin client cert; `body` objects are sent as JSON. */
   request(method: string, path: string, body?: unknown): Promise<KubeResponse>;
@@ -155,6 +157,7 @@ export async function startKube(dir: string): Promise<Kube> {
     return {
       url,
       kubeconfig,
+      pki,
       procs,
       request,
       stop: async () => {
@@ -166,4 +169,43 @@ export async function startKube(dir: string): Promise<Kube> {
     await stopAll(procs);
     throw e;
   }
+}
+
+/**
+ * Starts the rest of a control plane on `kube`: kube-controller-manager, kube-scheduler and kwok
+ * (fake kubelets for Nodes annotated `kwok.x-k8s.io/node: fake`, with kwok's "fast" stages: pods
+ * become Running and Ready with an IP from 10.244.0.0/24, nothing is executed). The processes are
+ * added to `kube.procs`, so `kube.stop()` stops them.
+ */
+export async function startControllers(kube: Kube): Promise<void> {
+  const [kcm, scheduler, kwok, stages] = [
+    await ensurePeer("kube-controller-manager"),
+    await ensurePeer("kube-scheduler"),
+    await ensurePeer("kwok"),
+    await ensurePeer("kwok-stages"),
+  ];
+  const common = [`--kubeconfig=${kube.kubeconfig}`, "--leader-elect=false"];
+  const serving = () => ["--bind-address=127.0.0.1", `--secure-port=${freePort()}`];
+  kube.procs.push(spawn("kube-controller-manager", kcm, [
+    ...common,
+    ...serving(),
+    `--service-account-private-key-file=${join(kube.pki, "sa.key")}`,
+    `--root-ca-file=${join(kube.pki, "ca.crt")}`,
+    "--use-service-account-credentials=false",
+  ]));
+  kube.procs.push(spawn("kube-scheduler", scheduler, [...common, ...serving()]));
+  const configs: string[] = [];
+  for (const folder of ["node", "node-heartbeat", "pod"]) {
+    for (const e of Deno.readDirSync(join(stages, folder))) {
+      configs.push(`--config=${join(stages, folder, e.name)}`);
+    }
+  }
+  kube.procs.push(spawn("kwok", kwok, [
+    `--kubeconfig=${kube.kubeconfig}`,
+    "--manage-all-nodes=false",
+    "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+    "--cidr=10.244.0.1/24",
+    "--node-ip=127.0.0.1",
+    ...configs,
+  ]));
 }

@@ -51,6 +51,15 @@ export const goPeers: Record<string, GoPeer> = {
   "kube-apiserver": k8s("kube-apiserver", 8),
   "kube-controller-manager": k8s("kube-controller-manager", 6),
   "kube-scheduler": k8s("kube-scheduler", 3),
+  kwok: {
+    name: "kwok",
+    tools: "kwok",
+    module: "sigs.k8s.io/kwok",
+    pkg: "sigs.k8s.io/kwok/cmd/kwok",
+    kind: "build",
+    coldMinutes: 5,
+    versionArgs: ["--version"],
+  },
   "gateway-conformance": {
     name: "gateway-conformance",
     tools: "gateway-api",

@@ -45,6 +45,7 @@ Deno.test("every Go peer's tools module pins the expected release", async () => 
     "gateway-conformance": "v1.5.1",
     "echo-basic": "v1.5.1",
     egctl: "v1.8.3",
+    kwok: "v0.8.0",
   };
   assert.deepEqual(Object.keys(goPeers).sort(), Object.keys(want).sort());
   for (const [name, peer] of Object.entries(goPeers)) {
@@ -54,6 +55,7 @@ Deno.test("every Go peer's tools module pins the expected release", async () => 
     assert.ok(goSum.size > 0, `${peer.tools}/go.sum is committed`);
   }
   assert.ok(peerNames.includes("gateway-api-crds"));
+  assert.ok(peerNames.includes("kwok-stages"));
 });
 
 Deno.test("an old Go toolchain is a clear error naming what to install", async () => {

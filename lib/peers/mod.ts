@@ -8,7 +8,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { goPeers } from "./catalog.ts";
-import { ensureGatewayApiCrds } from "./gateway_api.ts";
+import { ensureModuleFiles, filePeers } from "./module_files.ts";
 import { ensureGoPeer } from "./go.ts";
 import { exists, run, which } from "./util.ts";
 
@@ -40,25 +40,26 @@ export const peerNames: string[] = [
   "envoy",
   ...Object.keys(debianPeers),
   ...Object.keys(goPeers),
-  "gateway-api-crds",
+  ...Object.keys(filePeers),
 ];
 
 const inflight = new Map<string, Promise<string>>();
 
 /**
  * Returns the path of the peer's executable, installing it first when missing (for
- * `gateway-api-crds`: a directory with `standard/` and `experimental/` CRD YAML files).
+ * `gateway-api-crds`: a directory with `standard/` and `experimental/` CRD YAML files; for
+ * `kwok-stages`: a directory with `node/`, `node-heartbeat/` and `pod/` stage YAML files).
  */
 export function ensurePeer(name: string): Promise<string> {
   let p = inflight.get(name);
   if (!p) {
-    const go = goPeers[name];
+    const go = goPeers[name], files = filePeers[name];
     p = name === "envoy"
       ? ensureEnvoy()
       : go
       ? ensureGoPeer(projectRoot, peersDir, go)
-      : name === "gateway-api-crds"
-      ? ensureGatewayApiCrds(projectRoot, peersDir)
+      : files
+      ? ensureModuleFiles(projectRoot, peersDir, files)
       : ensureDebian(name);
     inflight.set(name, p);
     p.catch(() => inflight.delete(name));
