@@ -32,57 +32,69 @@ function lcg(seed: number): () => number {
   return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
-function objects(
-  edit: { route?: number; routeVersion?: number; endpoint?: number; endpointVersion?: number },
-): KubeObject[] {
+interface Edit {
+  route?: number;
+  routeVersion?: number;
+  endpoint?: number;
+  endpointVersion?: number;
+}
+
+/** The objects of service `i` (its Service, EndpointSlice and two routes), with `edit` applied. */
+function serviceObjects(i: number, edit: Edit): KubeObject[] {
   const out: KubeObject[] = [];
-  for (let i = 0; i < services; i++) {
-    const name = `svc-${i}`;
-    const epHost = edit.endpoint === i
-      ? `127.0.1.${(edit.endpointVersion ?? 0) % 250 + 1}`
-      : "127.0.0.1";
-    out.push(
-      {
-        apiVersion: "v1",
-        kind: "Service",
-        metadata: { name, namespace: "mesh" },
-        spec: { ports: [{ name: "http", port: 8080, targetPort: 9000 }] },
+  const name = `svc-${i}`;
+  const epHost = edit.endpoint === i
+    ? `127.0.1.${(edit.endpointVersion ?? 0) % 250 + 1}`
+    : "127.0.0.1";
+  out.push(
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace: "mesh" },
+      spec: { ports: [{ name: "http", port: 8080, targetPort: 9000 }] },
+    },
+    {
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: { name, namespace: "mesh", labels: { "kubernetes.io/service-name": name } },
+      addressType: "IPv4",
+      ports: [{ name: "http", port: 9000 }],
+      endpoints: [{ addresses: [epHost] }],
+    },
+  );
+  for (let r = 0; r < 2; r++) {
+    const v = edit.route === i && r === 0 ? edit.routeVersion ?? 0 : 0;
+    out.push({
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "HTTPRoute",
+      metadata: {
+        name: `${name}-r${r}`,
+        namespace: "mesh",
+        generation: 1,
+        creationTimestamp: "2026-01-01T00:00:00Z",
       },
-      {
-        apiVersion: "discovery.k8s.io/v1",
-        kind: "EndpointSlice",
-        metadata: { name, namespace: "mesh", labels: { "kubernetes.io/service-name": name } },
-        addressType: "IPv4",
-        ports: [{ name: "http", port: 9000 }],
-        endpoints: [{ addresses: [epHost] }],
-      },
-    );
-    for (let r = 0; r < 2; r++) {
-      const v = edit.route === i && r === 0 ? edit.routeVersion ?? 0 : 0;
-      out.push({
-        apiVersion: "gateway.networking.k8s.io/v1",
-        kind: "HTTPRoute",
-        metadata: {
-          name: `${name}-r${r}`,
-          namespace: "mesh",
-          generation: 1,
-          creationTimestamp: "2026-01-01T00:00:00Z",
-        },
-        spec: {
-          parentRefs: [{ group: "", kind: "Service", name, port: 8080 }],
-          rules: [{
-            matches: [{ path: { type: "PathPrefix", value: `/r${r}` } }],
-            filters: [{
-              type: "RequestHeaderModifier",
-              requestHeaderModifier: { set: [{ name: "x-v", value: String(v) }] },
-            }],
-            backendRefs: [{ name, port: 8080 }],
+      spec: {
+        parentRefs: [{ group: "", kind: "Service", name, port: 8080 }],
+        rules: [{
+          matches: [{ path: { type: "PathPrefix", value: `/r${r}` } }],
+          filters: [{
+            type: "RequestHeaderModifier",
+            requestHeaderModifier: { set: [{ name: "x-v", value: String(v) }] },
           }],
-        },
-      });
-    }
+          backendRefs: [{ name, port: 8080 }],
+        }],
+      },
+    });
   }
   return out;
+}
+
+// Like a watch source, a change delivers new objects only for what changed; the rest are the
+// same objects as before (resolve memoizes admission and conversion per object).
+const base: KubeObject[][] = Array.from({ length: services }, (_, i) => serviceObjects(i, {}));
+function objects(edit: Edit): KubeObject[] {
+  const changed = edit.route ?? edit.endpoint;
+  return base.flatMap((objs, i) => (i === changed ? serviceObjects(i, edit) : objs));
 }
 
 // The control plane: resolve → NodeSnapshots → cache → XdsServer.
