@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { goPeers } from "./catalog.ts";
 import { ensureModuleFiles, filePeers } from "./module_files.ts";
 import { ensureGoPeer } from "./go.ts";
-import { exists, run, which } from "./util.ts";
+import { exists, run, which, withFileLock } from "./util.ts";
 
 /** The project root (two levels above this file). */
 export const projectRoot: string = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -119,12 +119,26 @@ async function ensureDebian(name: string): Promise<string> {
   if (Deno.uid?.() !== 0) {
     throw new Error(`peer ${name} is missing: install Debian package ${peer.pkg} (needs root)`);
   }
-  console.error(`[peers] installing Debian package ${peer.pkg} for ${name} …`);
-  if (!aptUpdated) {
-    await run("apt-get", ["update", "-qq"]);
-    aptUpdated = true;
-  }
-  await run("env", ["DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-qq", peer.pkg]);
+  // Parallel test processes must not run apt-get at the same time (dpkg's lock makes one fail).
+  await Deno.mkdir(peersDir, { recursive: true });
+  await withFileLock(join(peersDir, ".apt.lock"), async () => {
+    if (await which(peer.command)) return;
+    console.error(`[peers] installing Debian package ${peer.pkg} for ${name} …`);
+    if (!aptUpdated) {
+      await run("apt-get", ["update", "-qq"]);
+      aptUpdated = true;
+    }
+    await run("env", [
+      "DEBIAN_FRONTEND=noninteractive",
+      "apt-get",
+      "install",
+      "-y",
+      "-qq",
+      "-o",
+      "DPkg::Lock::Timeout=300",
+      peer.pkg,
+    ]);
+  });
   const installed = await which(peer.command);
   if (!installed) throw new Error(`installed ${peer.pkg} but ${peer.command} is still not on PATH`);
   return installed;
