@@ -123,43 +123,35 @@ export async function ensureGoPeer(root: string, cacheDir: string, peer: GoPeer)
     try {
       await removeStale(cacheDir, `${peer.name}-${version}.tmp-`);
       await Deno.mkdir(tmp, { recursive: true });
-      const [major, minor] = version.replace(/^v/, "").split(".");
-      const x = (peer.xflags ?? []).map((f) =>
-        `-X ${
-          f.replaceAll("{version}", version).replaceAll("{major}", major).replaceAll(
-            "{minor}",
-            minor,
-          )
-        }`
-      );
-      const ldflags = ["-s", "-w", ...x].join(" ");
-      const args = peer.kind === "build"
-        ? [
-          "build",
-          "-trimpath",
-          "-buildvcs=false",
-          `-ldflags=${ldflags}`,
-          "-o",
-          join(tmp, peer.name),
-        ]
-        : ["test", "-c", "-trimpath", `-ldflags=${ldflags}`, "-o", join(tmp, peer.name)];
-      await run("nice", ["-n", "19", go.bin, ...args, peer.pkg], {
+      const out = join(tmp, peer.name);
+      await run("nice", ["-n", "19", go.bin, ...goArgs(peer, version, out), peer.pkg], {
         cwd: toolsDir,
         env: { GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly" },
       });
+      if (peer.versionArgs) await run(out, peer.versionArgs); // smoke check before it is used
       await Deno.remove(dir, { recursive: true }).catch(() => {});
       await Deno.rename(tmp, dir);
     } finally {
       clearInterval(tick);
       await Deno.remove(tmp, { recursive: true }).catch(() => {});
     }
-    if (peer.versionArgs) await run(bin, peer.versionArgs);
     const secs = Math.round((Date.now() - started) / 1000);
     console.error(
       `[peers] ${peer.name} ${version} ready in ${secs}s: ${bin} (${mb(await duSize(bin))})`,
     );
     return bin;
   });
+}
+
+/** `go build …`/`go test -c …` arguments (before the package) writing the binary to `out`. */
+export function goArgs(peer: GoPeer, version: string, out: string): string[] {
+  const [major, minor] = version.replace(/^v/, "").split(".");
+  const expand = (f: string) =>
+    f.replaceAll("{version}", version).replaceAll("{major}", major).replaceAll("{minor}", minor);
+  const ldflags = ["-s", "-w", ...(peer.xflags ?? []).map((f) => `-X ${expand(f)}`)].join(" ");
+  return peer.kind === "build"
+    ? ["build", "-trimpath", "-buildvcs=false", `-ldflags=${ldflags}`, "-o", out]
+    : ["test", "-c", "-trimpath", `-ldflags=${ldflags}`, "-o", out];
 }
 
 /** Removes temp folders of builds that were killed (only called while holding the build lock). */

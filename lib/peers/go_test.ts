@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { goPeers } from "./catalog.ts";
-import { compareVersions, goDirective, goPeerVersion, moduleVersion } from "./go.ts";
+import { compareVersions, goArgs, goDirective, goPeerVersion, moduleVersion } from "./go.ts";
 import { peerNames, projectRoot } from "./mod.ts";
 
 Deno.test("moduleVersion: replace target wins over require; block and single-line forms", () => {
@@ -80,4 +80,16 @@ Deno.test("an old Go toolchain is a clear error naming what to install", async (
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("goArgs: stripped, trimmed builds; Kubernetes version variables from the pin", () => {
+  const args = goArgs(goPeers["kube-apiserver"], "v1.37.2", "/out/kube-apiserver");
+  assert.deepEqual(args.slice(0, 3), ["build", "-trimpath", "-buildvcs=false"]);
+  assert.ok(
+    args[3].startsWith("-ldflags=-s -w -X k8s.io/component-base/version.gitVersion=v1.37.2"),
+  );
+  assert.ok(args[3].includes("-X k8s.io/component-base/version.gitMinor=37"));
+  assert.deepEqual(args.slice(-2), ["-o", "/out/kube-apiserver"]);
+  const test = goArgs(goPeers["gateway-conformance"], "v1.5.1", "/out/c");
+  assert.deepEqual(test, ["test", "-c", "-trimpath", "-ldflags=-s -w", "-o", "/out/c"]);
 });
