@@ -32,7 +32,6 @@ const debianPeers: Record<string, { command: string; pkg: string }> = {
   ip: { command: "ip", pkg: "iproute2" },
   curl: { command: "curl", pkg: "curl" },
   openssl: { command: "openssl", pkg: "openssl" },
-  grpcurl: { command: "grpcurl", pkg: "grpcurl" },
 };
 
 /** Names `ensurePeer` accepts. */
