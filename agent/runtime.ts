@@ -29,7 +29,7 @@ export interface RuntimeOptions {
   /** Envoy binary path, "auto" (peer cache) or "none". */
   envoy: string;
   envoyLogLevel?: string;
-  /** Use delta xDS (needed for on-demand CDS). */
+  /** Use delta xDS (needed for on-demand CDS and for VHDS, which the edge and node proxies use). */
   delta?: boolean;
   meshDomain: string;
   /** DNS responder `host:port`, or "none". */

@@ -75,6 +75,8 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     metrics,
     cache,
     envoyCluster: "aether-standalone",
+    // The edge's virtual hosts are served over VHDS, which Envoy speaks over delta xDS only.
+    delta: true,
     status: () => ({ config: pipeline.status }),
   });
   const source = opts.source ?? new FileSource({ path: opts.config ?? "." });

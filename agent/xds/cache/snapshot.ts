@@ -20,8 +20,8 @@ export interface Resources {
   endpoints: NamedResource[];
   secrets: NamedResource[];
   /**
-   * VHDS VirtualHosts (node proxies), each named `<route configuration>/<vhost>` like its
-   * `name` field. Optional: the edge has none.
+   * VHDS VirtualHosts (edge and node proxies), each named `<route configuration>/<vhost>` like
+   * its `name` field. Optional: missing means none.
    */
   virtualHosts?: NamedResource[];
 }

@@ -3,15 +3,17 @@
  * globals; the same IR always yields deep-equal output, every list sorted by name.
  *
  * Names an integrator relies on: Listener = IRListener.name; RouteConfiguration (RDS) =
- * IRFilterChain.routeConfigName; Cluster and ClusterLoadAssignment = IRCluster.name; Secret (SDS)
- * = IRSecret.name. Everything dynamic is requested over ADS.
+ * IRFilterChain.routeConfigName, with VHDS on and no inline virtual host; VirtualHost (VHDS) =
+ * `<routeConfigName>/<IRVirtualHost.name>`; Cluster and ClusterLoadAssignment = IRCluster.name;
+ * Secret (SDS) = IRSecret.name. Everything dynamic is requested over ADS, which must be delta
+ * (Envoy serves VHDS over delta xDS only).
  * @module
  */
 import type { IR } from "../../../lib/ir/types.ts";
 import { cluster } from "./cluster.ts";
 import { translateEndpoints } from "./endpoint.ts";
 import { listener } from "./listener.ts";
-import { routeConfiguration } from "./route.ts";
+import { routeConfiguration, vhdsVirtualHosts } from "./route.ts";
 import { secret } from "./secret.ts";
 import type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
 import { sortedByName } from "./util.ts";
@@ -36,14 +38,19 @@ export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResource
   const edge = options.edge ?? true;
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
   const routeOpts = { stripRequestHeaders: edge ? [...AETHER_INTERNAL_HEADERS] : [] };
+  const chains = ir.listeners.flatMap((l) =>
+    l.filterChains.map((c) => ({
+      c,
+      scheme: l.protocol === "HTTPS" ? "https" as const : "http" as const,
+    }))
+  );
   return {
     listeners: sortedByName(ir.listeners.map((l) => listener(l, { statPrefix, edge }))),
     routes: sortedByName(uniqueByName(
-      ir.listeners.flatMap((l) =>
-        l.filterChains.map((c) =>
-          routeConfiguration(c, { ...routeOpts, scheme: l.protocol === "HTTPS" ? "https" : "http" })
-        )
-      ),
+      chains.map(({ c }) => routeConfiguration(c, routeOpts)),
+    )),
+    virtualHosts: sortedByName(uniqueByName(
+      chains.flatMap(({ c, scheme }) => vhdsVirtualHosts(c, scheme)),
     )),
     clusters: sortedByName(ir.clusters.map((c) => cluster(c, { connectTimeoutMs }))),
     endpoints: translateEndpoints(ir.clusters),
@@ -51,7 +58,7 @@ export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResource
   };
 }
 
-/** Keeps the first resource of each name (chains may share one routeConfigName). */
+/** Keeps the first resource of each name (chains may share one routeConfigName and its vhosts). */
 function uniqueByName(list: NamedResource[]): NamedResource[] {
   const seen = new Set<string>();
   return list.filter((r) => !seen.has(r.name) && seen.add(r.name));

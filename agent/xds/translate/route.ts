@@ -1,5 +1,9 @@
 /**
- * RouteConfigurations (RDS): one per IRFilterChain, virtual hosts and routes in IR order.
+ * RouteConfigurations (RDS): one per IRFilterChain, carrying no virtual host of its own but VHDS
+ * over ADS (delta); each IR virtual host is a VirtualHost resource `<routeConfigName>/<name>`,
+ * routes in IR order. A route edit then pushes one virtual host, not the whole table. Every
+ * virtual host is sent eagerly (Envoy opens VHDS as a wildcard), and there is no on-demand
+ * filter: a Host no virtual host serves gets the router's 404 at once.
  * @module
  */
 import type { IRFilterChain, IRRoute, IRVirtualHost } from "../../../lib/ir/types.ts";
@@ -7,13 +11,12 @@ import { directResponse, forwardAction, redirectAction } from "./action.ts";
 import { applyHeaderModifiers } from "./headers.ts";
 import { routeMatch } from "./match.ts";
 import type { NamedResource } from "./types.ts";
+import { adsConfigSource } from "./util.ts";
 
 /** Options that shape route configurations. */
 export interface RouteOptions {
   /** Request headers removed from every request (edge: aether's internal headers). */
   stripRequestHeaders: string[];
-  /** Scheme of the listener these routes serve; a redirect without a scheme keeps it. */
-  scheme: "http" | "https";
 }
 
 /** One Envoy `Route` for an IR route. */
@@ -53,11 +56,43 @@ export function virtualHost(
   return out;
 }
 
-/** The RouteConfiguration served over RDS for one filter chain. */
+/** The VHDS name (and vhost `name`) of a virtual host of a route configuration: `<rc>/<vhost>`. */
+export function vhdsName(routeConfigName: string, vhostName: string): string {
+  return `${routeConfigName}/${vhostName}`;
+}
+
+/** VirtualHost resources by translated vhost: the same object while the vhost is unchanged. */
+const served = new WeakMap<Record<string, unknown>, NamedResource>();
+
+/**
+ * The VirtualHost resources (VHDS) of one filter chain, in IR order: each {@link virtualHost}
+ * named `<routeConfigName>/<vhost name>` (Envoy keys VHDS virtual hosts by `name`, which must
+ * equal the resource name). `scheme` is the listener's: a redirect without a scheme keeps it.
+ * Shared like {@link virtualHost}: never mutate them.
+ */
+export function vhdsVirtualHosts(
+  chain: IRFilterChain,
+  scheme: "http" | "https" = "http",
+): NamedResource[] {
+  return chain.virtualHosts.map((vh) => {
+    const inner = virtualHost(vh, scheme);
+    const name = vhdsName(chain.routeConfigName, vh.name);
+    const seen = served.get(inner);
+    if (seen?.name === name) return seen;
+    const out = { name, resource: { ...inner, name } };
+    served.set(inner, out);
+    return out;
+  });
+}
+
+/**
+ * The RouteConfiguration served over RDS for one filter chain: no inline virtual host, VHDS over
+ * ADS (its virtual hosts are {@link vhdsVirtualHosts}). Its content does not change with routes.
+ */
 export function routeConfiguration(chain: IRFilterChain, opts: RouteOptions): NamedResource {
   const resource: Record<string, unknown> = {
     name: chain.routeConfigName,
-    virtual_hosts: chain.virtualHosts.map((vh) => virtualHost(vh, opts.scheme)),
+    vhds: { config_source: adsConfigSource() },
     // Gateway hostnames carry no port; `Host: a.example:8080` must still match `a.example`.
     ignore_port_in_host_matching: true,
     // Invalid backends name missing clusters on purpose (they answer 500), so never reject.

@@ -14,6 +14,7 @@ Deno.test("every translated resource encodes with encodeResource and fits the sc
       [TypeUrl.cluster, r.clusters],
       [TypeUrl.endpoint, r.endpoints],
       [TypeUrl.secret, r.secrets],
+      [TypeUrl.virtualHost, r.virtualHosts ?? []],
     ] as const;
     for (const [url, list] of kinds) {
       for (const res of list) {

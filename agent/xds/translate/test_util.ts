@@ -71,11 +71,30 @@ function staticChain(chain: Obj, routes: Map<string, Obj>, secrets: Map<string, 
 }
 
 /**
- * A static Bootstrap equivalent to `r`: route configs inline in place of RDS, STATIC clusters
- * with their load assignment in place of EDS, inline certificates in place of SDS.
+ * Route configurations with their VHDS virtual hosts inlined (`vhds` dropped), as a static
+ * bootstrap needs them: static configs cannot use VHDS.
+ */
+export function inlineVirtualHosts(r: EnvoyResources): Map<string, Obj> {
+  const hosts = new Map<string, Obj[]>();
+  for (const { name, resource } of r.virtualHosts ?? []) {
+    const rc = name.slice(0, name.lastIndexOf("/"));
+    hosts.set(rc, [...(hosts.get(rc) ?? []), resource]);
+  }
+  return new Map(r.routes.map(({ name, resource }) => {
+    const { vhds, ...rest } = resource;
+    if (!vhds) return [name, resource];
+    const { name: _, ...head } = rest;
+    return [name, { name, virtual_hosts: hosts.get(name) ?? [], ...head }];
+  }));
+}
+
+/**
+ * A static Bootstrap equivalent to `r`: route configs inline (their VHDS virtual hosts too) in
+ * place of RDS, STATIC clusters with their load assignment in place of EDS, inline certificates
+ * in place of SDS.
  */
 export function staticBootstrap(r: EnvoyResources): Obj {
-  const routes = byName(r.routes);
+  const routes = inlineVirtualHosts(r);
   const secrets = byName(r.secrets);
   const endpoints = byName(r.endpoints);
   const listeners = r.listeners.map(({ resource }) => ({

@@ -47,19 +47,29 @@ Deno.test("translateEndpoints equals the endpoints of a full translate", () => {
   }
 });
 
-Deno.test("virtual hosts and routes keep IR order", () => {
-  for (const { ir } of goldenCases()) {
+Deno.test("every IR virtual host is one VHDS VirtualHost <rc>/<name>, routes in IR order", () => {
+  for (const { name, ir } of goldenCases()) {
     const r = translate(ir);
-    for (const chain of ir.listeners.flatMap((l) => l.filterChains)) {
+    const hosts = new Map((r.virtualHosts ?? []).map((v) => [v.name, v.resource]));
+    const chains = ir.listeners.flatMap((l) => l.filterChains);
+    const want = new Set(
+      chains.flatMap((c) => c.virtualHosts.map((v) => `${c.routeConfigName}/${v.name}`)),
+    );
+    assert.deepEqual([...hosts.keys()].sort(), [...want].sort(), name);
+    for (const chain of chains) {
       const rc = r.routes.find((x) => x.name === chain.routeConfigName)!.resource;
-      const vhs = rc.virtual_hosts as { name: string; routes: { name: string }[] }[];
-      assert.deepEqual(vhs.map((v) => v.name), chain.virtualHosts.map((v) => v.name));
-      vhs.forEach((v, i) =>
-        assert.deepEqual(
-          v.routes.map((x) => x.name),
-          chain.virtualHosts[i].routes.map((x) => x.name),
-        )
-      );
+      assert.equal(rc.virtual_hosts, undefined, `${name}: no inline virtual host`);
+      assert.ok(rc.vhds, `${name}: VHDS on`);
+      for (const v of chain.virtualHosts) {
+        const got = hosts.get(`${chain.routeConfigName}/${v.name}`) as {
+          name: string;
+          domains: string[];
+          routes: { name: string }[];
+        };
+        assert.equal(got.name, `${chain.routeConfigName}/${v.name}`);
+        assert.deepEqual(got.domains, v.domains);
+        assert.deepEqual(got.routes.map((x) => x.name), v.routes.map((x) => x.name));
+      }
     }
   }
 });
@@ -89,9 +99,6 @@ Deno.test("translate: a virtual host seen before is reused, not translated again
     const a = translate(ir);
     const b = translate(ir);
     assert.equal(toYaml(b), toYaml(a), name);
-    for (const [i, r] of a.routes.entries()) {
-      const vhosts = (x: typeof r) => x.resource.virtual_hosts as unknown[];
-      vhosts(r).forEach((vh, j) => assert.equal(vhosts(b.routes[i])[j], vh, name));
-    }
+    (a.virtualHosts ?? []).forEach((vh, i) => assert.equal(b.virtualHosts![i], vh, name));
   }
 });
