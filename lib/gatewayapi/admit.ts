@@ -7,7 +7,7 @@
  * @module
  */
 import type { KubeObject, Problem } from "./types.ts";
-import { applyDefaults, validateObject } from "./validate.ts";
+import { admitObject } from "./validate.ts";
 
 /** One object admitted: the defaulted copy, or the problems that keep it out. */
 type Admitted = { obj: KubeObject; problems?: never } | { obj?: never; problems: Problem[] };
@@ -17,8 +17,7 @@ const memo = new WeakMap<KubeObject, Admitted>();
 function admitOne(raw: KubeObject): Admitted {
   let done = memo.get(raw);
   if (!done) {
-    const obj = applyDefaults(raw);
-    const problems = validateObject(obj);
+    const { obj, problems } = admitObject(raw);
     done = problems.length > 0 ? { problems } : { obj };
     memo.set(raw, done);
   }

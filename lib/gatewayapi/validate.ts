@@ -1,15 +1,17 @@
 /**
  * CRD defaulting and validation of one object, as the API server would do on create: defaults
- * from the schema, then schema + CEL rules, each problem naming the object and field.
+ * from the schema, then schema + CEL rules, each problem naming the object and field. admitObject
+ * does both in one walk; applyDefaults and validateObject are the two halves.
  * @module
  */
-import { cloneData } from "./clone.ts";
-import { defaulted, validateSchema } from "./schema.ts";
-import { KINDS } from "./schemas.ts";
+import { checkerOf, checkSchema, type FieldError } from "./schema_check.ts";
+import { type KindInfo, KINDS } from "./schemas.ts";
 import type { KubeObject, Problem } from "./types.ts";
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "status"]);
+
+for (const info of Object.values(KINDS)) checkerOf(info.body);
 
 /** Strips the top-level envelope, keeping the body the kind's schema describes. */
 function bodyOf(obj: KubeObject): Record<string, unknown> {
@@ -20,27 +22,45 @@ function bodyOf(obj: KubeObject): Record<string, unknown> {
   return body;
 }
 
-/**
- * Returns a new object with the CRD defaults applied as the API server applies them (e.g. path
- * match PathPrefix "/", backendRef weight 1, parentRef group/kind), plus `metadata.namespace`
- * "default" for namespaced kinds without one. Unknown kinds are returned as a copy.
- */
-export function applyDefaults(obj: KubeObject): KubeObject {
-  const info = KINDS[obj?.kind];
-  if (!info || typeof obj !== "object" || obj === null) return structuredClone(obj);
+/** The defaulted copy of a known kind's object, and what is wrong with its body. */
+function defaultedWithErrors(
+  obj: KubeObject,
+  info: KindInfo,
+): { obj: KubeObject; errors: FieldError[] } {
   const copy: KubeObject = { ...obj };
-  for (const key of TOP_LEVEL) {
-    if (Object.hasOwn(copy, key)) (copy as Record<string, unknown>)[key] = cloneData(copy[key]);
-  }
   if (
     info.namespaced && copy.metadata && typeof copy.metadata === "object" &&
     !copy.metadata.namespace
   ) {
     copy.metadata = { ...copy.metadata, namespace: "default" };
   }
-  // defaulted copies the body deeply, so the result shares nothing with `obj`.
-  const body = defaulted(info.body, bodyOf(copy)) as Record<string, unknown>;
-  return { ...copy, ...body };
+  const checked = checkSchema(info.body, bodyOf(copy));
+  return { obj: { ...copy, ...checked.value as Record<string, unknown> }, errors: checked.errors };
+}
+
+/**
+ * Returns a new object with the CRD defaults applied as the API server applies them (e.g. path
+ * match PathPrefix "/", backendRef weight 1, parentRef group/kind), plus `metadata.namespace`
+ * "default" for namespaced kinds without one. Unknown kinds are returned as a copy. The result
+ * shares every part without a default with `obj`: treat both as read-only.
+ */
+export function applyDefaults(obj: KubeObject): KubeObject {
+  const info = KINDS[obj?.kind];
+  if (!info || typeof obj !== "object" || obj === null) return structuredClone(obj);
+  return defaultedWithErrors(obj, info).obj;
+}
+
+/**
+ * applyDefaults and validateObject in one walk: the defaulted copy, or every problem of it.
+ */
+export function admitObject(raw: KubeObject): { obj: KubeObject; problems: Problem[] } {
+  const info = KINDS[raw?.kind];
+  if (!info || typeof raw !== "object" || raw === null) {
+    const obj = applyDefaults(raw);
+    return { obj, problems: validateObject(obj) };
+  }
+  const { obj, errors } = defaultedWithErrors(raw, info);
+  return { obj, problems: objectProblems(obj, errors) };
 }
 
 /**
@@ -49,6 +69,11 @@ export function applyDefaults(obj: KubeObject): KubeObject {
  * Call it on a defaulted object (resolve does), as the API server validates after defaulting.
  */
 export function validateObject(obj: KubeObject): Problem[] {
+  return objectProblems(obj);
+}
+
+/** validateObject, with the body's findings given when they are known already. */
+function objectProblems(obj: KubeObject, bodyErrors?: FieldError[]): Problem[] {
   const kind = typeof obj?.kind === "string" ? obj.kind : "";
   const meta = (obj?.metadata ?? {}) as KubeObject["metadata"];
   const name = typeof meta.name === "string" ? meta.name : "";
@@ -94,7 +119,7 @@ export function validateObject(obj: KubeObject): Problem[] {
       ),
     );
   }
-  for (const e of validateSchema(info.body, bodyOf(obj), "")) {
+  for (const e of bodyErrors ?? checkSchema(info.body, bodyOf(obj), false).errors) {
     problems.push(problem(e.field, e.message));
   }
   return problems;

@@ -1,0 +1,287 @@
+/**
+ * The two walks the API server does with a CRD schema — defaulting, then validation — done in one
+ * pass by a checker compiled once per schema node (messages, defaults and property tables
+ * prepared up front). Field paths are kept as a stack of keys and only turned into text for a
+ * problem, so a valid object costs no path strings. The defaulted value is copy-on-write: a
+ * subtree that gets no default is the input's own, so both must be treated as read-only.
+ * @module
+ */
+import { cloneData, isObject } from "./clone.ts";
+import type { Rule, Schema } from "./schema.ts";
+
+/** A validation finding: field path and message. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** A key of a map node, written `["key"]` in a field path. */
+class MapKey {
+  constructor(readonly key: string) {}
+}
+
+/** Where the walk is: property names, list indexes and map keys from the root. */
+type Trail = (string | number | MapKey)[];
+
+/** The text of a field path, as `spec.rules[0].matches[1]` or `data["tls.crt"]`. */
+function pathText(trail: Trail, extra?: string): string {
+  let path = "";
+  for (const step of trail) {
+    if (typeof step === "number") path += `[${step}]`;
+    else if (step instanceof MapKey) path += `[${JSON.stringify(step.key)}]`;
+    else path = path ? `${path}.${step}` : step;
+  }
+  if (extra !== undefined) path = path ? `${path}.${extra}` : extra;
+  return path;
+}
+
+/** The state of one walk: the findings so far, the current path, whether to apply defaults. */
+interface Walk {
+  errors: FieldError[];
+  trail: Trail;
+  defaults: boolean;
+}
+
+const fail = (walk: Walk, message: string, key?: string) =>
+  walk.errors.push({ field: pathText(walk.trail, key), message });
+
+/**
+ * Returns `value` with defaults applied (new objects only where a default went in, the input's
+ * own elsewhere), recording what is wrong with it in `walk`.
+ */
+type Checker = (value: unknown, walk: Walk) => unknown;
+
+const compiled = new WeakMap<Schema, Checker>();
+
+/** The node's CEL rules, run on the defaulted value (only when its type is right). */
+function ruleRunner(rules: readonly Rule[] | undefined) {
+  if (!rules || rules.length === 0) return undefined;
+  return (value: unknown, walk: Walk) => {
+    for (const rule of rules) {
+      let ok = false;
+      try {
+        ok = rule.check(value);
+      } catch {
+        ok = false;
+      }
+      if (!ok) fail(walk, rule.message);
+    }
+  };
+}
+
+/**
+ * The checker of `schema`, compiled on first use and shared afterwards (validate.ts compiles
+ * every kind's at module load; a schema default that does not pass its own checks throws here).
+ */
+export function checkerOf(schema: Schema): Checker {
+  let checker = compiled.get(schema);
+  if (!checker) {
+    checker = compile(schema);
+    compiled.set(schema, checker);
+  }
+  return checker;
+}
+
+function compile(schema: Schema): Checker {
+  const rules = ruleRunner(schema.rules);
+  const typed =
+    (typeOk: (v: unknown) => boolean, typeMessage: string, body: Checker): Checker => (v, walk) => {
+      if (!typeOk(v)) {
+        fail(walk, typeMessage);
+        return v;
+      }
+      const out = body(v, walk);
+      rules?.(out, walk);
+      return out;
+    };
+  switch (schema.t) {
+    case "any":
+      return (v, walk) => {
+        rules?.(v, walk);
+        return v;
+      };
+    case "string":
+      return typed((v) => typeof v === "string", "must be a string", stringBody(schema));
+    case "int":
+      return typed(
+        (v) => typeof v === "number" && Number.isInteger(v),
+        "must be an integer",
+        intBody(schema),
+      );
+    case "bool":
+      return typed((v) => typeof v === "boolean", "must be a boolean", (v) => v);
+    case "array":
+      return typed(Array.isArray, "must be a list", arrayBody(schema));
+    case "map":
+      return typed(isObject, "must be an object", mapBody(schema));
+    case "object":
+      return typed(isObject, "must be an object", objectBody(schema));
+  }
+}
+
+function stringBody(schema: Extract<Schema, { t: "string" }>): Checker {
+  const { min, max, pattern } = schema;
+  const allowed = schema.enum ? new Set(schema.enum) : undefined;
+  const tooShort = `must be at least ${min} characters long`;
+  const tooLong = `must be at most ${max} characters long`;
+  return (v, walk) => {
+    const s = v as string;
+    if (min !== undefined && s.length < min) fail(walk, tooShort);
+    if (max !== undefined && s.length > max) fail(walk, tooLong);
+    if (allowed && !allowed.has(s)) {
+      fail(
+        walk,
+        `unsupported value ${JSON.stringify(s)}: must be one of ${schema.enum!.join(", ")}`,
+      );
+    }
+    if (pattern && !pattern.test(s)) {
+      fail(walk, `${JSON.stringify(s)} must match ${pattern.source}`);
+    }
+    return s;
+  };
+}
+
+function intBody(schema: Extract<Schema, { t: "int" }>): Checker {
+  const { min, max } = schema;
+  const allowed = schema.enum ? new Set(schema.enum) : undefined;
+  return (v, walk) => {
+    const n = v as number;
+    if (min !== undefined && n < min) fail(walk, `must be at least ${min}`);
+    if (max !== undefined && n > max) fail(walk, `must be at most ${max}`);
+    if (allowed && !allowed.has(n)) {
+      fail(walk, `unsupported value ${n}: must be one of ${schema.enum!.join(", ")}`);
+    }
+    return n;
+  };
+}
+
+function arrayBody(schema: Extract<Schema, { t: "array" }>): Checker {
+  const { min, max } = schema;
+  const item = checkerOf(schema.items);
+  return (v, walk) => {
+    const list = v as unknown[];
+    if (min !== undefined && list.length < min) fail(walk, `must have at least ${min} item(s)`);
+    if (max !== undefined && list.length > max) fail(walk, `must have at most ${max} items`);
+    let out: unknown[] | undefined;
+    const depth = walk.trail.length;
+    for (let i = 0; i < list.length; i++) {
+      walk.trail[depth] = i;
+      const checked = item(list[i], walk);
+      if (out) out[i] = checked;
+      else if (checked !== list[i]) (out = list.slice(0, i))[i] = checked;
+    }
+    walk.trail.length = depth;
+    return out ?? list;
+  };
+}
+
+function mapBody(schema: Extract<Schema, { t: "map" }>): Checker {
+  const value = checkerOf(schema.values);
+  return (v, walk) => {
+    const from = v as Record<string, unknown>;
+    const keys = Object.keys(from);
+    let out: Record<string, unknown> | undefined;
+    const depth = walk.trail.length;
+    for (let i = 0; i < keys.length; i++) {
+      walk.trail[depth] = new MapKey(keys[i]);
+      const checked = value(from[keys[i]], walk);
+      if (out) out[keys[i]] = checked;
+      else if (checked !== from[keys[i]]) (out = copyKeys(from, keys, i))[keys[i]] = checked;
+    }
+    walk.trail.length = depth;
+    return out ?? from;
+  };
+}
+
+/** A new object with the first `n` of `keys` of `from`. */
+function copyKeys(from: Record<string, unknown>, keys: string[], n: number) {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < n; i++) out[keys[i]] = from[keys[i]];
+  return out;
+}
+
+/** One known property of an object node. */
+interface Prop {
+  check: Checker;
+  /** The property's default, itself defaulted (and checked) once, here. */
+  dflt: unknown;
+}
+
+function objectBody(schema: Extract<Schema, { t: "object" }>): Checker {
+  const props = new Map<string, Prop>();
+  const withDefaults: [string, unknown][] = [];
+  for (const [key, sub] of Object.entries(schema.props)) {
+    const check = checkerOf(sub);
+    const dflt = sub.default === undefined ? undefined : defaultOf(sub, check);
+    props.set(key, { check, dflt });
+    if (dflt !== undefined) withDefaults.push([key, dflt]);
+  }
+  const required = schema.required ?? [];
+  const open = schema.open === true;
+  return (v, walk) => {
+    const from = v as Record<string, unknown>;
+    const keys = Object.keys(from);
+    let out: Record<string, unknown> | undefined;
+    const first = walk.errors.length;
+    const depth = walk.trail.length;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i], value = from[key], prop = props.get(key);
+      let checked = value;
+      if (!prop) {
+        if (!open) fail(walk, `unknown field ${JSON.stringify(key)}`, key);
+      } else if (value === undefined) {
+        if (prop.dflt !== undefined && walk.defaults) checked = cloneData(prop.dflt);
+      } else if (value !== null) {
+        walk.trail[depth] = key;
+        checked = prop.check(value, walk);
+        walk.trail.length = depth;
+      }
+      if (out) out[key] = checked;
+      else if (checked !== value) (out = copyKeys(from, keys, i))[key] = checked;
+    }
+    if (walk.defaults) {
+      for (const [key, dflt] of withDefaults) {
+        if (!Object.hasOwn(from, key)) {
+          (out ??= copyKeys(from, keys, keys.length))[key] = cloneData(dflt);
+        }
+      }
+    }
+    const result = out ?? from;
+    for (let i = required.length - 1; i >= 0; i--) {
+      const key = required[i];
+      if (result[key] === undefined || result[key] === null) {
+        // Reported before anything found inside the object, as the API server orders them.
+        walk.errors.splice(first, 0, {
+          field: pathText(walk.trail, key),
+          message: "required field is missing",
+        });
+      }
+    }
+    return result;
+  };
+}
+
+/** A node's default, defaulted in turn; it must itself be valid (schemas.ts is wrong if not). */
+function defaultOf(schema: Schema, check: Checker): unknown {
+  const walk: Walk = { errors: [], trail: [], defaults: true };
+  const value = check(cloneData(schema.default), walk);
+  if (walk.errors.length > 0) {
+    throw new Error(`invalid schema default: ${JSON.stringify(walk.errors[0])}`);
+  }
+  return value;
+}
+
+/**
+ * Defaults and validates `value` against `schema` in one pass: returns the defaulted value
+ * (sharing every subtree without defaults with `value`: treat both as read-only) and every
+ * problem. With `defaults` false, only validates, and the value returned is `value`.
+ */
+export function checkSchema(
+  schema: Schema,
+  value: unknown,
+  defaults = true,
+): { value: unknown; errors: FieldError[] } {
+  const walk: Walk = { errors: [], trail: [], defaults };
+  if (value === undefined) return { value, errors: walk.errors };
+  return { value: checkerOf(schema)(value, walk), errors: walk.errors };
+}
