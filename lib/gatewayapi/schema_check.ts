@@ -23,10 +23,11 @@ class MapKey {
 /** Where the walk is: property names, list indexes and map keys from the root. */
 type Trail = (string | number | MapKey)[];
 
-/** The text of a field path, as `spec.rules[0].matches[1]` or `data["tls.crt"]`. */
-function pathText(trail: Trail, extra?: string): string {
+/** The text of the first `depth` steps of a path, as `spec.rules[0].matches[1]` or `data["x"]`. */
+function pathText(trail: Trail, depth: number, extra?: string): string {
   let path = "";
-  for (const step of trail) {
+  for (let i = 0; i < depth; i++) {
+    const step = trail[i];
     if (typeof step === "number") path += `[${step}]`;
     else if (step instanceof MapKey) path += `[${JSON.stringify(step.key)}]`;
     else path = path ? `${path}.${step}` : step;
@@ -38,12 +39,24 @@ function pathText(trail: Trail, extra?: string): string {
 /** The state of one walk: the findings so far, the current path, whether to apply defaults. */
 interface Walk {
   errors: FieldError[];
+  /** The path is the first `depth` steps (later slots are stale). */
   trail: Trail;
+  depth: number;
   defaults: boolean;
 }
 
 const fail = (walk: Walk, message: string, key?: string) =>
-  walk.errors.push({ field: pathText(walk.trail, key), message });
+  walk.errors.push({ field: pathText(walk.trail, walk.depth, key), message });
+
+/** `check(value)` one step down the path, at `step`. */
+function below(walk: Walk, step: string | number | MapKey, check: Checker, value: unknown) {
+  const depth = walk.depth;
+  walk.trail[depth] = step;
+  walk.depth = depth + 1;
+  const checked = check(value, walk);
+  walk.depth = depth;
+  return checked;
+}
 
 /**
  * Returns `value` with defaults applied (new objects only where a default went in, the input's
@@ -163,14 +176,11 @@ function arrayBody(schema: Extract<Schema, { t: "array" }>): Checker {
     if (min !== undefined && list.length < min) fail(walk, `must have at least ${min} item(s)`);
     if (max !== undefined && list.length > max) fail(walk, `must have at most ${max} items`);
     let out: unknown[] | undefined;
-    const depth = walk.trail.length;
     for (let i = 0; i < list.length; i++) {
-      walk.trail[depth] = i;
-      const checked = item(list[i], walk);
+      const checked = below(walk, i, item, list[i]);
       if (out) out[i] = checked;
       else if (checked !== list[i]) (out = list.slice(0, i))[i] = checked;
     }
-    walk.trail.length = depth;
     return out ?? list;
   };
 }
@@ -179,24 +189,23 @@ function mapBody(schema: Extract<Schema, { t: "map" }>): Checker {
   const value = checkerOf(schema.values);
   return (v, walk) => {
     const from = v as Record<string, unknown>;
-    const keys = Object.keys(from);
     let out: Record<string, unknown> | undefined;
-    const depth = walk.trail.length;
-    for (let i = 0; i < keys.length; i++) {
-      walk.trail[depth] = new MapKey(keys[i]);
-      const checked = value(from[keys[i]], walk);
-      if (out) out[keys[i]] = checked;
-      else if (checked !== from[keys[i]]) (out = copyKeys(from, keys, i))[keys[i]] = checked;
+    for (const key in from) {
+      const checked = below(walk, new MapKey(key), value, from[key]);
+      if (out) out[key] = checked;
+      else if (checked !== from[key]) (out = copyBefore(from, key))[key] = checked;
     }
-    walk.trail.length = depth;
     return out ?? from;
   };
 }
 
-/** A new object with the first `n` of `keys` of `from`. */
-function copyKeys(from: Record<string, unknown>, keys: string[], n: number) {
+/** A new object with the keys of `from` that come before `stop` (all of them if it is absent). */
+function copyBefore(from: Record<string, unknown>, stop?: string) {
   const out: Record<string, unknown> = {};
-  for (let i = 0; i < n; i++) out[keys[i]] = from[keys[i]];
+  for (const key in from) {
+    if (key === stop) break;
+    out[key] = from[key];
+  }
   return out;
 }
 
@@ -220,30 +229,24 @@ function objectBody(schema: Extract<Schema, { t: "object" }>): Checker {
   const open = schema.open === true;
   return (v, walk) => {
     const from = v as Record<string, unknown>;
-    const keys = Object.keys(from);
     let out: Record<string, unknown> | undefined;
     const first = walk.errors.length;
-    const depth = walk.trail.length;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i], value = from[key], prop = props.get(key);
+    for (const key in from) {
+      const value = from[key], prop = props.get(key);
       let checked = value;
       if (!prop) {
         if (!open) fail(walk, `unknown field ${JSON.stringify(key)}`, key);
       } else if (value === undefined) {
         if (prop.dflt !== undefined && walk.defaults) checked = cloneData(prop.dflt);
       } else if (value !== null) {
-        walk.trail[depth] = key;
-        checked = prop.check(value, walk);
-        walk.trail.length = depth;
+        checked = below(walk, key, prop.check, value);
       }
       if (out) out[key] = checked;
-      else if (checked !== value) (out = copyKeys(from, keys, i))[key] = checked;
+      else if (checked !== value) (out = copyBefore(from, key))[key] = checked;
     }
     if (walk.defaults) {
       for (const [key, dflt] of withDefaults) {
-        if (!Object.hasOwn(from, key)) {
-          (out ??= copyKeys(from, keys, keys.length))[key] = cloneData(dflt);
-        }
+        if (!Object.hasOwn(from, key)) (out ??= copyBefore(from))[key] = cloneData(dflt);
       }
     }
     const result = out ?? from;
@@ -252,7 +255,7 @@ function objectBody(schema: Extract<Schema, { t: "object" }>): Checker {
       if (result[key] === undefined || result[key] === null) {
         // Reported before anything found inside the object, as the API server orders them.
         walk.errors.splice(first, 0, {
-          field: pathText(walk.trail, key),
+          field: pathText(walk.trail, walk.depth, key),
           message: "required field is missing",
         });
       }
@@ -263,7 +266,7 @@ function objectBody(schema: Extract<Schema, { t: "object" }>): Checker {
 
 /** A node's default, defaulted in turn; it must itself be valid (schemas.ts is wrong if not). */
 function defaultOf(schema: Schema, check: Checker): unknown {
-  const walk: Walk = { errors: [], trail: [], defaults: true };
+  const walk: Walk = { errors: [], trail: [], depth: 0, defaults: true };
   const value = check(cloneData(schema.default), walk);
   if (walk.errors.length > 0) {
     throw new Error(`invalid schema default: ${JSON.stringify(walk.errors[0])}`);
@@ -281,7 +284,7 @@ export function checkSchema(
   value: unknown,
   defaults = true,
 ): { value: unknown; errors: FieldError[] } {
-  const walk: Walk = { errors: [], trail: [], defaults };
+  const walk: Walk = { errors: [], trail: [], depth: 0, defaults };
   if (value === undefined) return { value, errors: walk.errors };
   return { value: checkerOf(schema)(value, walk), errors: walk.errors };
 }

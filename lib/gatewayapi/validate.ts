@@ -22,27 +22,31 @@ function bodyOf(obj: KubeObject): Record<string, unknown> {
   return body;
 }
 
-/** The defaulted copy of a known kind's object, and what is wrong with its body. */
+/**
+ * A known kind's object with its defaults (`obj` itself when none applies), and what is wrong
+ * with its body.
+ */
 function defaultedWithErrors(
   obj: KubeObject,
   info: KindInfo,
 ): { obj: KubeObject; errors: FieldError[] } {
-  const copy: KubeObject = { ...obj };
-  if (
-    info.namespaced && copy.metadata && typeof copy.metadata === "object" &&
-    !copy.metadata.namespace
-  ) {
-    copy.metadata = { ...copy.metadata, namespace: "default" };
-  }
-  const checked = checkSchema(info.body, bodyOf(copy));
-  return { obj: { ...copy, ...checked.value as Record<string, unknown> }, errors: checked.errors };
+  const meta = obj.metadata;
+  const namespaced = info.namespaced && typeof meta === "object" && meta !== null &&
+    !meta.namespace;
+  const body = bodyOf(obj);
+  const checked = checkSchema(info.body, body);
+  if (!namespaced && checked.value === body) return { obj, errors: checked.errors };
+  const out: KubeObject = { ...obj, ...checked.value as Record<string, unknown> };
+  if (namespaced) out.metadata = { ...meta, namespace: "default" };
+  return { obj: out, errors: checked.errors };
 }
 
 /**
- * Returns a new object with the CRD defaults applied as the API server applies them (e.g. path
+ * Returns the object with the CRD defaults applied as the API server applies them (e.g. path
  * match PathPrefix "/", backendRef weight 1, parentRef group/kind), plus `metadata.namespace`
  * "default" for namespaced kinds without one. Unknown kinds are returned as a copy. The result
- * shares every part without a default with `obj`: treat both as read-only.
+ * shares every part without a default with `obj` (is `obj` when nothing is defaulted): treat
+ * both as read-only.
  */
 export function applyDefaults(obj: KubeObject): KubeObject {
   const info = KINDS[obj?.kind];
