@@ -136,19 +136,25 @@ export class DnsResponder {
       }
     }
     this.metrics.start();
-    this.#udp = await UdpServer.listen(this.handler, address, opts.port ?? DEFAULT_DNS_PORT, log);
-    try {
-      this.#tcp = new TcpServer(
-        this.handler,
-        address,
-        this.#udp.port,
-        this.metrics,
-        log,
-        this.#opts.tcp,
-      );
-    } catch (e) {
-      await this.#udp.close();
-      throw e;
+    const port = opts.port ?? DEFAULT_DNS_PORT;
+    // With port 0 the kernel picks a free UDP port, whose number may already be taken on TCP:
+    // then try another one (a few times) instead of failing.
+    for (let attempt = 1;; attempt++) {
+      this.#udp = await UdpServer.listen(this.handler, address, port, log);
+      try {
+        this.#tcp = new TcpServer(
+          this.handler,
+          address,
+          this.#udp.port,
+          this.metrics,
+          log,
+          this.#opts.tcp,
+        );
+        break;
+      } catch (e) {
+        await this.#udp.close();
+        if (port !== 0 || !(e instanceof Deno.errors.AddrInUse) || attempt >= 10) throw e;
+      }
     }
     log.info("dns responder listening", {
       address,
