@@ -78,7 +78,7 @@ console.log(JSON.stringify({
   translateMs: +(t2 - t1).toFixed(1),
   encodeMs: +(t3 - t2).toFixed(1),
   totalMs: +(t3 - t0).toFixed(1),
-  envoyRoutes: resources.routes.reduce(
+  envoyRoutes: [...resources.routes, ...resources.virtualHosts ?? []].reduce(
     (n, r) => n + JSON.stringify(r.resource).split('"match"').length - 1,
     0,
   ),
