@@ -86,28 +86,8 @@ export function envoyRoot(): protobuf.Root {
     if (!type.fields[f.name]) type.add(new protobuf.Field(f.name, f.id, f.fieldType));
   }
   root.resolveAll();
-  warmCodecs(root);
   cached = root;
   return root;
-}
-
-/**
- * Generates protobufjs's codecs (encode, decode, verify, fromObject, toObject) of every message
- * type an xDS resource can hold through its fields now, at start-up, instead of on each type's
- * first use — which would otherwise land in the first snapshot's encoding. Types reached only
- * through an Any (filter configs) are still set up on first use.
- */
-function warmCodecs(root: protobuf.Root) {
-  const seen = new Set<protobuf.Type>();
-  const reach = (type: protobuf.Type) => {
-    if (seen.has(type)) return;
-    seen.add(type);
-    for (const f of type.fieldsArray) {
-      if (f.resolvedType instanceof protobuf.Type) reach(f.resolvedType);
-    }
-  };
-  for (const url of Object.values(TypeUrl)) reach(root.lookupType(url.slice(typeUrlPrefix.length)));
-  for (const type of seen) type.setup();
 }
 
 /** Looks up a message type by its full name (without a leading dot). */
