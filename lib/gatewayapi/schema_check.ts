@@ -7,7 +7,7 @@
  * @module
  */
 import { cloneData, isObject } from "./clone.ts";
-import type { Rule, Schema } from "./schema.ts";
+import type { Schema } from "./schema.ts";
 
 /** A validation finding: field path and message. */
 export interface FieldError {
@@ -66,22 +66,6 @@ type Checker = (value: unknown, walk: Walk) => unknown;
 
 const compiled = new WeakMap<Schema, Checker>();
 
-/** The node's CEL rules, run on the defaulted value (only when its type is right). */
-function ruleRunner(rules: readonly Rule[] | undefined) {
-  if (!rules || rules.length === 0) return undefined;
-  return (value: unknown, walk: Walk) => {
-    for (const rule of rules) {
-      let ok = false;
-      try {
-        ok = rule.check(value);
-      } catch {
-        ok = false;
-      }
-      if (!ok) fail(walk, rule.message);
-    }
-  };
-}
-
 /**
  * The checker of `schema`, compiled on first use and shared afterwards (validate.ts compiles
  * every kind's at module load; a schema default that does not pass its own checks throws here).
@@ -95,50 +79,69 @@ export function checkerOf(schema: Schema): Checker {
   return checker;
 }
 
+/** What a node's checker does once the value's type is right; its rules run after it. */
+type Body = (value: never, walk: Walk) => unknown;
+
 function compile(schema: Schema): Checker {
-  const rules = ruleRunner(schema.rules);
-  const typed =
-    (typeOk: (v: unknown) => boolean, typeMessage: string, body: Checker): Checker => (v, walk) => {
-      if (!typeOk(v)) {
-        fail(walk, typeMessage);
-        return v;
-      }
-      const out = body(v, walk);
-      rules?.(out, walk);
-      return out;
-    };
   switch (schema.t) {
     case "any":
-      return (v, walk) => {
-        rules?.(v, walk);
-        return v;
-      };
+      return typed(schema, () => true, "", (v: unknown) => v);
     case "string":
-      return typed((v) => typeof v === "string", "must be a string", stringBody(schema));
+      return typed(schema, (v) => typeof v === "string", "must be a string", stringBody(schema));
     case "int":
       return typed(
+        schema,
         (v) => typeof v === "number" && Number.isInteger(v),
         "must be an integer",
         intBody(schema),
       );
     case "bool":
-      return typed((v) => typeof v === "boolean", "must be a boolean", (v) => v);
+      return typed(schema, (v) => typeof v === "boolean", "must be a boolean", (v: boolean) => v);
     case "array":
-      return typed(Array.isArray, "must be a list", arrayBody(schema));
+      return typed(schema, Array.isArray, "must be a list", arrayBody(schema));
     case "map":
-      return typed(isObject, "must be an object", mapBody(schema));
+      return typed(schema, isObject, "must be an object", mapBody(schema));
     case "object":
-      return typed(isObject, "must be an object", objectBody(schema));
+      return typed(schema, isObject, "must be an object", objectBody(schema));
   }
 }
 
-function stringBody(schema: Extract<Schema, { t: "string" }>): Checker {
+/** A checker: the type check, then `body`, then the node's CEL rules on what `body` returned. */
+function typed(schema: Schema, typeOk: (v: unknown) => boolean, message: string, body: Body) {
+  const run = body as Checker;
+  const rules = schema.rules ?? [];
+  if (rules.length === 0) {
+    return (v: unknown, walk: Walk) => {
+      if (typeOk(v)) return run(v, walk);
+      fail(walk, message);
+      return v;
+    };
+  }
+  return (v: unknown, walk: Walk) => {
+    if (!typeOk(v)) {
+      fail(walk, message);
+      return v;
+    }
+    const out = run(v, walk);
+    for (const rule of rules) {
+      let ok = false;
+      try {
+        ok = rule.check(out);
+      } catch {
+        ok = false;
+      }
+      if (!ok) fail(walk, rule.message);
+    }
+    return out;
+  };
+}
+
+function stringBody(schema: Extract<Schema, { t: "string" }>): Body {
   const { min, max, pattern } = schema;
   const allowed = schema.enum ? new Set(schema.enum) : undefined;
   const tooShort = `must be at least ${min} characters long`;
   const tooLong = `must be at most ${max} characters long`;
-  return (v, walk) => {
-    const s = v as string;
+  return (s: string, walk: Walk) => {
     if (min !== undefined && s.length < min) fail(walk, tooShort);
     if (max !== undefined && s.length > max) fail(walk, tooLong);
     if (allowed && !allowed.has(s)) {
@@ -154,11 +157,10 @@ function stringBody(schema: Extract<Schema, { t: "string" }>): Checker {
   };
 }
 
-function intBody(schema: Extract<Schema, { t: "int" }>): Checker {
+function intBody(schema: Extract<Schema, { t: "int" }>): Body {
   const { min, max } = schema;
   const allowed = schema.enum ? new Set(schema.enum) : undefined;
-  return (v, walk) => {
-    const n = v as number;
+  return (n: number, walk: Walk) => {
     if (min !== undefined && n < min) fail(walk, `must be at least ${min}`);
     if (max !== undefined && n > max) fail(walk, `must be at most ${max}`);
     if (allowed && !allowed.has(n)) {
@@ -168,11 +170,10 @@ function intBody(schema: Extract<Schema, { t: "int" }>): Checker {
   };
 }
 
-function arrayBody(schema: Extract<Schema, { t: "array" }>): Checker {
+function arrayBody(schema: Extract<Schema, { t: "array" }>): Body {
   const { min, max } = schema;
   const item = checkerOf(schema.items);
-  return (v, walk) => {
-    const list = v as unknown[];
+  return (list: unknown[], walk: Walk) => {
     if (min !== undefined && list.length < min) fail(walk, `must have at least ${min} item(s)`);
     if (max !== undefined && list.length > max) fail(walk, `must have at most ${max} items`);
     let out: unknown[] | undefined;
@@ -185,10 +186,9 @@ function arrayBody(schema: Extract<Schema, { t: "array" }>): Checker {
   };
 }
 
-function mapBody(schema: Extract<Schema, { t: "map" }>): Checker {
+function mapBody(schema: Extract<Schema, { t: "map" }>): Body {
   const value = checkerOf(schema.values);
-  return (v, walk) => {
-    const from = v as Record<string, unknown>;
+  return (from: Record<string, unknown>, walk: Walk) => {
     let out: Record<string, unknown> | undefined;
     for (const key in from) {
       const checked = below(walk, new MapKey(key), value, from[key]);
@@ -216,7 +216,7 @@ interface Prop {
   dflt: unknown;
 }
 
-function objectBody(schema: Extract<Schema, { t: "object" }>): Checker {
+function objectBody(schema: Extract<Schema, { t: "object" }>): Body {
   const props = new Map<string, Prop>();
   const withDefaults: [string, unknown][] = [];
   for (const [key, sub] of Object.entries(schema.props)) {
@@ -227,8 +227,7 @@ function objectBody(schema: Extract<Schema, { t: "object" }>): Checker {
   }
   const required = schema.required ?? [];
   const open = schema.open === true;
-  return (v, walk) => {
-    const from = v as Record<string, unknown>;
+  return (from: Record<string, unknown>, walk: Walk) => {
     let out: Record<string, unknown> | undefined;
     const first = walk.errors.length;
     for (const key in from) {
