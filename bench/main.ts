@@ -38,7 +38,7 @@ if (!values.only || values.only === "translate") {
   console.log("|---|---|---|---|---|---|---|");
   for (const r of rows) {
     console.log(
-      `| ${r.routes} | ${r.services} | ${r.resolveMs} | ${r.translateMs} | ${r.encodeMs} | ${r.totalMs} | ${r.peakRssMiB} |`,
+      `| ${r.routes} | ${r.services} | ${r.resolveMs} | ${r.translateMs} | ${r.encodeMs} | ${r.totalMs} | ${r.editMs} | ${r.peakRssMiB} |`,
     );
   }
 }
