@@ -33,9 +33,9 @@ if (!values.only || values.only === "translate") {
     rows.push(await runJson("bench/translate.ts", [String(routes), "5000"]));
   }
   console.log(
-    "\n| HTTPRoutes | services | resolve ms | translate ms | encode ms | total ms | peak RSS MiB |",
+    "\n| HTTPRoutes | services | resolve ms | translate ms | encode ms | total ms | one-route edit ms | peak RSS MiB |",
   );
-  console.log("|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|");
   for (const r of rows) {
     console.log(
       `| ${r.routes} | ${r.services} | ${r.resolveMs} | ${r.translateMs} | ${r.encodeMs} | ${r.totalMs} | ${r.editMs} | ${r.peakRssMiB} |`,
