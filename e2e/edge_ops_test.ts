@@ -19,7 +19,6 @@ import {
   toYaml as yaml,
   waitFor,
 } from "./harness.ts";
-import type { SourceObject } from "../lib/source/types.ts";
 
 Deno.test("edge e2e: config folder — hot reload under load, NACK, bad input, admin", async (t) => {
   const echos = await startEchos("stable", "edited");
