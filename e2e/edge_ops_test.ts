@@ -216,14 +216,21 @@ Deno.test("edge e2e: config folder — hot reload under load, NACK, bad input, a
     await t.step(
       "NACK: Envoy rejects a config → error_detail in /status and /metrics, last good keeps serving, no re-push loop",
       async () => {
-        // RE2 (Envoy) rejects look-ahead, which a JavaScript RegExp accepts.
+        // Valid RE2 that our validation accepts, but over Envoy's RE2 program-size limit (100): Envoy
+        // rejects it. (Look-ahead and other non-RE2 syntax are caught earlier, as UnsupportedValue.)
         await Deno.writeTextFile(
           `${dir}/nack.yaml`,
           yaml(httpRoute("nack", {
             parentRefs: [{ name: "gw" }],
             hostnames: ["nack.example.com"],
             rules: [{
-              matches: [{ path: { type: "RegularExpression", value: "/(?=look)ahead" } }],
+              matches: [{
+                path: {
+                  type: "RegularExpression",
+                  value:
+                    "/(alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa|lambda|mu){3,9}",
+                },
+              }],
               backendRefs: [{ name: "stable", port: 8080 }],
             }],
           })),

@@ -45,6 +45,7 @@ function convertRule(ctx: RuleContext, rule: GRPCRouteRule, index: number): Conv
       headers: keyValueMatches(m.headers, true),
       queryParams: [],
     };
+    ctx.checkRegexes(match, `${field}.matches[${j}]`);
     const key = grpcMatchKey(m.method?.service, m.method?.method, match.headers.length);
     return { name: `${prefix}/match/${j}`, match, key };
   });

@@ -84,6 +84,7 @@ function convertRule(ctx: RuleContext, rule: HTTPRouteRule, index: number): Conv
   const prefix = ctx.rulePrefix(index, rule.name);
   const matches = (rule.matches ?? [{}]).map((m, j) => {
     const match = convertMatch(m);
+    ctx.checkRegexes(match, `${field}.matches[${j}]`);
     return { name: `${prefix}/match/${j}`, match, key: httpMatchKey(match) };
   });
   const redirect = rule.filters?.find((f) => f.type === "RequestRedirect")?.requestRedirect;

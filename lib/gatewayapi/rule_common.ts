@@ -4,6 +4,7 @@
  * shapes the IR builder consumes.
  * @module
  */
+import { matchRegexProblems } from "./re2.ts";
 import type { Backends } from "./backends.ts";
 import { fail, type Outcome, pass } from "./conditions.ts";
 import type { RouteKind } from "./gateways.ts";
@@ -124,6 +125,11 @@ export class RuleContext {
         this.unsupported.push(`${field}[${i}]: filter type ${f.type} is not supported`);
       }
     }
+  }
+
+  /** Marks regular expressions Envoy's RE2 cannot compile as unsupported. */
+  checkRegexes(match: IRRouteMatch, field: string): void {
+    this.unsupported.push(...matchRegexProblems(match, field));
   }
 
   /** The route-level outcomes once every rule is converted. */
