@@ -24,6 +24,8 @@ interface Winner {
 
 /** Drops the attachments that lose to an older route of another kind, updating `accepted`. */
 export function settleKindConflicts(routes: AttachedRoute[]) {
+  // Only routes of different kinds conflict: with one kind there is nothing to settle (nor sort).
+  if (routes.every((s) => s.kind === routes[0].kind)) return;
   /** Per listener id, per route kind: the hostnames of accepted attachments so far. */
   const winners = new Map<string, Map<RouteKind, HostnameIndex<Winner>>>();
   let order = 0;

@@ -12,10 +12,27 @@ import { type Obj, sortByAge } from "./snapshot.ts";
 export const meshAuthority = (name: string, meshDomain: string): string => `${name}.${meshDomain}`;
 
 /** The cluster name of `port` of `svc`: bare authority for the first port, else `<authority>:<port>`. */
-export function portClusterName(svc: Obj<ServiceSpec>, port: ServicePort, meshDomain: string) {
+export function portClusterName(
+  svc: Obj<ServiceSpec>,
+  port: ServicePort,
+  meshDomain: string,
+): string {
+  const seen = clusterNames.get(port);
+  if (seen?.svc === svc && seen.meshDomain === meshDomain) return seen.name;
   const authority = meshAuthority(svc.metadata.name, meshDomain);
-  return port === svc.spec?.ports?.[0] ? authority : `${authority}:${port.port}`;
+  const name = port === svc.spec?.ports?.[0] ? authority : `${authority}:${port.port}`;
+  clusterNames.set(port, { svc, meshDomain, name });
+  return name;
 }
+
+/**
+ * Cluster names by (admitted, read-only) Service port: every resolve after an edit names the
+ * clusters of the same ports again (once per backendRef of every route).
+ */
+const clusterNames = new WeakMap<
+  ServicePort,
+  { svc: Obj<ServiceSpec>; meshDomain: string; name: string }
+>();
 
 /** The Service owning each mesh name (by Service name): the oldest Service of that name. */
 export function meshNameOwners(

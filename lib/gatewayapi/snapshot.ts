@@ -34,9 +34,30 @@ export interface Snapshot {
   slices: (KubeObject & EndpointSliceBody)[];
 }
 
+/**
+ * Keys by object: resolve keys the same (read-only, admitted) objects in every resolve, and a
+ * remembered string also keeps its hash for the Map lookups it is used in.
+ */
+const keys = new WeakMap<KubeObject, string>();
+
 /** `<namespace>/<name>` of an object (name alone for cluster-scoped ones). */
-export const keyOf = (o: KubeObject): string =>
-  o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+export function keyOf(o: KubeObject): string {
+  let key = keys.get(o);
+  if (key === undefined) {
+    key = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+    keys.set(o, key);
+  }
+  return key;
+}
+
+/** `<kind>/<namespace>/<name>` of an object, remembered like {@link keyOf}. */
+const ids = new WeakMap<KubeObject, string>();
+
+function idOf(o: KubeObject): string {
+  let id = ids.get(o);
+  if (id === undefined) ids.set(o, id = `${o.kind}/${keyOf(o)}`);
+  return id;
+}
 
 /** Age keys by object: resolve sorts the same (read-only, admitted) objects again and again. */
 const ages = new WeakMap<KubeObject, { t: string; k: string }>();
@@ -72,7 +93,7 @@ export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; prob
   const problems: Problem[] = [];
   const first = new Map<string, KubeObject>();
   for (const o of objects) {
-    const id = `${o.kind}/${keyOf(o)}`;
+    const id = idOf(o);
     if (!first.has(id)) {
       first.set(id, o);
       continue;
