@@ -1,5 +1,6 @@
 /**
- * resolve's memos (admission per object, conversion per route) are invisible: resolving objects
+ * resolve's memos (admission per object, conversion and attachment per route, keys and cluster
+ * names per object) are invisible: resolving objects
  * it has seen before, or a mix of seen and edited ones, gives exactly what a cold resolve of
  * fresh copies gives.
  */
@@ -31,12 +32,25 @@ Deno.test("memo: a repeated resolve of the same objects equals a cold one", asyn
   }
 });
 
-Deno.test("memo: edits to routes, Services and ReferenceGrants are seen", async (t) => {
+/** Kinds whose objects each memo test drops and brings back. */
+const EDITED = [
+  "HTTPRoute",
+  "GRPCRoute",
+  "Service",
+  "ReferenceGrant",
+  "EndpointSlice",
+  "Gateway",
+  "GatewayClass",
+  "Namespace",
+  "Secret",
+];
+
+Deno.test("memo: edits to routes, Gateways, Namespaces, Services and grants are seen", async (t) => {
   for (const file of cases()) {
     await t.step(file, () => {
       const objects = load(file);
       resolve(objects);
-      for (const kind of ["HTTPRoute", "GRPCRoute", "Service", "ReferenceGrant", "EndpointSlice"]) {
+      for (const kind of EDITED) {
         const at = objects.findIndex((o) => o.kind === kind);
         if (at < 0) continue;
         // Drop the object, then bring back a copy: each step against a cold resolve.
@@ -45,6 +59,23 @@ Deno.test("memo: edits to routes, Services and ReferenceGrants are seen", async 
         const back = [...without.slice(0, at), structuredClone(objects[at]), ...without.slice(at)];
         assert.equal(text(resolve(back)), fresh(back), `${kind} re-added`);
       }
+    });
+  }
+});
+
+Deno.test("memo: relabelling a Namespace re-attaches the routes selecting it", async (t) => {
+  for (const file of cases()) {
+    const objects = load(file);
+    const at = objects.findIndex((o) => o.kind === "Namespace" && o.metadata.labels);
+    if (at < 0) continue;
+    await t.step(file, () => {
+      resolve(objects);
+      const relabelled = objects.with(at, {
+        ...objects[at],
+        metadata: { ...objects[at].metadata, labels: { relabelled: "yes" } },
+      });
+      assert.equal(text(resolve(relabelled)), fresh(relabelled));
+      assert.equal(text(resolve(objects)), fresh(objects));
     });
   }
 });

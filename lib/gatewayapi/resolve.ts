@@ -5,6 +5,7 @@
  * @module
  */
 import { admit } from "./admit.ts";
+import { attachContext, attachMemoized } from "./attach_memo.ts";
 import { attachRoute, type ParentOutcome, type RouteSpecCommon } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { conversionContext, convertMemoized } from "./convert_memo.ts";
@@ -98,9 +99,15 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
       ["GRPCRoute", snapshot.grpcRoutes, (r, mesh) => convertGRPCRoute(backends, r, mesh)],
     ];
   const context = conversionContext(snapshot, meshDomain);
+  const attached = attachContext(gateways, snapshot.namespaces);
   for (const [kind, list, convert] of kinds) {
     for (const route of list) {
-      const parents = attachRoute(snapshot, gatewayMap, kind, route);
+      const parents = attachMemoized(
+        attached,
+        kind,
+        route,
+        () => attachRoute(snapshot, gatewayMap, kind, route),
+      );
       if (parents.length > 0) {
         const converted = convertMemoized(
           backends,
