@@ -10,7 +10,6 @@ import { HostnameIndex } from "./host_index.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
-import { keyOf } from "./snapshot.ts";
 import { type VhostInput, vhostMemoized } from "./vhost_memo.ts";
 import type { KubeObject } from "./types.ts";
 import type { IRFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
@@ -102,7 +101,3 @@ export function buildListeners(
     return { name, address, port, protocol, filterChains };
   });
 }
-
-/** Stable identity of a placement (a route attached twice to one listener counts once). */
-export const placementKey = (p: Placement): string =>
-  `${p.route.kind}/${keyOf(p.route)}@${p.listener.id}`;

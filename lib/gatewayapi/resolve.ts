@@ -9,7 +9,7 @@ import { attachContext, attachMemoized } from "./attach_memo.ts";
 import { attachRoute, type ParentOutcome, type RouteSpecCommon } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { conversionContext, convertMemoized } from "./convert_memo.ts";
-import { buildListeners, type Placement, placementKey } from "./build_ir.ts";
+import { buildListeners, type Placement } from "./build_ir.ts";
 import { evaluateGateways, gatewayClassStatus, gatewayStatus, type RouteKind } from "./gateways.ts";
 import { convertGRPCRoute } from "./grpc_route.ts";
 import { convertHTTPRoute } from "./http_route.ts";
@@ -135,31 +135,37 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   }
   settleKindConflicts(routes);
 
-  const placements = new Map<string, Placement>();
+  // One placement per route and listener (a route attached twice to a listener counts once);
+  // every placement of a route is made in its own iteration, so the dedup is per route.
+  const placements: Placement[] = [];
   for (const state of routes) {
+    const mine = new Map<string, Placement>();
     for (const parent of state.parents) {
       if (parent.accepted.ok && state.converted.unsupported) {
         parent.accepted = state.converted.unsupported;
       }
       if (!parent.accepted.ok) continue;
       for (const a of parent.attachments) {
+        const seen = mine.get(a.listener.id);
+        if (seen) {
+          seen.hostnames = [...new Set([...seen.hostnames, ...a.hostnames])];
+          continue;
+        }
         const p: Placement = {
           route: state.route,
           converted: state.converted,
           listener: a.listener,
           hostnames: a.hostnames,
         };
-        const key = placementKey(p);
-        const seen = placements.get(key);
-        if (seen) seen.hostnames = [...new Set([...seen.hostnames, ...a.hostnames])];
-        else placements.set(key, p);
+        mine.set(a.listener.id, p);
+        placements.push(p);
       }
     }
   }
-  for (const p of placements.values()) p.listener.attachedRoutes++;
+  for (const p of placements) p.listener.attachedRoutes++;
 
   const allListeners = gateways.flatMap((g) => g.listeners);
-  const listeners = buildListeners(allListeners, [...placements.values()], bindAddress);
+  const listeners = buildListeners(allListeners, placements, bindAddress);
   const used = new Set<string>();
   for (const l of listeners) {
     for (const chain of l.filterChains) {

@@ -18,6 +18,17 @@ export interface RouteSide {
   converted: { resolvedRefs: Outcome };
 }
 
+/**
+ * Statuses by (admitted, read-only) route, with what they were made of: `now`, then per parent
+ * its parentRef, controllerName, Accepted and ResolvedRefs outcomes, all compared by identity
+ * (attachment and conversion are memoized, so an unchanged route gives the same ones). A route
+ * whose parents did not change keeps its status object. Shared between resolves: read-only.
+ */
+const memo = new WeakMap<KubeObject, { inputs: unknown[]; status: RouteStatus }>();
+
+const sameItems = (a: readonly unknown[], b: readonly unknown[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
 /** The statuses of every route with a parent we own, in order (kinds in `kinds` order). */
 export function routeStatuses(
   kinds: readonly string[],
@@ -41,6 +52,17 @@ export function routeStatuses(
       .map(([route, list]) => ({ route, list, k: keyOf(route) }))
       .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
     for (const { route, list } of mine) {
+      const inputs: unknown[] = [now];
+      for (const { side, controllerName } of list) {
+        for (const p of side.parents) {
+          inputs.push(p.parentRef, controllerName, p.accepted, side.converted.resolvedRefs);
+        }
+      }
+      const seen = memo.get(route);
+      if (seen && sameItems(seen.inputs, inputs)) {
+        out.push({ route, status: seen.status });
+        continue;
+      }
       const c = new ConditionFactory(route.metadata.generation ?? 0, now);
       const parents: RouteParentStatus[] = [];
       for (const { side, controllerName } of list) {
@@ -48,7 +70,9 @@ export function routeStatuses(
           parents.push(parentStatus(c, p.parentRef, controllerName, p.accepted, side));
         }
       }
-      out.push({ route, status: { parents } });
+      const status = { parents };
+      memo.set(route, { inputs, status });
+      out.push({ route, status });
     }
   }
   return out;
