@@ -1,6 +1,6 @@
 /**
- * resolve's memos (admission per object, conversion and attachment per route, keys and cluster
- * names per object) are invisible: resolving objects
+ * resolve's memos (admission per object, conversion, attachment and status per route, keys and
+ * cluster names per object) are invisible: resolving objects
  * it has seen before, or a mix of seen and edited ones, gives exactly what a cold resolve of
  * fresh copies gives.
  */
@@ -76,6 +76,18 @@ Deno.test("memo: relabelling a Namespace re-attaches the routes selecting it", a
       });
       assert.equal(text(resolve(relabelled)), fresh(relabelled));
       assert.equal(text(resolve(objects)), fresh(objects));
+    });
+  }
+});
+
+Deno.test("memo: a resolve at another time restamps every status", async (t) => {
+  for (const file of cases()) {
+    await t.step(file, () => {
+      const objects = load(file);
+      const now = "2026-01-02T03:04:05Z";
+      const later = text(resolve(structuredClone(objects), { now }));
+      resolve(objects);
+      assert.equal(text(resolve(objects, { now })), later);
     });
   }
 });
