@@ -45,7 +45,7 @@ export class Backends {
   #clusters = new Map<string, IRCluster>();
   /** Effects being recorded (see {@link Backends.record}). */
   #effects?: BackendEffect[];
-  #owners: Map<string, Obj<ServiceSpec>>;
+  #owners: ReadonlyMap<string, Obj<ServiceSpec>>;
   #reported = new Set<string>();
   /** EndpointSlices (in snapshot order) by the `<ns>/<name>` of the Service they label. */
   #slices = new Map<string, (KubeObject & EndpointSliceBody)[]>();

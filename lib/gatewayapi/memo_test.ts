@@ -1,6 +1,6 @@
 /**
- * resolve's memos (admission per object, conversion, attachment and status per route, keys and
- * cluster names per object) are invisible: resolving objects
+ * resolve's memos (admission per object, conversion, attachment and status per route, keys,
+ * cluster names and route-less mesh Services per object) are invisible: resolving objects
  * it has seen before, or a mix of seen and edited ones, gives exactly what a cold resolve of
  * fresh copies gives.
  */
@@ -88,6 +88,18 @@ Deno.test("memo: a resolve at another time restamps every status", async (t) => 
       const later = text(resolve(structuredClone(objects), { now }));
       resolve(objects);
       assert.equal(text(resolve(objects, { now })), later);
+    });
+  }
+});
+
+Deno.test("memo: another mesh domain renames every cluster and mesh Service", async (t) => {
+  for (const file of cases()) {
+    await t.step(file, () => {
+      const objects = load(file);
+      const meshDomain = "other.internal";
+      const other = text(resolve(structuredClone(objects), { meshDomain }));
+      resolve(objects);
+      assert.equal(text(resolve(objects, { meshDomain })), other);
     });
   }
 });

@@ -43,6 +43,53 @@ function render(group: Map<string, MeshRouteState> | undefined, port: number): I
   return renderRoutes(entries, { port, protocol: "HTTP" });
 }
 
+/** Owners with their authority, by authority; remembered per (read-only) owners Map. */
+const sortedOwners = new WeakMap<
+  ReadonlyMap<string, Obj<ServiceSpec>>,
+  { meshDomain: string; list: { svc: Obj<ServiceSpec>; authority: string }[] }
+>();
+
+function ownersByAuthority(index: MeshServices): { svc: Obj<ServiceSpec>; authority: string }[] {
+  const seen = sortedOwners.get(index.owners);
+  if (seen?.meshDomain === index.meshDomain) return seen.list;
+  const list = [...index.owners.values()]
+    .map((svc) => ({ svc, authority: meshAuthority(svc.metadata.name, index.meshDomain) }))
+    .sort((a, b) => byString(a.authority, b.authority));
+  sortedOwners.set(index.owners, { meshDomain: index.meshDomain, list });
+  return list;
+}
+
+/** MeshServices without routes by (admitted, read-only) Service: shared between resolves. */
+const routelessMemo = new WeakMap<Obj<ServiceSpec>, { meshDomain: string; service: MeshService }>();
+
+/** The MeshService of `svc` when no route is on any of its ports (`clusters`: its port's). */
+function routeless(
+  svc: Obj<ServiceSpec>,
+  authority: string,
+  meshDomain: string,
+  clusters: IRCluster[],
+): MeshService {
+  // Cluster names follow from the Service, its ports and the mesh domain (portClusterName).
+  const seen = routelessMemo.get(svc);
+  if (seen?.meshDomain === meshDomain) return seen.service;
+  const ports = (svc.spec?.ports ?? []).map((port, i): MeshServicePort => ({
+    port: port.port,
+    cluster: clusters[i].name,
+    domains: i === 0 ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
+    producerRoutes: [],
+    consumerRoutes: {},
+  }));
+  const service: MeshService = {
+    authority,
+    namespace: svc.metadata.namespace,
+    name: svc.metadata.name,
+    vips: serviceVips(svc.spec),
+    ports,
+  };
+  routelessMemo.set(svc, { meshDomain, service });
+  return service;
+}
+
 /** Builds the MeshIR from the Services and the routes accepted on Service parents. */
 export function buildMesh(
   index: MeshServices,
@@ -68,11 +115,15 @@ export function buildMesh(
   }
   const services: MeshService[] = [];
   const all: IRCluster[] = [];
-  const owners = [...index.owners.values()]
-    .map((svc) => ({ svc, authority: meshAuthority(svc.metadata.name, index.meshDomain) }))
-    .sort((a, b) => byString(a.authority, b.authority));
-  for (const { svc, authority } of owners) {
-    const ports = (svc.spec?.ports ?? []).map((port, i): MeshServicePort => {
+  for (const { svc, authority } of ownersByAuthority(index)) {
+    const svcPorts = svc.spec?.ports ?? [];
+    if (svcPorts.every((port) => !byPort.has(port))) {
+      // No routes on any port: the Service renders as before; its clusters are still made.
+      for (const port of svcPorts) all.push(clusters.serviceCluster(svc, port, false));
+      services.push(routeless(svc, authority, index.meshDomain, all.slice(-svcPorts.length)));
+      continue;
+    }
+    const ports = svcPorts.map((port, i): MeshServicePort => {
       const cluster = clusters.serviceCluster(svc, port, grpcPorts.has(port));
       all.push(cluster);
       const groups = byPort.get(port);

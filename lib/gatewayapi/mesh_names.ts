@@ -34,13 +34,28 @@ const clusterNames = new WeakMap<
   { svc: Obj<ServiceSpec>; meshDomain: string; name: string }
 >();
 
-/** The Service owning each mesh name (by Service name): the oldest Service of that name. */
+/** The Services and owners of the last call: a resolve after a route edit asks again. */
+let last:
+  | { services: Obj<ServiceSpec>[]; owners: ReadonlyMap<string, Obj<ServiceSpec>> }
+  | undefined;
+
+/**
+ * The Service owning each mesh name (by Service name): the oldest Service of that name. The same
+ * (read-only) Map as the last call's when the Services are the same objects in the same order.
+ */
 export function meshNameOwners(
   services: Iterable<Obj<ServiceSpec>>,
-): Map<string, Obj<ServiceSpec>> {
+): ReadonlyMap<string, Obj<ServiceSpec>> {
+  const list = [...services];
+  if (
+    last && last.services.length === list.length && last.services.every((s, i) => s === list[i])
+  ) {
+    return last.owners;
+  }
   const owners = new Map<string, Obj<ServiceSpec>>();
-  for (const svc of sortByAge(services)) {
+  for (const svc of sortByAge(list)) {
     if (!owners.has(svc.metadata.name)) owners.set(svc.metadata.name, svc);
   }
+  last = { services: list, owners };
   return owners;
 }
