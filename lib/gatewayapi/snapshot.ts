@@ -88,6 +88,32 @@ export function sortByAge<T>(
   return keyed.map((e) => e.item);
 }
 
+/** The last ageOrder(): its input (ids and objects, in input order) and the sorted positions. */
+let lastOrder: { ids: string[]; objects: KubeObject[]; order: number[] } | undefined;
+
+/**
+ * The objects of `first` (by id) in age order. When the input has the same ids in the same order
+ * as last time, each object the same or as old (the same sort keys), the order is the same and
+ * is not sorted again: after an edit only the edited object differs.
+ */
+function ageOrder(first: Map<string, KubeObject>): KubeObject[] {
+  const ids = [...first.keys()];
+  const objects = [...first.values()];
+  const prev = lastOrder;
+  if (
+    prev && prev.ids.length === ids.length &&
+    objects.every((o, i) =>
+      o === prev.objects[i] || (ids[i] === prev.ids[i] && ageOf(o).t === ageOf(prev.objects[i]).t)
+    )
+  ) {
+    lastOrder = { ids, objects, order: prev.order };
+    return prev.order.map((i) => objects[i]);
+  }
+  const order = sortByAge(objects.keys(), (i) => objects[i]);
+  lastOrder = { ids, objects, order };
+  return order.map((i) => objects[i]);
+}
+
 /** Indexes valid, defaulted objects. A second object with the same kind and key is a problem. */
 export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; problems: Problem[] } {
   const problems: Problem[] = [];
@@ -117,7 +143,7 @@ export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; prob
     secrets: new Map(),
     slices: [],
   };
-  const sorted = sortByAge(first.values());
+  const sorted = ageOrder(first);
   for (const o of sorted) {
     const ns = o.metadata.namespace ?? "";
     if (ns && !s.namespaces.has(ns)) s.namespaces.set(ns, { [NAMESPACE_NAME_LABEL]: ns });
