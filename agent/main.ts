@@ -4,15 +4,19 @@
  *   its Envoy. See docs/standalone.md for the stable contract.
  * - `agent node --config <dir|file> --node-name <n>`: the node proxy for east-west (GAMMA) traffic.
  *   See docs/mesh.md.
+ * - `agent translate --config <dir|file>`: prints the xDS resources for a config and exits
+ *   (agent/translate). See docs/standalone.md.
  * @module
  */
 import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
 import { runStandalone, standaloneDefaults } from "./standalone/run.ts";
 import { runNode } from "./node/run.ts";
+import { translateCommand } from "./translate/mod.ts";
 
 const usage = `usage: agent standalone --config <dir|file> [flags]
        agent node --config <dir|file> --node-name <name> [flags]
+       agent translate --config <dir|file> [--role edge|node] [--output yaml|json] [--status]
 
 flags:
   --config <path>          folder (read recursively) or file of Gateway API YAML; watched for changes
@@ -30,6 +34,7 @@ flags:
 `;
 
 async function main(args: string[]): Promise<number> {
+  if (args[0] === "translate") return await translateCommand(args.slice(1));
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
