@@ -48,15 +48,34 @@ export function parseUpstream(s: string): Upstream {
   return { host, port: p };
 }
 
-/** The `nameserver` entries of a resolv.conf text (zone ids dropped), minus `exclude`. */
+const wildcardHosts = new Set(["0.0.0.0", "::", ""]);
+
+/**
+ * Whether a query sent to `upstream` would reach `self` (the responder's own bound address and
+ * port): same port, and the same host — or `self` is a wildcard address, which also answers on
+ * loopback. A resolver on another port of the same host (dnsmasq on 127.0.0.1:53 beside us on
+ * 127.0.0.1:18054) is not a loop.
+ */
+export function reachesSelf(upstream: Upstream, self: Upstream): boolean {
+  if (upstream.port !== self.port) return false;
+  if (upstream.host === self.host) return true;
+  return wildcardHosts.has(self.host) &&
+    (upstream.host.startsWith("127.") || upstream.host === "::1" ||
+      wildcardHosts.has(upstream.host));
+}
+
+/**
+ * The `nameserver` entries of a resolv.conf text (zone ids dropped, port 53), minus those that
+ * would reach one of `exclude` (the responder's own address and port, see {@link reachesSelf}).
+ */
 export function upstreamsFromResolvConf(text: string, exclude: Upstream[] = []): Upstream[] {
   const out: Upstream[] = [];
   for (const line of text.split("\n")) {
     const m = /^\s*nameserver\s+(\S+)/.exec(line);
     if (!m) continue;
-    const host = m[1].replace(/%.*$/, "");
-    if (exclude.some((e) => e.host === host && e.port === 53)) continue;
-    out.push({ host, port: 53 });
+    const upstream = { host: m[1].replace(/%.*$/, ""), port: 53 };
+    if (exclude.some((e) => reachesSelf(upstream, e))) continue;
+    out.push(upstream);
   }
   return out;
 }

@@ -3,7 +3,13 @@ import { Buffer } from "node:buffer";
 import dgram from "node:dgram";
 
 import dnsPacket from "dns-packet";
-import { Forwarder, matchesQuery, parseUpstream, upstreamsFromResolvConf } from "./forwarder.ts";
+import {
+  Forwarder,
+  matchesQuery,
+  parseUpstream,
+  reachesSelf,
+  upstreamsFromResolvConf,
+} from "./forwarder.ts";
 import { parseQuery, u16 } from "./wire.ts";
 
 Deno.test("upstream parsing and resolv.conf", () => {
@@ -18,6 +24,23 @@ Deno.test("upstream parsing and resolv.conf", () => {
     { host: "10.96.0.10", port: 53 },
     { host: "fe80::1", port: 53 },
   ]);
+});
+
+Deno.test("loop guard: only the responder's own address and port is excluded", () => {
+  const text = "nameserver 127.0.0.1\nnameserver 127.0.0.53\n";
+  // Responder on 127.0.0.1:18054: a local resolver on :53 is a real upstream.
+  assert.deepEqual(upstreamsFromResolvConf(text, [{ host: "127.0.0.1", port: 18054 }]), [
+    { host: "127.0.0.1", port: 53 },
+    { host: "127.0.0.53", port: 53 },
+  ]);
+  // Responder on 127.0.0.1:53 itself: that nameserver is a loop.
+  assert.deepEqual(upstreamsFromResolvConf(text, [{ host: "127.0.0.1", port: 53 }]), [
+    { host: "127.0.0.53", port: 53 },
+  ]);
+  // A wildcard responder on :53 also answers on every loopback address.
+  assert.equal(reachesSelf({ host: "127.0.0.53", port: 53 }, { host: "0.0.0.0", port: 53 }), true);
+  assert.equal(reachesSelf({ host: "10.0.0.1", port: 53 }, { host: "0.0.0.0", port: 53 }), false);
+  assert.equal(reachesSelf({ host: "::1", port: 53 }, { host: "::", port: 18054 }), false);
 });
 
 /** A fake upstream that records what it sees and answers via `reply`. */

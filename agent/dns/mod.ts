@@ -127,14 +127,6 @@ export class DnsResponder {
   async listen(opts: ListenOptions = {}): Promise<{ address: string; port: number }> {
     const address = opts.address ?? "127.0.0.1";
     const log = this.#opts.logger;
-    if (!this.#explicitUpstreams) {
-      const path = this.#opts.resolvConfPath ?? "/etc/resolv.conf";
-      const text = await Deno.readTextFile(path).catch(() => "");
-      this.forwarder.upstreams = upstreamsFromResolvConf(text, [{ host: address, port: 53 }]);
-      if (!this.forwarder.upstreams.length) {
-        log.warn("no upstream resolvers: non-mesh names will get SERVFAIL", { path });
-      }
-    }
     this.metrics.start();
     const port = opts.port ?? DEFAULT_DNS_PORT;
     // With port 0 the kernel picks a free UDP port, whose number may already be taken on TCP:
@@ -154,6 +146,19 @@ export class DnsResponder {
       } catch (e) {
         await this.#udp.close();
         if (port !== 0 || !(e instanceof Deno.errors.AddrInUse) || attempt >= 10) throw e;
+      }
+    }
+    if (!this.#explicitUpstreams) {
+      // Only the responder itself (this address AND port) is a loop: a resolver on :53 of the
+      // same host is a real upstream.
+      const path = this.#opts.resolvConfPath ?? "/etc/resolv.conf";
+      const text = await Deno.readTextFile(path).catch(() => "");
+      this.forwarder.upstreams = upstreamsFromResolvConf(text, [{
+        host: address,
+        port: this.#udp.port,
+      }]);
+      if (!this.forwarder.upstreams.length) {
+        log.warn("no upstream resolvers: non-mesh names will get SERVFAIL", { path });
       }
     }
     log.info("dns responder listening", {
