@@ -8,6 +8,7 @@ import type { IR } from "../lib/ir/types.ts";
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
 import {
+  mergeStatus,
   type ObjectStatus,
   type Problem,
   resolve,
@@ -45,6 +46,8 @@ export interface PipelineOptions {
   translate?: TranslateOptions;
   /** Node id to program; undefined = the cache's default snapshot (every Envoy). */
   nodeId?: string;
+  /** Clock for condition transition times in `/status` (default: the wall clock). */
+  now?: () => Date;
 }
 
 /**
@@ -90,6 +93,20 @@ export class Pipeline {
     return this.#lastIR;
   }
 
+  /**
+   * Lays the computed statuses over the ones last shown, so a condition keeps its
+   * lastTransitionTime across snapshots until its status changes.
+   */
+  #mergeStatuses(statuses: ObjectStatus[]): ObjectStatus[] {
+    const key = (s: ObjectStatus) => `${s.kind}/${s.namespace ?? ""}/${s.name}`;
+    const before = new Map(this.#status.objects.map((s) => [key(s), s]));
+    const now = (this.options.now?.() ?? new Date()).toISOString().replace(/\.\d+Z$/, "Z");
+    return statuses.map((s) => {
+      const status = mergeStatus(before.get(key(s))?.status, s.status, now);
+      return status === s.status ? s : { ...s, status };
+    });
+  }
+
   /** Processes one snapshot. Never throws: failures keep the last good config. */
   apply(snapshot: SourceSnapshot): void {
     const started = performance.now();
@@ -130,7 +147,7 @@ export class Pipeline {
         revision: snapshot.revision,
         version: served?.version,
         servedRevision: snapshot.revision,
-        objects: result.statuses,
+        objects: this.#mergeStatuses(result.statuses),
         problems,
       };
       this.#applied.inc({ result: "served" });

@@ -17,3 +17,4 @@ export { SUPPORTED_FEATURES } from "./gateways.ts";
 export { MESH_CONTROLLER_NAME } from "./mesh_attachment.ts";
 export { compareHostnames, covers, intersectHostname, routeHostnames } from "./hostnames.ts";
 export { parseDuration } from "./duration.ts";
+export { mergeConditions, mergeStatus, parentKey, withOtherParents } from "./status_merge.ts";

@@ -1,0 +1,96 @@
+import { assertEquals } from "../lib/testing/assert.ts";
+import { Logger } from "../lib/log/mod.ts";
+import { Registry } from "../lib/metrics/mod.ts";
+import type { SourceObject, SourceSnapshot } from "../lib/source/types.ts";
+import { Pipeline } from "./pipeline.ts";
+import { SnapshotCache } from "./xds/cache/mod.ts";
+
+const GW = "gateway.networking.k8s.io/v1";
+const objects = (): SourceObject[] => [
+  {
+    apiVersion: GW,
+    kind: "GatewayClass",
+    metadata: { name: "aether", generation: 1 },
+    spec: { controllerName: "gateway.aether.io/edge" },
+  },
+  {
+    apiVersion: GW,
+    kind: "Gateway",
+    metadata: { name: "edge", namespace: "infra", generation: 1 },
+    spec: {
+      gatewayClassName: "aether",
+      listeners: [{
+        name: "http",
+        port: 8080,
+        protocol: "HTTP",
+        allowedRoutes: { namespaces: { from: "All" } },
+      }],
+    },
+  },
+  {
+    apiVersion: GW,
+    kind: "HTTPRoute",
+    metadata: { name: "web", namespace: "infra", generation: 1 },
+    spec: { parentRefs: [{ name: "edge" }], rules: [{}] },
+  },
+];
+
+Deno.test("pipeline /status: a condition keeps its lastTransitionTime until its status changes", () => {
+  let clock = new Date("2026-01-01T00:00:00Z");
+  const pipeline = new Pipeline({
+    cache: new SnapshotCache(),
+    logger: new Logger("test", () => {}),
+    metrics: new Registry(),
+    now: () => clock,
+  });
+  let revision = 0;
+  const apply = (objs: SourceObject[]) => {
+    const snap: SourceSnapshot = {
+      revision: ++revision,
+      objects: objs,
+      problems: [],
+      origins: new Map(),
+    };
+    pipeline.apply(snap);
+    // deno-lint-ignore no-explicit-any
+    const byKind = (kind: string): any =>
+      pipeline.status.objects.find((o) => o.kind === kind)?.status;
+    return {
+      gateway: byKind("Gateway").conditions.map((c: { lastTransitionTime: string }) =>
+        c.lastTransitionTime
+      ),
+      route: byKind("HTTPRoute").parents[0].conditions.map((
+        c: { type: string; status: string; lastTransitionTime: string },
+      ) => `${c.type}=${c.status}@${c.lastTransitionTime}`),
+    };
+  };
+  const first = apply(objects());
+  assertEquals(new Set(first.gateway), new Set(["2026-01-01T00:00:00Z"]));
+  assertEquals(first.route, [
+    "Accepted=True@2026-01-01T00:00:00Z",
+    "ResolvedRefs=True@2026-01-01T00:00:00Z",
+  ]);
+
+  // An unrelated edit a day later: every time stays.
+  clock = new Date("2026-01-02T00:00:00Z");
+  const unrelated = [...objects(), {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "x", namespace: "infra" },
+    spec: { ports: [{ port: 80 }] },
+  }];
+  assertEquals(apply(unrelated), first);
+
+  // The route's backend does not exist: ResolvedRefs flips, only it moves.
+  clock = new Date("2026-01-03T00:00:00Z");
+  const moved = objects();
+  (moved[2].spec as { rules: unknown[] }).rules = [{
+    backendRefs: [{ name: "missing", port: 80 }],
+  }];
+  const after = apply(moved);
+  assertEquals(after.gateway, first.gateway);
+  assertEquals(after.route, [
+    "Accepted=True@2026-01-01T00:00:00Z",
+    "ResolvedRefs=False@2026-01-03T00:00:00Z",
+  ]);
+});
