@@ -20,6 +20,8 @@ const entryFiles = [
   "envoy/config/endpoint/v3/endpoint.proto",
   "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto",
   "envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto",
+  "envoy/extensions/filters/udp/udp_proxy/v3/udp_proxy.proto",
+  "envoy/extensions/filters/udp/udp_proxy/v3/route.proto",
   "envoy/extensions/filters/http/router/v3/router.proto",
   "envoy/extensions/filters/http/on_demand/v3/on_demand.proto",
   "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",

@@ -8,7 +8,8 @@
  */
 import type { Attachment, ParentOutcome, RouteSpecCommon } from "./attachment.ts";
 import type { Outcome } from "./conditions.ts";
-import type { GatewayState, ListenerState, RouteKind } from "./gateways.ts";
+import type { GatewayState, ListenerState } from "./gateways.ts";
+import type { RouteKind } from "./route_kinds.ts";
 import type { Obj } from "./snapshot.ts";
 import type { KubeObject, ParentReference } from "./types.ts";
 

@@ -5,7 +5,8 @@
  * @module
  */
 import { fail, type Outcome, pass } from "./conditions.ts";
-import type { GatewayState, ListenerState, RouteKind } from "./gateways.ts";
+import type { GatewayState, ListenerState } from "./gateways.ts";
+import type { RouteKind } from "./route_kinds.ts";
 import { routeHostnames } from "./hostnames.ts";
 import { selectorMatches } from "./refs.ts";
 import { keyOf, type Obj, type Snapshot } from "./snapshot.ts";

@@ -12,7 +12,7 @@ import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import { type VhostInput, vhostMemoized } from "./vhost_memo.ts";
 import type { KubeObject } from "./types.ts";
-import type { IRFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
+import type { IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
 
 /** A route accepted on one listener, serving these hostnames. */
 export interface Placement {
@@ -76,9 +76,10 @@ export function buildListeners(
     const here = byPort.get(port)!;
     const protocol = here[0].listener.protocol as "HTTP" | "HTTPS";
     const name = `${address}:${port}`;
-    let filterChains: IRFilterChain[];
+    let filterChains: IRHttpFilterChain[];
     if (protocol === "HTTP") {
       filterChains = [{
+        kind: "http",
         name,
         serverNames: [],
         certificateSecrets: [],
@@ -90,7 +91,8 @@ export function buildListeners(
         .sort((a, b) =>
           compareHostnames(listenerHost(a), listenerHost(b)) || (a.id < b.id ? -1 : 1)
         )
-        .map((l) => ({
+        .map((l): IRHttpFilterChain => ({
+          kind: "http",
           name: l.id,
           serverNames: l.listener.hostname ? [l.listener.hostname] : [],
           certificateSecrets: [...l.certificateSecrets],

@@ -7,6 +7,7 @@
 import { ConditionFactory, fail, type Outcome, pass } from "./conditions.ts";
 import { referenceAllowed } from "./refs.ts";
 import { byAge, keyOf, type Obj, type Snapshot } from "./snapshot.ts";
+import { ROUTE_KINDS, type RouteKindDef } from "./route_kinds.ts";
 import type { IRSecret } from "../ir/types.ts";
 import {
   GATEWAY_GROUP,
@@ -17,42 +18,21 @@ import {
   type RouteGroupKind,
 } from "./types.ts";
 
-/** Route kinds aether serves on HTTP and HTTPS listeners. */
-export const ROUTE_KINDS = ["HTTPRoute", "GRPCRoute"] as const;
-/** One of ROUTE_KINDS. */
-export type RouteKind = typeof ROUTE_KINDS[number];
-
-/** Features aether implements, reported in GatewayClass status.supportedFeatures. */
-export const SUPPORTED_FEATURES = [
+/** Features of Gateways themselves; each route kind adds its own (RouteKindDef.features). */
+const GATEWAY_FEATURES = [
   "Gateway",
   "GatewayHTTPListenerIsolation",
   "GatewayPort8080",
-  "GRPCRoute",
-  "GRPCRouteNamedRouteRule",
-  "HTTPRoute",
-  "HTTPRoute303RedirectStatusCode",
-  "HTTPRoute307RedirectStatusCode",
-  "HTTPRoute308RedirectStatusCode",
-  "HTTPRouteBackendProtocolH2C",
-  "HTTPRouteBackendRequestHeaderModification",
-  "HTTPRouteBackendTimeout",
-  "HTTPRouteHostRewrite",
-  "HTTPRouteMethodMatching",
-  "HTTPRouteNamedRouteRule",
-  "HTTPRouteParentRefPort",
-  "HTTPRoutePathRedirect",
-  "HTTPRoutePathRewrite",
-  "HTTPRoutePortRedirect",
-  "HTTPRouteQueryParamMatching",
-  "HTTPRouteRequestMirror",
-  "HTTPRouteRequestMultipleMirrors",
-  "HTTPRouteRequestPercentageMirror",
-  "HTTPRouteRequestTimeout",
-  "HTTPRouteResponseHeaderModification",
-  "HTTPRouteRetry",
-  "HTTPRouteSchemeRedirect",
   "ReferenceGrant",
-].sort();
+];
+
+/** The GatewayClass supportedFeatures of aether serving `kinds`, sorted. */
+export function supportedFeatures(kinds: readonly RouteKindDef[]): string[] {
+  return [...GATEWAY_FEATURES, ...kinds.flatMap((k) => k.features)].sort();
+}
+
+/** Features aether implements, reported in GatewayClass status.supportedFeatures. */
+export const SUPPORTED_FEATURES: readonly string[] = supportedFeatures(ROUTE_KINDS);
 
 /** One Gateway listener with everything attachment and IR building need. */
 export interface ListenerState {
@@ -107,15 +87,19 @@ function tlsSecret(snapshot: Snapshot, ns: string, name: string): IRSecret | str
   return { name: `${ns}/${name}`, certificateChain: cert, privateKey: key };
 }
 
-function supportedKinds(l: Listener): { kinds: RouteGroupKind[]; invalid: string[] } {
-  if (l.protocol !== "HTTP" && l.protocol !== "HTTPS") return { kinds: [], invalid: [] };
+function supportedKinds(
+  l: Listener,
+  routeKinds: readonly RouteKindDef[],
+): { kinds: RouteGroupKind[]; invalid: string[] } {
+  const served = routeKinds.filter((k) => (k.protocols as readonly string[]).includes(l.protocol))
+    .map((k) => k.kind);
+  if (served.length === 0) return { kinds: [], invalid: [] };
   const asked = l.allowedRoutes?.kinds;
   if (!asked || asked.length === 0) {
-    return { kinds: ROUTE_KINDS.map((kind) => ({ group: GATEWAY_GROUP, kind })), invalid: [] };
+    return { kinds: served.map((kind) => ({ group: GATEWAY_GROUP, kind })), invalid: [] };
   }
   const ok = (k: RouteGroupKind) =>
-    (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP &&
-    (ROUTE_KINDS as readonly string[]).includes(k.kind);
+    (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && served.includes(k.kind);
   return {
     kinds: asked.filter(ok).map((k) => ({ group: GATEWAY_GROUP, kind: k.kind })),
     invalid: asked.filter((k) => !ok(k)).map((k) => `${k.group ?? GATEWAY_GROUP}/${k.kind}`),
@@ -174,6 +158,7 @@ export function evaluateGateways(
   snapshot: Snapshot,
   controllerName: string,
   secrets: Map<string, IRSecret>,
+  routeKinds: readonly RouteKindDef[] = ROUTE_KINDS,
 ): { classes: string[]; gateways: GatewayState[] } {
   const classes = [...snapshot.gatewayClasses.values()]
     .filter((c) => c.spec.controllerName === controllerName)
@@ -192,7 +177,7 @@ export function evaluateGateways(
       protocolsHere.get(l.port)!.add(l.protocol);
     }
     const listeners = gw.spec.listeners.map((l): ListenerState => {
-      const { kinds, invalid } = supportedKinds(l);
+      const { kinds, invalid } = supportedKinds(l, routeKinds);
       const supported = l.protocol === "HTTP" || l.protocol === "HTTPS";
       let accepted = supported ? pass("Accepted", "listener accepted") : fail(
         "UnsupportedProtocol",
@@ -255,11 +240,15 @@ export function evaluateGateways(
 }
 
 /** Status of one of our GatewayClasses. */
-export function gatewayClassStatus(generation: number, now: string): GatewayClassStatus {
+export function gatewayClassStatus(
+  generation: number,
+  now: string,
+  features: readonly string[] = SUPPORTED_FEATURES,
+): GatewayClassStatus {
   const c = new ConditionFactory(generation, now);
   return {
     conditions: [c.of("Accepted", pass("Accepted", "accepted by aether"))],
-    supportedFeatures: SUPPORTED_FEATURES.map((name) => ({ name })),
+    supportedFeatures: features.map((name) => ({ name })),
   };
 }
 

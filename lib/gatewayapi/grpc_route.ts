@@ -15,6 +15,7 @@ import {
   RuleContext,
   ruleHeaderModifiers,
 } from "./rule_common.ts";
+import type { RouteKindDef } from "./route_kinds.ts";
 import type { Obj } from "./snapshot.ts";
 import type { GRPCRouteMatch, GRPCRouteRule, GRPCRouteSpec } from "./types.ts";
 import type { IRForwardAction, IRRouteMatch } from "../ir/types.ts";
@@ -64,6 +65,19 @@ export function convertGRPCRoute(
   mesh = false,
 ): ConvertedRoute {
   const ns = route.metadata.namespace;
-  const ctx = new RuleContext(backends, "GRPCRoute", ns, route.metadata.name, mesh);
+  const ctx = new RuleContext(backends, "GRPCRoute", ns, route.metadata.name, {
+    mesh,
+    http2: true,
+  });
   return ctx.finish((route.spec.rules ?? []).map((rule, i) => convertRule(ctx, rule, i)));
 }
+
+/** GRPCRoute in the route-kind registry: HTTP and HTTPS listeners, HTTP/2 backends. */
+export const GRPC_ROUTE: RouteKindDef = {
+  kind: "GRPCRoute",
+  protocols: ["HTTP", "HTTPS"],
+  chain: "http",
+  http2Backends: true,
+  features: ["GRPCRoute", "GRPCRouteNamedRouteRule"],
+  convert: (backends, route, mesh) => convertGRPCRoute(backends, route, mesh),
+};

@@ -15,6 +15,7 @@ import {
   RuleContext,
   ruleHeaderModifiers,
 } from "./rule_common.ts";
+import type { RouteKindDef } from "./route_kinds.ts";
 import type { Obj } from "./snapshot.ts";
 import type { HTTPKeyValueMatch, HTTPPathModifier, HTTPRouteRule, HTTPRouteSpec } from "./types.ts";
 import type {
@@ -141,6 +142,39 @@ export function convertHTTPRoute(
   mesh = false,
 ): ConvertedRoute {
   const ns = route.metadata.namespace;
-  const ctx = new RuleContext(backends, "HTTPRoute", ns, route.metadata.name, mesh);
+  const ctx = new RuleContext(backends, "HTTPRoute", ns, route.metadata.name, { mesh });
   return ctx.finish((route.spec.rules ?? []).map((rule, i) => convertRule(ctx, rule, i)));
 }
+
+/** HTTPRoute in the route-kind registry: HTTP and HTTPS listeners, HTTP connection manager. */
+export const HTTP_ROUTE: RouteKindDef = {
+  kind: "HTTPRoute",
+  protocols: ["HTTP", "HTTPS"],
+  chain: "http",
+  http2Backends: false,
+  features: [
+    "HTTPRoute",
+    "HTTPRoute303RedirectStatusCode",
+    "HTTPRoute307RedirectStatusCode",
+    "HTTPRoute308RedirectStatusCode",
+    "HTTPRouteBackendProtocolH2C",
+    "HTTPRouteBackendRequestHeaderModification",
+    "HTTPRouteBackendTimeout",
+    "HTTPRouteHostRewrite",
+    "HTTPRouteMethodMatching",
+    "HTTPRouteNamedRouteRule",
+    "HTTPRouteParentRefPort",
+    "HTTPRoutePathRedirect",
+    "HTTPRoutePathRewrite",
+    "HTTPRoutePortRedirect",
+    "HTTPRouteQueryParamMatching",
+    "HTTPRouteRequestMirror",
+    "HTTPRouteRequestMultipleMirrors",
+    "HTTPRouteRequestPercentageMirror",
+    "HTTPRouteRequestTimeout",
+    "HTTPRouteResponseHeaderModification",
+    "HTTPRouteRetry",
+    "HTTPRouteSchemeRedirect",
+  ],
+  convert: (backends, route, mesh) => convertHTTPRoute(backends, route, mesh),
+};

@@ -5,7 +5,7 @@
  */
 import type { ParentOutcome, RouteSpecCommon } from "./attachment.ts";
 import { fail } from "./conditions.ts";
-import type { RouteKind } from "./gateways.ts";
+import type { RouteKind } from "./route_kinds.ts";
 import { HostnameIndex } from "./host_index.ts";
 import { keyOf, type Obj, sortByAge } from "./snapshot.ts";
 

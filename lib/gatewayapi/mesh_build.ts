@@ -7,7 +7,7 @@
  * @module
  */
 import type { ServicePort, ServiceSpec } from "./core_types.ts";
-import type { RouteKind } from "./gateways.ts";
+import type { RouteKind } from "./route_kinds.ts";
 import type { MeshParentOutcome, MeshServices } from "./mesh_attachment.ts";
 import { meshAuthority } from "./mesh_names.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
@@ -20,6 +20,8 @@ import type { MeshIR, MeshService, MeshServicePort } from "../ir/mesh.ts";
 /** A route with Service parents, converted for the mesh. */
 export interface MeshRouteState {
   kind: RouteKind;
+  /** The kind's backends speak HTTP/2 (the registry's http2Backends). */
+  http2: boolean;
   route: KubeObject;
   /** Converted with mesh semantics (cross-namespace backendRefs need no ReferenceGrant). */
   converted: ConvertedRoute;
@@ -109,7 +111,7 @@ export function buildMesh(
         let group = groups.get(role);
         if (!group) groups.set(role, group = new Map());
         group.set(id, state);
-        if (state.kind === "GRPCRoute") grpcPorts.add(port);
+        if (state.http2) grpcPorts.add(port);
       }
     }
   }

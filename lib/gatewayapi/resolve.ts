@@ -10,12 +10,16 @@ import { attachRoute, type ParentOutcome, type RouteSpecCommon } from "./attachm
 import { Backends } from "./backends.ts";
 import { conversionContext, convertMemoized } from "./convert_memo.ts";
 import { buildListeners, type Placement } from "./build_ir.ts";
-import { evaluateGateways, gatewayClassStatus, gatewayStatus, type RouteKind } from "./gateways.ts";
-import { convertGRPCRoute } from "./grpc_route.ts";
-import { convertHTTPRoute } from "./http_route.ts";
+import {
+  evaluateGateways,
+  gatewayClassStatus,
+  gatewayStatus,
+  supportedFeatures,
+} from "./gateways.ts";
 import { settleKindConflicts } from "./kind_conflicts.ts";
 import { attachMeshRoute, MESH_CONTROLLER_NAME, type MeshServices } from "./mesh_attachment.ts";
 import { buildMesh, type MeshRouteState } from "./mesh_build.ts";
+import { ROUTE_KINDS, type RouteKind, type RouteKindDef } from "./route_kinds.ts";
 import { routeStatuses } from "./route_status.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import { buildSnapshot, keyOf, type Obj } from "./snapshot.ts";
@@ -35,6 +39,8 @@ export interface ResolveOptions {
   now?: string;
   /** controllerName of status entries for Service parents (GAMMA); default MESH_CONTROLLER_NAME. */
   meshControllerName?: string;
+  /** The route kinds served; default the registry ROUTE_KINDS (a test may add its own). */
+  routeKinds?: readonly RouteKindDef[];
 }
 
 /** The computed status of one object, in exactly the Gateway API status shape. */
@@ -76,13 +82,17 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   const bindAddress = options.bindAddress ?? "127.0.0.1";
   const meshDomain = options.meshDomain ?? "aether.internal";
   const now = options.now ?? "1970-01-01T00:00:00Z";
+  const routeKinds = options.routeKinds ?? ROUTE_KINDS;
   const problems: Problem[] = [];
-  const built = buildSnapshot(admit(objects, problems));
+  const built = buildSnapshot(
+    admitAll(objects, routeKinds, problems),
+    routeKinds.map((k) => k.kind),
+  );
   problems.push(...built.problems);
   const snapshot = built.snapshot;
 
   const secretMap = new Map<string, IRSecret>();
-  const { classes, gateways } = evaluateGateways(snapshot, controllerName, secretMap);
+  const { classes, gateways } = evaluateGateways(snapshot, controllerName, secretMap, routeKinds);
   const gatewayMap = new Map(gateways.map((g) => [keyOf(g.gateway), g]));
   const backends = new Backends(snapshot, meshDomain, problems);
 
@@ -93,15 +103,13 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
     owners: backends.owners,
     meshDomain,
   };
-  const kinds: [RouteKind, Obj<RouteSpecCommon>[], (r: never, mesh?: boolean) => ConvertedRoute][] =
-    [
-      ["HTTPRoute", snapshot.httpRoutes, (r, mesh) => convertHTTPRoute(backends, r, mesh)],
-      ["GRPCRoute", snapshot.grpcRoutes, (r, mesh) => convertGRPCRoute(backends, r, mesh)],
-    ];
   const context = conversionContext(snapshot, meshDomain);
   const attached = attachContext(gateways, snapshot.namespaces);
-  for (const [kind, list, convert] of kinds) {
-    for (const route of list) {
+  for (const def of routeKinds) {
+    const kind = def.kind;
+    const convert = (r: Obj<RouteSpecCommon>, mesh: boolean) =>
+      def.convert(backends, r as Obj<never>, mesh);
+    for (const route of snapshot.routes.get(kind) ?? []) {
       const parents = attachMemoized(
         attached,
         kind,
@@ -114,7 +122,7 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
           context,
           route,
           false,
-          () => convert(route as never),
+          () => convert(route, false),
         );
         routes.push({ kind, route, parents, converted });
       }
@@ -125,12 +133,12 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
         context,
         route,
         true,
-        () => convert(route as never, true),
+        () => convert(route, true),
       );
       for (const parent of meshParents) {
         if (parent.accepted.ok && converted.unsupported) parent.accepted = converted.unsupported;
       }
-      meshRoutes.push({ kind, route, parents: meshParents, converted });
+      meshRoutes.push({ kind, http2: def.http2Backends, route, parents: meshParents, converted });
     }
   }
   settleKindConflicts(routes);
@@ -169,6 +177,10 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   const used = new Set<string>();
   for (const l of listeners) {
     for (const chain of l.filterChains) {
+      if (chain.kind !== "http") {
+        for (const b of chain.backends) used.add(b.cluster);
+        continue;
+      }
       for (const vh of chain.virtualHosts) {
         for (const r of vh.routes) {
           if (r.action.kind !== "forward") continue;
@@ -192,9 +204,10 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
 
   const mesh = buildMesh(meshIndex, backends, meshRoutes);
   const statuses: ObjectStatus[] = [];
+  const features = supportedFeatures(routeKinds);
   for (const name of classes) {
     const gc = snapshot.gatewayClasses.get(name)!;
-    statuses.push(statusOf(gc, gatewayClassStatus(gc.metadata.generation ?? 0, now)));
+    statuses.push(statusOf(gc, gatewayClassStatus(gc.metadata.generation ?? 0, now, features)));
   }
   const byKey = (a: { k: string }, b: { k: string }) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
   for (const { g } of gateways.map((g) => ({ g, k: keyOf(g.gateway) })).sort(byKey)) {
@@ -204,8 +217,35 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
     { controllerName, routes },
     { controllerName: options.meshControllerName ?? MESH_CONTROLLER_NAME, routes: meshRoutes },
   ];
-  for (const { route, status } of routeStatuses(["HTTPRoute", "GRPCRoute"], sides, now)) {
+  const kindNames = routeKinds.map((k) => k.kind);
+  for (const { route, status } of routeStatuses(kindNames, sides, now)) {
     statuses.push(statusOf(route, status));
   }
   return { ir, mesh, statuses, problems };
+}
+
+/**
+ * Admission of every object: by its route kind's own `admit` when the registry gives one (a
+ * test-only kind), else as the API server would (CRD defaults, schema and CEL rules).
+ */
+function admitAll(
+  objects: KubeObject[],
+  routeKinds: readonly RouteKindDef[],
+  problems: Problem[],
+): KubeObject[] {
+  const own = new Map(routeKinds.flatMap((k) => (k.admit ? [[k.kind, k.admit] as const] : [])));
+  if (own.size === 0) return admit(objects, problems);
+  const out: KubeObject[] = [];
+  const rest: KubeObject[] = [];
+  for (const o of objects) {
+    const admitOwn = own.get(o?.kind);
+    if (!admitOwn) {
+      rest.push(o);
+      continue;
+    }
+    const done = admitOwn(o);
+    if (done.problems.length > 0) problems.push(...done.problems);
+    else out.push(done.obj);
+  }
+  return [...admit(rest, problems), ...out];
 }

@@ -7,7 +7,7 @@
 import { matchRegexProblems } from "./re2.ts";
 import type { Backends } from "./backends.ts";
 import { fail, type Outcome, pass } from "./conditions.ts";
-import type { RouteKind } from "./gateways.ts";
+import type { RouteKind } from "./route_kinds.ts";
 import type {
   BackendObjectReference,
   HTTPBackendRef,
@@ -62,8 +62,11 @@ export class RuleContext {
     readonly kind: RouteKind,
     readonly namespace: string,
     readonly name: string,
-    /** Converting for Service parents (GAMMA): cross-namespace backendRefs need no ReferenceGrant. */
-    readonly mesh = false,
+    /**
+     * `mesh`: converting for Service parents (GAMMA), so cross-namespace backendRefs need no
+     * ReferenceGrant; `http2`: the kind's backends speak HTTP/2 (gRPC).
+     */
+    readonly options: { mesh?: boolean; http2?: boolean } = {},
   ) {}
 
   /** IR name prefix of rule `index` (its name when it has one). */
@@ -113,8 +116,8 @@ export class RuleContext {
   }
 
   #resolve(ref: BackendObjectReference) {
-    return this.backends.resolve(ref, this.kind, this.namespace, this.kind === "GRPCRoute", {
-      mesh: this.mesh,
+    return this.backends.resolve(ref, this.kind, this.namespace, this.options.http2 ?? false, {
+      mesh: this.options.mesh,
     });
   }
 

@@ -5,11 +5,10 @@
  */
 import type { EndpointSliceBody, SecretBody, ServiceSpec } from "./core_types.ts";
 import { NAMESPACE_NAME_LABEL } from "./core_types.ts";
+import type { RouteSpecCommon } from "./attachment.ts";
 import type {
   GatewayClassSpec,
   GatewaySpec,
-  GRPCRouteSpec,
-  HTTPRouteSpec,
   KubeObject,
   Problem,
   ReferenceGrantSpec,
@@ -23,8 +22,8 @@ export type Obj<S = unknown> = Typed<S>;
 export interface Snapshot {
   gatewayClasses: Map<string, KubeObject & { spec: GatewayClassSpec }>;
   gateways: Obj<GatewaySpec>[];
-  httpRoutes: Obj<HTTPRouteSpec>[];
-  grpcRoutes: Obj<GRPCRouteSpec>[];
+  /** Routes by kind, one list (in age order) per kind of the route-kind registry. */
+  routes: Map<string, Obj<RouteSpecCommon>[]>;
   grants: Obj<ReferenceGrantSpec>[];
   /** Services by `<ns>/<name>`. */
   services: Map<string, Obj<ServiceSpec>>;
@@ -114,8 +113,14 @@ function ageOrder(first: Map<string, KubeObject>): KubeObject[] {
   return order.map((i) => objects[i]);
 }
 
-/** Indexes valid, defaulted objects. A second object with the same kind and key is a problem. */
-export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; problems: Problem[] } {
+/**
+ * Indexes valid, defaulted objects; objects of a kind in `routeKinds` are routes. A second object
+ * with the same kind and key is a problem.
+ */
+export function buildSnapshot(
+  objects: KubeObject[],
+  routeKinds: readonly string[] = ["HTTPRoute", "GRPCRoute"],
+): { snapshot: Snapshot; problems: Problem[] } {
   const problems: Problem[] = [];
   const first = new Map<string, KubeObject>();
   for (const o of objects) {
@@ -135,8 +140,7 @@ export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; prob
   const s: Snapshot = {
     gatewayClasses: new Map(),
     gateways: [],
-    httpRoutes: [],
-    grpcRoutes: [],
+    routes: new Map(routeKinds.map((k) => [k, []])),
     grants: [],
     services: new Map(),
     namespaces: new Map(),
@@ -153,12 +157,6 @@ export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; prob
         break;
       case "Gateway":
         s.gateways.push(o as Obj<GatewaySpec>);
-        break;
-      case "HTTPRoute":
-        s.httpRoutes.push(o as Obj<HTTPRouteSpec>);
-        break;
-      case "GRPCRoute":
-        s.grpcRoutes.push(o as Obj<GRPCRouteSpec>);
         break;
       case "ReferenceGrant":
         s.grants.push(o as Obj<ReferenceGrantSpec>);
@@ -178,6 +176,8 @@ export function buildSnapshot(objects: KubeObject[]): { snapshot: Snapshot; prob
           [NAMESPACE_NAME_LABEL]: o.metadata.name,
         });
         break;
+      default:
+        s.routes.get(o.kind)?.push(o as Obj<RouteSpecCommon>);
     }
   }
   return { snapshot: s, problems };

@@ -16,23 +16,42 @@ export interface IR {
   secrets: IRSecret[];
 }
 
+/** Gateway listener protocols an IRListener may carry. */
+export type IRListenerProtocol = "HTTP" | "HTTPS" | "TLS" | "TCP" | "UDP";
+
 /** A bound socket. Several Gateway listeners on the same port share one IRListener. */
 export interface IRListener {
   /** Stable name, `<address>:<port>`, also the Envoy listener name. */
   name: string;
   address: string;
   port: number;
-  /** "HTTP" (plaintext HCM) or "HTTPS" (TLS termination then HCM). */
-  protocol: "HTTP" | "HTTPS";
   /**
-   * Filter chains. For HTTP: exactly one, without serverNames. For HTTPS: one per Gateway listener
-   * (sectionName), matched by SNI `serverNames` (empty = any name, placed last).
+   * "HTTP" (plaintext HCM), "HTTPS" (TLS termination then HCM), "TLS" (SNI-matched chains:
+   * passthrough, or termination then TCP proxy), "TCP" (TCP proxy) or "UDP" (UDP proxy).
+   */
+  protocol: IRListenerProtocol;
+  /**
+   * Filter chains, a tagged union on `kind` (translate dispatches on it). For HTTP: exactly one
+   * `http` chain, without serverNames. For HTTPS: one `http` chain per Gateway listener
+   * (sectionName), matched by SNI `serverNames` (empty = any name, placed last). For TLS: chains
+   * matched by SNI the same way. For TCP and UDP: one chain.
    */
   filterChains: IRFilterChain[];
 }
 
+/**
+ * One listener filter chain: HTTP connection manager | TCP proxy | TLS passthrough by SNI | UDP
+ * proxy. A new kind of chain is one more member here and one more case in translate's listener.
+ */
+export type IRFilterChain =
+  | IRHttpFilterChain
+  | IRTcpProxyFilterChain
+  | IRTlsPassthroughFilterChain
+  | IRUdpProxyFilterChain;
+
 /** One HTTP connection manager with its routing table. */
-export interface IRFilterChain {
+export interface IRHttpFilterChain {
+  kind: "http";
   /** Stable name, e.g. `<ns>/<gateway>/<sectionName>` or the listener name for merged HTTP. */
   name: string;
   /** SNI names this chain serves (HTTPS only); wildcard `*.example.com` allowed; empty = any. */
@@ -43,6 +62,42 @@ export interface IRFilterChain {
   routeConfigName: string;
   /** Virtual hosts, most specific domain first: exact hostnames, then wildcards, then `*`. */
   virtualHosts: IRVirtualHost[];
+}
+
+/**
+ * Bytes of a connection forwarded to weighted backends (TCPRoute; TLSRoute in Terminate mode,
+ * then with `certificateSecrets` and SNI `serverNames`). An invalid backend's share is refused.
+ */
+export interface IRTcpProxyFilterChain {
+  kind: "tcpProxy";
+  /** Stable name, e.g. `<ns>/<gateway>/<sectionName>`. */
+  name: string;
+  /** SNI names (TLS Terminate only); empty = any. */
+  serverNames: string[];
+  /** Certificates terminating TLS before the proxy (TLS Terminate); empty = plaintext TCP. */
+  certificateSecrets: string[];
+  /** Weighted backends (as IRForwardAction's); non-empty. */
+  backends: IRBackend[];
+}
+
+/** A TLS connection forwarded by its SNI, never decrypted (TLSRoute on a Passthrough listener). */
+export interface IRTlsPassthroughFilterChain {
+  kind: "tlsPassthrough";
+  /** Stable name, e.g. `<ns>/<gateway>/<sectionName>/<hostname>`. */
+  name: string;
+  /** SNI names this chain serves; wildcard allowed; empty = any (placed last). */
+  serverNames: string[];
+  /** Weighted backends; non-empty. */
+  backends: IRBackend[];
+}
+
+/** Datagrams forwarded to weighted backends (UDPRoute); the listener's only chain. */
+export interface IRUdpProxyFilterChain {
+  kind: "udpProxy";
+  /** Stable name, e.g. `<ns>/<gateway>/<sectionName>`. */
+  name: string;
+  /** Weighted backends; non-empty. */
+  backends: IRBackend[];
 }
 
 /** A set of domains with an ordered list of routes. */

@@ -12,6 +12,7 @@ export const enums = {
     APPEND_IF_EXISTS_OR_ADD: 0,
     OVERWRITE_IF_EXISTS_OR_ADD: 2,
   },
+  "envoy.config.core.v3.SocketAddress.Protocol": { TCP: 0, UDP: 1 },
   "envoy.config.cluster.v3.Cluster.DiscoveryType": { STATIC: 0, EDS: 3 },
   "envoy.config.cluster.v3.Cluster.LbPolicy": { ROUND_ROBIN: 0 },
   "envoy.config.route.v3.RouteAction.ClusterNotFoundResponseCode": { INTERNAL_SERVER_ERROR: 2 },
@@ -38,6 +39,8 @@ const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpCon
 export const API_V3 = enums["envoy.config.core.v3.ApiVersion"].V3;
 /** HeaderValueOption.HeaderAppendAction values. */
 export const AppendAction = enums["envoy.config.core.v3.HeaderValueOption.HeaderAppendAction"];
+/** SocketAddress.Protocol values. */
+export const SocketProtocol = enums["envoy.config.core.v3.SocketAddress.Protocol"];
 /** Cluster.DiscoveryType values. */
 export const DiscoveryType = enums["envoy.config.cluster.v3.Cluster.DiscoveryType"];
 /** Cluster.LbPolicy values. */

@@ -15,8 +15,11 @@ function freePort(): number {
 /** The rewrites and redirects golden routes on one listener, backed by a local echo server. */
 function trafficIR(listenPort: number, echoPort: number): IR {
   const cases = goldenCases();
-  const routesOf = (name: string) =>
-    cases.find((c) => c.name === name)!.ir.listeners[0].filterChains[0].virtualHosts[0].routes;
+  const routesOf = (name: string) => {
+    const chain = cases.find((c) => c.name === name)!.ir.listeners[0].filterChains[0];
+    assert.equal(chain.kind, "http");
+    return chain.kind === "http" ? chain.virtualHosts[0].routes : [];
+  };
   // The redirects (without their "/" catch-all) go first; "/full" is renamed so it does not
   // shadow the rewrite case of the same path.
   const redirects = routesOf("redirects")
@@ -42,6 +45,7 @@ function trafficIR(listenPort: number, echoPort: number): IR {
       port: listenPort,
       protocol: "HTTP",
       filterChains: [{
+        kind: "http",
         name,
         serverNames: [],
         certificateSecrets: [],

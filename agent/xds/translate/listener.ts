@@ -1,10 +1,12 @@
 /**
- * Listeners (LDS): one per IRListener, an HTTP connection manager per filter chain that takes its
- * routes over RDS and, for HTTPS, its certificates over SDS.
+ * Listeners (LDS): one per IRListener, one Envoy filter chain per IR filter chain, dispatched on
+ * its `kind`: an HTTP connection manager that takes its routes over RDS and, for HTTPS, its
+ * certificates over SDS; or an L4 chain (l4.ts: TCP proxy, TLS passthrough, UDP proxy).
  * @module
  */
-import type { IRFilterChain, IRListener } from "../../../lib/ir/types.ts";
+import type { IRFilterChain, IRHttpFilterChain, IRListener } from "../../../lib/ir/types.ts";
 import { CodecType, EscapedSlashes, ForwardClientCert } from "./enums.ts";
+import { downstreamTls, tcpProxyChain, tlsPassthroughChain, udpListener } from "./l4.ts";
 import type { NamedResource } from "./types.ts";
 import { adsConfigSource, any, statName } from "./util.ts";
 
@@ -17,7 +19,6 @@ export interface ListenerOptions {
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 const ROUTER = "envoy.extensions.filters.http.router.v3.Router";
 const TLS_INSPECTOR = "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector";
-const DOWNSTREAM_TLS = "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext";
 
 /** The router HTTP filter, last in every HTTP filter chain. */
 export function routerFilter(): Record<string, unknown> {
@@ -48,7 +49,7 @@ export function hcmBase(
 
 /** The HTTP connection manager of one filter chain (codec AUTO: HTTP/1.1, h2 and h2c). */
 export function httpConnectionManager(
-  chain: IRFilterChain,
+  chain: IRHttpFilterChain,
   opts: ListenerOptions,
 ): Record<string, unknown> {
   const hcm: Record<string, unknown> = {
@@ -68,24 +69,9 @@ export function httpConnectionManager(
   return hcm;
 }
 
-function downstreamTls(chain: IRFilterChain): Record<string, unknown> {
-  return {
-    name: "envoy.transport_sockets.tls",
-    typed_config: any(DOWNSTREAM_TLS, {
-      common_tls_context: {
-        tls_certificate_sds_secret_configs: chain.certificateSecrets.map((name) => ({
-          name,
-          sds_config: adsConfigSource(),
-        })),
-        alpn_protocols: ["h2", "http/1.1"],
-      },
-    }),
-  };
-}
-
-function filterChain(
+function httpFilterChain(
   listener: IRListener,
-  chain: IRFilterChain,
+  chain: IRHttpFilterChain,
   opts: ListenerOptions,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -99,20 +85,43 @@ function filterChain(
     if (chain.serverNames.length) {
       out.filter_chain_match = { server_names: [...chain.serverNames] };
     }
-    out.transport_socket = downstreamTls(chain);
+    out.transport_socket = downstreamTls(chain.certificateSecrets, ["h2", "http/1.1"]);
   }
   return out;
 }
 
+/** The Envoy filter chain of one IR filter chain, by its kind. */
+function filterChain(
+  listener: IRListener,
+  chain: Exclude<IRFilterChain, { kind: "udpProxy" }>,
+  opts: ListenerOptions,
+): Record<string, unknown> {
+  switch (chain.kind) {
+    case "http":
+      return httpFilterChain(listener, chain, opts);
+    case "tcpProxy":
+      return tcpProxyChain(chain, opts.statPrefix);
+    case "tlsPassthrough":
+      return tlsPassthroughChain(chain, opts.statPrefix);
+  }
+}
+
+/** Whether a chain is chosen by SNI, so the listener needs the TLS inspector. */
+const needsSni = (l: IRListener) => l.protocol === "HTTPS" || l.protocol === "TLS";
+
 /** The Envoy Listener for one IRListener. */
 export function listener(l: IRListener, opts: ListenerOptions): NamedResource {
+  const udp = l.filterChains.find((c) => c.kind === "udpProxy");
+  if (udp) return udpListener(l, udp, opts.statPrefix);
   const resource: Record<string, unknown> = {
     name: l.name,
     stat_prefix: `${opts.statPrefix}_${statName(l.name)}`,
     address: { socket_address: { address: l.address, port_value: l.port } },
-    filter_chains: l.filterChains.map((c) => filterChain(l, c, opts)),
+    filter_chains: l.filterChains.map((c) =>
+      filterChain(l, c as Exclude<IRFilterChain, { kind: "udpProxy" }>, opts)
+    ),
   };
-  if (l.protocol === "HTTPS") {
+  if (needsSni(l)) {
     resource.listener_filters = [{
       name: "envoy.filters.listener.tls_inspector",
       typed_config: any(TLS_INSPECTOR),

@@ -3,7 +3,7 @@
  * globals; the same IR always yields deep-equal output, every list sorted by name.
  *
  * Names an integrator relies on: Listener = IRListener.name; RouteConfiguration (RDS) =
- * IRFilterChain.routeConfigName, with VHDS on and no inline virtual host; VirtualHost (VHDS) =
+ * IRHttpFilterChain.routeConfigName, with VHDS on and no inline virtual host; VirtualHost (VHDS) =
  * `<routeConfigName>/<IRVirtualHost.name>`; Cluster and ClusterLoadAssignment = IRCluster.name;
  * Secret (SDS) = IRSecret.name. Everything dynamic is requested over ADS, which must be delta
  * (Envoy serves VHDS over delta xDS only).
@@ -39,10 +39,11 @@ export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResource
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
   const routeOpts = { stripRequestHeaders: edge ? [...AETHER_INTERNAL_HEADERS] : [] };
   const chains = ir.listeners.flatMap((l) =>
-    l.filterChains.map((c) => ({
-      c,
-      scheme: l.protocol === "HTTPS" ? "https" as const : "http" as const,
-    }))
+    l.filterChains.flatMap((c) =>
+      c.kind === "http"
+        ? [{ c, scheme: l.protocol === "HTTPS" ? "https" as const : "http" as const }]
+        : []
+    )
   );
   return {
     listeners: sortedByName(ir.listeners.map((l) => listener(l, { statPrefix, edge }))),

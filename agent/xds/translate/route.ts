@@ -1,12 +1,12 @@
 /**
- * RouteConfigurations (RDS): one per IRFilterChain, carrying no virtual host of its own but VHDS
+ * RouteConfigurations (RDS): one per IRHttpFilterChain, carrying no virtual host of its own but VHDS
  * over ADS (delta); each IR virtual host is a VirtualHost resource `<routeConfigName>/<name>`,
  * routes in IR order. A route edit then pushes one virtual host, not the whole table. Every
  * virtual host is sent eagerly (Envoy opens VHDS as a wildcard), and there is no on-demand
  * filter: a Host no virtual host serves gets the router's 404 at once.
  * @module
  */
-import type { IRFilterChain, IRRoute, IRVirtualHost } from "../../../lib/ir/types.ts";
+import type { IRHttpFilterChain, IRRoute, IRVirtualHost } from "../../../lib/ir/types.ts";
 import { directResponse, forwardAction, redirectAction } from "./action.ts";
 import { applyHeaderModifiers } from "./headers.ts";
 import { routeMatch } from "./match.ts";
@@ -71,7 +71,7 @@ const served = new WeakMap<Record<string, unknown>, NamedResource>();
  * Shared like {@link virtualHost}: never mutate them.
  */
 export function vhdsVirtualHosts(
-  chain: IRFilterChain,
+  chain: IRHttpFilterChain,
   scheme: "http" | "https" = "http",
 ): NamedResource[] {
   return chain.virtualHosts.map((vh) => {
@@ -89,7 +89,7 @@ export function vhdsVirtualHosts(
  * The RouteConfiguration served over RDS for one filter chain: no inline virtual host, VHDS over
  * ADS (its virtual hosts are {@link vhdsVirtualHosts}). Its content does not change with routes.
  */
-export function routeConfiguration(chain: IRFilterChain, opts: RouteOptions): NamedResource {
+export function routeConfiguration(chain: IRHttpFilterChain, opts: RouteOptions): NamedResource {
   const resource: Record<string, unknown> = {
     name: chain.routeConfigName,
     vhds: { config_source: adsConfigSource() },

@@ -97,10 +97,12 @@ export function staticBootstrap(r: EnvoyResources): Obj {
   const routes = inlineVirtualHosts(r);
   const secrets = byName(r.secrets);
   const endpoints = byName(r.endpoints);
-  const listeners = r.listeners.map(({ resource }) => ({
-    ...resource,
-    filter_chains: (resource.filter_chains as Obj[]).map((c) => staticChain(c, routes, secrets)),
-  }));
+  const listeners = r.listeners.map(({ resource }) =>
+    resource.filter_chains === undefined ? resource : {
+      ...resource,
+      filter_chains: (resource.filter_chains as Obj[]).map((c) => staticChain(c, routes, secrets)),
+    }
+  );
   const clusters = r.clusters.map(({ name, resource }) => {
     const { eds_cluster_config: _eds, ...rest } = resource;
     return {

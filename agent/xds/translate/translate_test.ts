@@ -51,7 +51,9 @@ Deno.test("every IR virtual host is one VHDS VirtualHost <rc>/<name>, routes in 
   for (const { name, ir } of goldenCases()) {
     const r = translate(ir);
     const hosts = new Map((r.virtualHosts ?? []).map((v) => [v.name, v.resource]));
-    const chains = ir.listeners.flatMap((l) => l.filterChains);
+    const chains = ir.listeners.flatMap((l) =>
+      l.filterChains.flatMap((c) => c.kind === "http" ? [c] : [])
+    );
     const want = new Set(
       chains.flatMap((c) => c.virtualHosts.map((v) => `${c.routeConfigName}/${v.name}`)),
     );

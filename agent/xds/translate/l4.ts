@@ -1,0 +1,131 @@
+/**
+ * L4 filter chains: TCP proxy (plaintext, or after TLS termination), TLS passthrough by SNI (the
+ * connection is never decrypted), and the UDP proxy listener. Weighted backends become a TCP
+ * proxy's weighted clusters; an invalid backend names a cluster that does not exist, so its share
+ * of connections is refused (the L4 analogue of HTTP's 500).
+ * @module
+ */
+import type {
+  IRBackend,
+  IRListener,
+  IRTcpProxyFilterChain,
+  IRTlsPassthroughFilterChain,
+  IRUdpProxyFilterChain,
+} from "../../../lib/ir/types.ts";
+import { SocketProtocol } from "./enums.ts";
+import type { NamedResource } from "./types.ts";
+import { adsConfigSource, any, statName } from "./util.ts";
+
+const TCP_PROXY = "envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy";
+const DOWNSTREAM_TLS = "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext";
+const UDP_PROXY = "envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig";
+const UDP_ROUTE = "envoy.extensions.filters.udp.udp_proxy.v3.Route";
+/** Cluster of a chain whose every backend has weight 0: no such cluster, so refused. */
+const NO_BACKEND = "aether.invalid/no-backend";
+
+/** Downstream TLS termination with certificates over SDS and the given ALPN protocols. */
+export function downstreamTls(secrets: string[], alpn: string[]): Record<string, unknown> {
+  const common: Record<string, unknown> = {
+    tls_certificate_sds_secret_configs: secrets.map((name) => ({
+      name,
+      sds_config: adsConfigSource(),
+    })),
+  };
+  if (alpn.length) common.alpn_protocols = [...alpn];
+  return {
+    name: "envoy.transport_sockets.tls",
+    typed_config: any(DOWNSTREAM_TLS, { common_tls_context: common }),
+  };
+}
+
+/** `cluster` for one carrying backend, else `weighted_clusters` (weight-0 backends dropped). */
+function destination(backends: IRBackend[]): Record<string, unknown> {
+  const carrying = backends.filter((b) => b.weight > 0);
+  if (carrying.length === 0) return { cluster: NO_BACKEND };
+  if (carrying.length === 1) return { cluster: carrying[0].cluster };
+  return {
+    weighted_clusters: {
+      clusters: carrying.map((b) => ({ name: b.cluster, weight: b.weight })),
+    },
+  };
+}
+
+function tcpProxyFilter(name: string, backends: IRBackend[], statPrefix: string) {
+  return {
+    name: "envoy.filters.network.tcp_proxy",
+    typed_config: any(TCP_PROXY, {
+      stat_prefix: `${statPrefix}_${statName(name)}`,
+      ...destination(backends),
+    }),
+  };
+}
+
+/** A proxy chain of `backends`, chosen by `serverNames` when there are any. */
+function proxyChain(
+  name: string,
+  serverNames: string[],
+  backends: IRBackend[],
+  statPrefix: string,
+) {
+  const out: Record<string, unknown> = {
+    name,
+    filters: [tcpProxyFilter(name, backends, statPrefix)],
+  };
+  if (serverNames.length) out.filter_chain_match = { server_names: [...serverNames] };
+  return out;
+}
+
+/** A TCP proxy chain; with certificates, TLS is terminated first (matched by SNI). */
+export function tcpProxyChain(
+  chain: IRTcpProxyFilterChain,
+  statPrefix: string,
+): Record<string, unknown> {
+  const out = proxyChain(chain.name, chain.serverNames, chain.backends, statPrefix);
+  if (chain.certificateSecrets.length) {
+    out.transport_socket = downstreamTls(chain.certificateSecrets, []);
+  }
+  return out;
+}
+
+/** A TLS passthrough chain: chosen by SNI, bytes proxied as they are (no transport socket). */
+export function tlsPassthroughChain(
+  chain: IRTlsPassthroughFilterChain,
+  statPrefix: string,
+): Record<string, unknown> {
+  return proxyChain(chain.name, chain.serverNames, chain.backends, statPrefix);
+}
+
+/**
+ * The UDP listener of a `udpProxy` chain: the udp_proxy listener filter, its matcher routing
+ * every datagram to the backend's cluster. Envoy's udp_proxy routes to one cluster; weights
+ * across several backends are not translated yet (they need one cluster with weighted
+ * localities), so more than one carrying backend is an error here.
+ */
+export function udpListener(
+  l: IRListener,
+  chain: IRUdpProxyFilterChain,
+  statPrefix: string,
+): NamedResource {
+  const carrying = chain.backends.filter((b) => b.weight > 0);
+  if (carrying.length > 1) {
+    throw new Error(`udpProxy chain ${chain.name}: weighted UDP backends are not translated yet`);
+  }
+  const cluster = carrying[0]?.cluster ?? NO_BACKEND;
+  const resource: Record<string, unknown> = {
+    name: l.name,
+    stat_prefix: `${statPrefix}_${statName(l.name)}`,
+    address: {
+      socket_address: { address: l.address, port_value: l.port, protocol: SocketProtocol.UDP },
+    },
+    listener_filters: [{
+      name: "envoy.filters.udp_listener.udp_proxy",
+      typed_config: any(UDP_PROXY, {
+        stat_prefix: `${statPrefix}_${statName(chain.name)}`,
+        matcher: {
+          on_no_match: { action: { name: "route", typed_config: any(UDP_ROUTE, { cluster }) } },
+        },
+      }),
+    }],
+  };
+  return { name: l.name, resource };
+}
