@@ -7,9 +7,12 @@
  * - forwarded names: 100 names `fwd<i>.ext.test` — both forward to the same upstream unbound
  *   (serving them as local-data) and both cache.
  *
- * QPS from dnsperf's summary, p50/p99 from the per-query latencies `dnsperf -v` prints.
+ * QPS from dnsperf's summary, p50/p99 from the per-query latencies `dnsperf -v` prints. The
+ * servers are measured alternately, `--rounds` times each, and each figure is the median round
+ * (the machine may be shared: alternating spreads its load over both). Then each server is run
+ * at half its own measured mesh-name QPS (`dnsperf -Q`) for the latency at 50% load.
  *
- *   deno run -A bench/dns.ts [--seconds 10] [--outstanding 100] [--clients 1]
+ *   deno run -A bench/dns.ts [--seconds 10] [--outstanding 100] [--clients 1] [--rounds 3]
  *
  * Prints a Markdown table and a JSON line.
  * @module
@@ -26,6 +29,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "10" },
     outstanding: { type: "string", default: "100" },
     clients: { type: "string", default: "1" },
+    rounds: { type: "string", default: "3" },
   },
 });
 const NAMES = 100;
@@ -108,7 +112,7 @@ try {
     p99: number;
     lost: number;
   }
-  const perf = async (port: number, file: string): Promise<Run> => {
+  const perf = async (port: number, file: string, rate?: number): Promise<Run> => {
     const args = [
       "-c",
       "1",
@@ -126,6 +130,7 @@ try {
       "-c",
       values.clients!,
       "-v",
+      ...(rate ? ["-Q", String(Math.round(rate))] : []),
     ];
     const out = await new Deno.Command("taskset", { args, stdout: "piped", stderr: "piped" })
       .output();
@@ -152,11 +157,25 @@ try {
       stderr: "null",
     }).output();
   }
-  const results: Record<string, Record<string, Run>> = { mesh: {}, forwarded: {} };
+  const results: Record<string, Record<string, Run>> = { mesh: {}, forwarded: {}, half: {} };
+  const median = (runs: Run[]) => runs.sort((a, b) => a.qps - b.qps)[runs.length >> 1];
+  const ports = { aether: aetherPort, unbound: unbound.port };
   for (const [kind, file] of [["mesh", "mesh.txt"], ["forwarded", "fwd.txt"]] as const) {
-    results[kind].aether = await perf(aetherPort, file);
-    results[kind].unbound = await perf(unbound.port, file);
+    const runs: Record<string, Run[]> = { aether: [], unbound: [] };
+    for (let r = 0; r < Number(values.rounds); r++) {
+      for (const server of ["aether", "unbound"] as const) {
+        runs[server].push(await perf(ports[server], file));
+      }
+    }
+    for (const server of ["aether", "unbound"] as const) {
+      results[kind][server] = median(runs[server]);
+    }
   }
+  for (const server of ["aether", "unbound"] as const) {
+    results.half[server] = await perf(ports[server], "mesh.txt", results.mesh[server].qps / 2);
+  }
+  const load = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
+  console.log(`load average at the end: ${load}`);
   const cpu = (await new Deno.Command("nproc").output()).stdout;
   const mem = (await new Deno.Command("free", { args: ["-g"] }).output()).stdout;
   const dec = new TextDecoder();
@@ -166,14 +185,14 @@ try {
   console.log(
     `\n| names | server | QPS | p50 ms | p99 ms | lost | QPS vs unbound |\n|---|---|---|---|---|---|---|`,
   );
-  for (const kind of ["mesh", "forwarded"]) {
+  for (const kind of ["mesh", "forwarded", "half"]) {
     for (const server of ["aether", "unbound"]) {
       const r = results[kind][server];
       const ratio = r.qps / results[kind].unbound.qps;
       console.log(
-        `| ${kind} | ${server} | ${f(r.qps)} | ${f(r.p50, 3)} | ${f(r.p99, 3)} | ${r.lost} | ${
-          f(ratio, 2)
-        } |`,
+        `| ${kind === "half" ? "mesh at 50% of own max" : kind} | ${server} | ${f(r.qps)} | ${
+          f(r.p50, 3)
+        } | ${f(r.p99, 3)} | ${r.lost} | ${f(ratio, 2)} |`,
       );
     }
   }

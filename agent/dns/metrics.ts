@@ -30,6 +30,7 @@ export class DnsMetrics {
   readonly dropped: Counter;
   readonly truncated: Counter;
   readonly tcpConnections: Gauge;
+  readonly udpFallbacks: Counter;
   readonly #labels = new Map<number, Record<string, string>>();
   /** Pending per-series counts, folded into `queries` by `flush()` (the hot path stays cheap). */
   readonly #pending = new Map<number, number>();
@@ -58,6 +59,10 @@ export class DnsMetrics {
     this.dropped = reg.counter("aether_dns_dropped_total", "Packets dropped without an answer");
     this.truncated = reg.counter("aether_dns_truncated_total", "UDP answers sent with TC set");
     this.tcpConnections = reg.gauge("aether_dns_tcp_connections", "Open DNS TCP connections");
+    this.udpFallbacks = reg.counter(
+      "aether_dns_udp_fallbacks_total",
+      "Times the batched UDP loop failed and the plain UDP path took over",
+    );
   }
 
   /**

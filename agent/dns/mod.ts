@@ -21,6 +21,8 @@ import { RateLimiter, type RateLimitOptions } from "./rate_limit.ts";
 import { type MeshRecords, type RecordMap, StaticRecords } from "./records.ts";
 import { type TcpOptions, TcpServer } from "./tcp_server.ts";
 import { UdpServer } from "./udp_server.ts";
+import { type Libc, openLibc } from "./libc.ts";
+import { MmsgUdpServer } from "./mmsg_server.ts";
 
 export type { MeshRecords, RecordMap, RecordSet } from "./records.ts";
 export { StaticRecords } from "./records.ts";
@@ -57,6 +59,13 @@ export interface DnsResponderOptions {
   cache?: Omit<CacheOptions, "now">;
   zone?: ZoneOptions;
   tcp?: TcpOptions;
+  /**
+   * UDP path: "batched" (default; recvmmsg/sendmmsg through libc, falling back to "plain" when FFI
+   * is unavailable or the batched loop fails) or "plain" (node:dgram, one event per datagram).
+   */
+  udp?: "batched" | "plain";
+  /** libc bindings for the batched path (default: `openLibc()`; tests inject faults). */
+  libc?: () => Libc;
 }
 
 /** Where to listen. Never a wildcard unless asked for explicitly. */
@@ -81,7 +90,11 @@ export class DnsResponder {
   #records: MeshRecords;
   #explicitUpstreams: boolean;
   #opts: DnsResponderOptions;
-  #udp?: UdpServer;
+  #closing = false;
+  #udp?: { port: number; close(): Promise<void> };
+  #libc?: Libc;
+  /** Which UDP path is serving: "batched", "plain", or undefined before listen. */
+  udpPath?: "batched" | "plain";
   #tcp?: TcpServer;
 
   constructor(opts: DnsResponderOptions) {
@@ -132,7 +145,7 @@ export class DnsResponder {
     // With port 0 the kernel picks a free UDP port, whose number may already be taken on TCP:
     // then try another one (a few times) instead of failing.
     for (let attempt = 1;; attempt++) {
-      this.#udp = await UdpServer.listen(this.handler, address, port, log);
+      this.#udp = await this.#listenUdp(address, port);
       try {
         this.#tcp = new TcpServer(
           this.handler,
@@ -170,8 +183,44 @@ export class DnsResponder {
     return { address, port: this.#udp.port };
   }
 
+  /** The batched UDP socket where possible, else the plain one. */
+  async #listenUdp(
+    address: string,
+    port: number,
+  ): Promise<{ port: number; close(): Promise<void> }> {
+    const log = this.#opts.logger;
+    if (this.#opts.udp !== "plain") {
+      try {
+        this.#libc ??= (this.#opts.libc ?? openLibc)();
+        const server = MmsgUdpServer.listen(this.#libc, this.handler, address, port, log, (e) => {
+          // The loop died (its socket is closed): answer on the plain path, same port.
+          this.metrics.udpFallbacks.inc();
+          log.error("dns batched udp loop failed; answering on the plain udp path", {
+            error: e.message,
+          });
+          this.udpPath = "plain";
+          this.#udp = undefined;
+          UdpServer.listen(this.handler, address, server.port, log).then((plain) => {
+            if (this.#closing) return plain.close();
+            this.#udp = plain;
+          }, (err) => log.error("dns udp fallback failed to bind", { error: String(err) }));
+        });
+        this.udpPath = "batched";
+        return server;
+      } catch (e) {
+        if (e instanceof Deno.errors.AddrInUse) throw e;
+        log.warn("dns batched udp unavailable; using the plain udp path", {
+          error: (e as Error).message,
+        });
+      }
+    }
+    this.udpPath = "plain";
+    return await UdpServer.listen(this.handler, address, port, log);
+  }
+
   /** Stops both listeners. */
   async close(): Promise<void> {
+    this.#closing = true;
     await Promise.all([this.#udp?.close(), this.#tcp?.close()]);
     this.metrics.stop();
     this.#udp = undefined;
