@@ -1,10 +1,17 @@
 /**
- * `deno task bench`: runs every benchmark, each size in its own process, and prints one JSON line
- * per run plus a Markdown table for docs/performance.md. `--only translate|edit|mesh|dns` picks one.
+ * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, edit, mesh,
+ * fanout, dns; `--only <part>` also works), each size in its own process, and prints one JSON line
+ * per run plus a Markdown table for docs/performance.md.
  */
 import { parseArgs } from "node:util";
 
-const { values } = parseArgs({ args: Deno.args, options: { only: { type: "string" } } });
+const { values, positionals } = parseArgs({
+  args: Deno.args,
+  allowPositionals: true,
+  options: { only: { type: "string" } },
+});
+const parts = new Set([...positionals, ...(values.only ? [values.only] : [])]);
+const want = (part: string) => parts.size === 0 || parts.has(part);
 
 async function runJson(script: string, args: string[]): Promise<Record<string, number>> {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -27,7 +34,7 @@ console.log(
   } GiB, ${cpu}`,
 );
 
-if (!values.only || values.only === "translate") {
+if (want("translate")) {
   const rows = [];
   for (const routes of [1000, 10000]) {
     rows.push(await runJson("bench/translate.ts", [String(routes), "5000"]));
@@ -42,13 +49,13 @@ if (!values.only || values.only === "translate") {
     );
   }
 }
-if (!values.only || values.only === "edit") {
+if (want("edit")) {
   const r = await runJson("bench/edit_latency.ts", ["1000", "1000", "120"]);
   console.log("\n| HTTPRoutes | edits | p50 ms | p90 ms | p99 ms | max ms |");
   console.log("|---|---|---|---|---|---|");
   console.log(`| ${r.routes} | ${r.edits} | ${r.p50Ms} | ${r.p90Ms} | ${r.p99Ms} | ${r.maxMs} |`);
 }
-if (!values.only || values.only === "mesh") {
+if (want("mesh")) {
   const r = await runJson("bench/mesh_push.ts", ["1000", "100", "20", "50"]) as unknown as Record<
     string,
     Record<string, number>
@@ -64,11 +71,11 @@ if (!values.only || values.only === "mesh") {
     );
   }
 }
-if (!values.only || values.only === "dns") {
+if (want("dns")) {
   try {
     await Deno.stat("bench/dns.ts");
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "bench/dns.ts"],
+      args: ["run", "-A", "bench/dns.ts", "--seconds", "5", "--rounds", "3"],
       stdout: "inherit",
       stderr: "inherit",
     }).output();
