@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
 import { runStandalone, standaloneDefaults } from "./standalone/run.ts";
 import { runNode } from "./node/run.ts";
+import { limitFlagSpecs, limitFlagsUsage, limitsFromFlags } from "./limits_flags.ts";
 import { translateCommand } from "./translate/mod.ts";
 
 const usage = `usage: agent standalone --config <dir|file> [flags]
@@ -31,7 +32,7 @@ flags:
   --envoy-log-level <lvl>  Envoy log level (default warning)
   --node-name <name>       (node) this node: serves Pods with this spec.nodeName; Envoy node id
                            (default $NODE_NAME, else the host name)
-`;
+${limitFlagsUsage}`;
 
 async function main(args: string[]): Promise<number> {
   if (args[0] === "translate") return await translateCommand(args.slice(1));
@@ -51,6 +52,7 @@ async function main(args: string[]): Promise<number> {
       "envoy-log-level": { type: "string", default: "warning" },
       "node-name": { type: "string" },
       help: { type: "boolean", short: "h" },
+      ...limitFlagSpecs,
     },
   });
   const role = positionals[0];
@@ -63,7 +65,9 @@ async function main(args: string[]): Promise<number> {
     return 2;
   }
   const logger = new Logger("agent");
+  const limits = limitsFromFlags(values);
   const common = {
+    ...limits,
     config: values.config,
     envoy: values.envoy!,
     adminAddress: values["admin-address"]!,

@@ -29,6 +29,8 @@ export interface RuntimeOptions {
   /** Envoy binary path, "auto" (peer cache) or "none". */
   envoy: string;
   envoyLogLevel?: string;
+  /** Envoy's overload-manager limit on downstream connections (unset/0 = none). */
+  maxDownstreamConnections?: number;
   /** Use delta xDS (needed for on-demand CDS and for VHDS, which the edge and node proxies use). */
   delta?: boolean;
   meshDomain: string;
@@ -139,6 +141,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
           adminAddress: "127.0.0.1",
           adminPort: 0,
           delta: o.delta,
+          maxDownstreamConnections: o.maxDownstreamConnections,
         }),
       });
       await runtime.envoy.start();

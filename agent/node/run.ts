@@ -31,6 +31,8 @@ export interface NodeAgentOptions {
   dnsAddress: string;
   dnsUpstreams?: string[];
   envoyLogLevel?: string;
+  /** --max-downstream-connections: Envoy's overload-manager connection limit (0 = none). */
+  maxDownstreamConnections?: number;
   logger?: Logger;
 }
 

@@ -12,6 +12,7 @@ import { Pipeline } from "../pipeline.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { recordsFromServices } from "../dns/mod.ts";
 import { type Runtime, startRuntime } from "../runtime.ts";
+import type { EdgeLimits } from "../xds/translate/mod.ts";
 
 /** Options of `agent standalone` (flag names in comments). */
 export interface StandaloneOptions {
@@ -37,6 +38,10 @@ export interface StandaloneOptions {
   dnsUpstreams?: string[];
   /** --envoy-log-level (default warning). */
   envoyLogLevel?: string;
+  /** Edge listener limits (--headers-with-underscores, --request-headers-timeout, …). */
+  edgeLimits?: Partial<EdgeLimits>;
+  /** --max-downstream-connections: Envoy's overload-manager connection limit (0 = none). */
+  maxDownstreamConnections?: number;
   logger?: Logger;
 }
 
@@ -67,7 +72,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     logger: logger.child("config"),
     metrics,
     resolve: { bindAddress: opts.bindAddress, meshDomain: opts.meshDomain },
-    translate: { edge: true },
+    translate: { edge: true, edgeLimits: opts.edgeLimits },
   });
   const runtime = await startRuntime({
     ...opts,

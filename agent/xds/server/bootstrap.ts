@@ -19,6 +19,29 @@ export interface EnvoyBootstrapOptions {
   adminPort?: number;
   /** Use incremental (delta) xDS instead of state-of-the-world. */
   delta?: boolean;
+  /**
+   * Overload manager limit on active downstream connections across every listener (Envoy's
+   * `global_downstream_max_connections` resource monitor); connections over it are closed on
+   * accept. Unset or 0 = no limit.
+   */
+  maxDownstreamConnections?: number;
+  /** Seconds between ADS reconnect attempts at most (default 2: a restarted agent is found fast). */
+  xdsRetryMaxSeconds?: number;
+}
+
+/** The overload manager with only the downstream connection limit. */
+function overloadManager(max: number): Record<string, unknown> {
+  const monitor = "envoy.resource_monitors.global_downstream_max_connections";
+  return {
+    resource_monitors: [{
+      name: monitor,
+      typed_config: {
+        "@type":
+          "type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig",
+        max_active_downstream_connections: max,
+      },
+    }],
+  };
 }
 
 /** Name of the static cluster that reaches the xDS server. */
@@ -32,12 +55,26 @@ export function envoyBootstrap(o: EnvoyBootstrapOptions): Record<string, unknown
   const ads = { ads: {}, resource_api_version: "V3" };
   return {
     node: { id: o.nodeId, cluster: o.cluster },
+    ...(o.maxDownstreamConnections
+      ? { overload_manager: overloadManager(o.maxDownstreamConnections) }
+      : {}),
     dynamic_resources: {
       ads_config: {
         api_type: o.delta ? "DELTA_GRPC" : "GRPC",
         transport_api_version: "V3",
         set_node_on_first_message_only: true,
-        grpc_services: [{ envoy_grpc: { cluster_name: xdsClusterName } }],
+        grpc_services: [{
+          envoy_grpc: {
+            cluster_name: xdsClusterName,
+            // Reconnect quickly after the agent restarts (it keeps serving meanwhile).
+            retry_policy: {
+              retry_back_off: {
+                base_interval: "0.1s",
+                max_interval: `${o.xdsRetryMaxSeconds ?? 2}s`,
+              },
+            },
+          },
+        }],
       },
       cds_config: ads,
       lds_config: ads,

@@ -23,6 +23,11 @@ export const enums = {
     TEMPORARY_REDIRECT: 3,
     PERMANENT_REDIRECT: 4,
   },
+  "envoy.config.core.v3.HttpProtocolOptions.HeadersWithUnderscoresAction": {
+    ALLOW: 0,
+    REJECT_REQUEST: 1,
+    DROP_HEADER: 2,
+  },
   "envoy.type.v3.FractionalPercent.DenominatorType": { HUNDRED: 0, MILLION: 2 },
   "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.CodecType": {
     AUTO: 0,
@@ -50,6 +55,9 @@ export const ClusterNotFound =
   enums["envoy.config.route.v3.RouteAction.ClusterNotFoundResponseCode"];
 /** RedirectAction.RedirectResponseCode values. */
 export const RedirectCode = enums["envoy.config.route.v3.RedirectAction.RedirectResponseCode"];
+/** HttpProtocolOptions.HeadersWithUnderscoresAction values. */
+export const HeadersWithUnderscores =
+  enums["envoy.config.core.v3.HttpProtocolOptions.HeadersWithUnderscoresAction"];
 /** FractionalPercent.DenominatorType values. */
 export const Denominator = enums["envoy.type.v3.FractionalPercent.DenominatorType"];
 /** HttpConnectionManager.CodecType values. */

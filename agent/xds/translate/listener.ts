@@ -9,11 +9,14 @@ import { CodecType, EscapedSlashes, ForwardClientCert } from "./enums.ts";
 import { downstreamTls, tcpProxyChain, tlsPassthroughChain, udpListener } from "./l4.ts";
 import type { NamedResource } from "./types.ts";
 import { adsConfigSource, any, statName } from "./util.ts";
+import { edgeHcmFields, edgeLimitDefaults, type EdgeLimits } from "./edge_limits.ts";
 
 /** Resolved listener options. */
 export interface ListenerOptions {
   statPrefix: string;
   edge: boolean;
+  /** Limits of edge listeners (used when `edge`). */
+  edgeLimits?: EdgeLimits;
 }
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
@@ -65,6 +68,7 @@ export function httpConnectionManager(
     // dropped (the mesh hop adds its own, By= the edge identity, in a later issue).
     hcm.use_remote_address = { value: true };
     hcm.forward_client_cert_details = ForwardClientCert.SANITIZE;
+    Object.assign(hcm, edgeHcmFields(opts.edgeLimits ?? edgeLimitDefaults));
   }
   return hcm;
 }
@@ -121,6 +125,11 @@ export function listener(l: IRListener, opts: ListenerOptions): NamedResource {
       filterChain(l, c as Exclude<IRFilterChain, { kind: "udpProxy" }>, opts)
     ),
   };
+  if (opts.edge) {
+    resource.per_connection_buffer_limit_bytes = {
+      value: (opts.edgeLimits ?? edgeLimitDefaults).connectionBufferLimitBytes,
+    };
+  }
   if (needsSni(l)) {
     resource.listener_filters = [{
       name: "envoy.filters.listener.tls_inspector",

@@ -13,6 +13,7 @@ import type { IR } from "../../../lib/ir/types.ts";
 import { cluster } from "./cluster.ts";
 import { translateEndpoints } from "./endpoint.ts";
 import { listener } from "./listener.ts";
+import { edgeLimitDefaults } from "./edge_limits.ts";
 import { routeConfiguration, vhdsVirtualHosts } from "./route.ts";
 import { secret } from "./secret.ts";
 import type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
@@ -20,6 +21,12 @@ import { sortedByName } from "./util.ts";
 
 export type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
 export { translateEndpoints };
+export {
+  checkEdgeLimits,
+  edgeLimitDefaults,
+  type EdgeLimits,
+  type UnderscoreHeaderAction,
+} from "./edge_limits.ts";
 
 /**
  * Request headers aether sets itself and therefore never accepts from a client at the edge.
@@ -37,6 +44,7 @@ export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResource
   const statPrefix = options.statPrefix ?? "aether";
   const edge = options.edge ?? true;
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const edgeLimits = { ...edgeLimitDefaults, ...options.edgeLimits };
   const routeOpts = { stripRequestHeaders: edge ? [...AETHER_INTERNAL_HEADERS] : [] };
   const chains = ir.listeners.flatMap((l) =>
     l.filterChains.flatMap((c) =>
@@ -46,7 +54,7 @@ export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResource
     )
   );
   return {
-    listeners: sortedByName(ir.listeners.map((l) => listener(l, { statPrefix, edge }))),
+    listeners: sortedByName(ir.listeners.map((l) => listener(l, { statPrefix, edge, edgeLimits }))),
     routes: sortedByName(uniqueByName(
       chains.map(({ c }) => routeConfiguration(c, routeOpts)),
     )),

@@ -14,6 +14,8 @@ export type { NamedResource } from "../cache/snapshot.ts";
 /** Everything one proxy needs, each list sorted by name: LDS, RDS, CDS, EDS and SDS resources. */
 export type { Resources as EnvoyResources } from "../cache/snapshot.ts";
 
+import type { EdgeLimits } from "./edge_limits.ts";
+
 /** Knobs for `translate`. Every field has a default; none depends on the clock or the host. */
 export interface TranslateOptions {
   /** Prefix of every listener and HTTP connection manager stat prefix. Default "aether". */
@@ -23,6 +25,8 @@ export interface TranslateOptions {
    * forwarding headers (`use_remote_address`), strip aether's internal request headers.
    */
   edge?: boolean;
+  /** Edge listener limits (with `edge`); unset fields take `edgeLimitDefaults`. */
+  edgeLimits?: Partial<EdgeLimits>;
   /** Upstream connect timeout in ms. Default 5000. */
   connectTimeoutMs?: number;
 }

@@ -1,0 +1,111 @@
+/**
+ * The agent's edge-limit and Envoy-supervision flags: their parseArgs specs, usage text and
+ * conversion into run options (kept out of main.ts so every role shares them).
+ * @module
+ */
+import {
+  checkEdgeLimits,
+  edgeLimitDefaults,
+  type EdgeLimits,
+  type UnderscoreHeaderAction,
+} from "./xds/translate/mod.ts";
+
+/** Default of `--max-downstream-connections` (Envoy Gateway's default). */
+export const defaultMaxDownstreamConnections = 50_000;
+
+/** parseArgs option specs of these flags. */
+export const limitFlagSpecs = {
+  "headers-with-underscores": { type: "string" },
+  "request-headers-timeout": { type: "string" },
+  "stream-idle-timeout": { type: "string" },
+  "http2-max-concurrent-streams": { type: "string" },
+  "http2-initial-stream-window": { type: "string" },
+  "http2-initial-connection-window": { type: "string" },
+  "connection-buffer-limit": { type: "string" },
+  "max-downstream-connections": { type: "string" },
+  "state-dir": { type: "string" },
+  "keep-envoy": { type: "boolean" },
+} as const;
+
+const d = edgeLimitDefaults;
+
+/** Usage lines of these flags. */
+export const limitFlagsUsage = `
+edge limits (Envoy's edge best practices, Envoy Gateway's defaults):
+  --headers-with-underscores <reject|drop|allow>  header names with "_" (default ${d.headersWithUnderscores}: 400)
+  --request-headers-timeout <dur>     whole request header block deadline (default ${
+  d.requestHeadersTimeoutMs / 1000
+}s; 0 = none)
+  --stream-idle-timeout <dur>         reset a stream idle this long (default ${
+  d.streamIdleTimeoutMs / 1000
+}s; 0 = none)
+  --http2-max-concurrent-streams <n>  per connection (default ${d.http2MaxConcurrentStreams})
+  --http2-initial-stream-window <b>   bytes (default ${d.http2InitialStreamWindowBytes})
+  --http2-initial-connection-window <b>  bytes (default ${d.http2InitialConnectionWindowBytes})
+  --connection-buffer-limit <b>       per downstream connection, bytes (default ${d.connectionBufferLimitBytes})
+  --max-downstream-connections <n>    across all listeners, more are refused (default ${defaultMaxDownstreamConnections}; 0 = none)
+`;
+
+/** A duration flag: "10s", "250ms", "5m", "1h" or plain milliseconds. */
+export function parseDurationMs(flag: string, s: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(s.trim());
+  if (!m) throw new RangeError(`--${flag}: "${s}" is not a duration (e.g. 10s, 250ms, 5m, 0)`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? "ms"]!;
+  return Math.round(Number(m[1]) * unit);
+}
+
+function integer(flag: string, s: string): number {
+  const n = Number(s);
+  if (!/^\d+$/.test(s.trim()) || !Number.isSafeInteger(n)) {
+    throw new RangeError(`--${flag}: "${s}" is not a whole number`);
+  }
+  return n;
+}
+
+/** Parsed values of these flags. */
+export interface LimitFlags {
+  edgeLimits: EdgeLimits;
+  maxDownstreamConnections: number;
+  stateDir?: string;
+  keepEnvoy: boolean;
+}
+
+/** Converts parsed flag values; throws RangeError naming the flag for a bad value. */
+export function limitsFromFlags(
+  v: Partial<Record<keyof typeof limitFlagSpecs, unknown>>,
+): LimitFlags {
+  const str = (k: keyof typeof limitFlagSpecs) =>
+    typeof v[k] === "string" ? v[k] as string : undefined;
+  const dur = (k: keyof typeof limitFlagSpecs, def: number) => {
+    const s = str(k);
+    return s === undefined ? def : parseDurationMs(k, s);
+  };
+  const num = (k: keyof typeof limitFlagSpecs, def: number) => {
+    const s = str(k);
+    return s === undefined ? def : integer(k, s);
+  };
+  const edgeLimits: EdgeLimits = {
+    headersWithUnderscores:
+      (str("headers-with-underscores") ?? d.headersWithUnderscores) as UnderscoreHeaderAction,
+    requestHeadersTimeoutMs: dur("request-headers-timeout", d.requestHeadersTimeoutMs),
+    streamIdleTimeoutMs: dur("stream-idle-timeout", d.streamIdleTimeoutMs),
+    http2MaxConcurrentStreams: num("http2-max-concurrent-streams", d.http2MaxConcurrentStreams),
+    http2InitialStreamWindowBytes: num(
+      "http2-initial-stream-window",
+      d.http2InitialStreamWindowBytes,
+    ),
+    http2InitialConnectionWindowBytes: num(
+      "http2-initial-connection-window",
+      d.http2InitialConnectionWindowBytes,
+    ),
+    connectionBufferLimitBytes: num("connection-buffer-limit", d.connectionBufferLimitBytes),
+  };
+  const bad = checkEdgeLimits(edgeLimits);
+  if (bad.length) throw new RangeError(`bad edge limits: ${bad.join("; ")}`);
+  return {
+    edgeLimits,
+    maxDownstreamConnections: num("max-downstream-connections", defaultMaxDownstreamConnections),
+    stateDir: str("state-dir"),
+    keepEnvoy: v["keep-envoy"] === true,
+  };
+}
