@@ -11,4 +11,7 @@ Deno.test("demo: the quickstart shows the split and the header match, and exits 
   assert(out.success, `demo failed:\n${text}\n${new TextDecoder().decode(out.stderr)}`);
   assert(/echo-v1\s+\d+ \(8[5-9]\.\d%|echo-v1\s+\d+ \(9[0-5]\.\d%/.test(text), text);
   assert(text.includes("with header x-canary: always → echo-v2 (HTTP 200)"), text);
+  // The closing lines do not invite curls against a demo that has exited.
+  assert(text.includes("The demo has stopped") && text.includes("deno task demo --keep"), text);
+  assert(!text.includes("Still running"), text);
 });

@@ -50,23 +50,27 @@ const canary = await request({
 });
 console.log(`\nwith header x-canary: always → ${canary.json?.backend} (HTTP ${canary.status})`);
 
-console.log(`\nTry it yourself:
-  curl -s -H 'Host: ${host}' http://127.0.0.1:${gatewayPort}/hello
+const tryIt = `  curl -s -H 'Host: ${host}' http://127.0.0.1:${gatewayPort}/hello
   curl -s -H 'Host: ${host}' -H 'x-canary: always' http://127.0.0.1:${gatewayPort}/
-  curl -s http://${agent.admin.address}/status`);
+  curl -s http://${agent.admin.address}/status`;
 
 if (values.keep) {
-  console.log(
-    "\nrunning; edit examples/quickstart/*.yaml to see changes applied live. Ctrl-C stops.",
-  );
-  Deno.addSignalListener("SIGINT", async () => {
+  console.log(`\nStill running (--keep). Try it yourself:\n${tryIt}`);
+  console.log("\nEdit examples/quickstart/*.yaml to see changes applied live. Ctrl-C stops.");
+  const stop = async () => {
     await agent.close();
     for (const b of backends) await b.close();
     Deno.exit(0);
-  });
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
 } else {
   await agent.close();
   for (const b of backends) await b.close();
+  console.log(
+    `\nThe demo has stopped the agent, Envoy and the backends. To keep them running and try it
+yourself, run \`deno task demo --keep\`, then:\n${tryIt}`,
+  );
   const v1 = counts.get("echo-v1") ?? 0;
   if (v1 < total * 0.85 || v1 > total * 0.95 || canary.json?.backend !== "echo-v2") {
     console.error("demo: the split or the header match is not what the route says");
