@@ -5,10 +5,10 @@
  */
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
 import { type AdminServer, splitHostPort, startAdmin } from "./admin/server.ts";
 import { DnsResponder } from "./dns/mod.ts";
 import { EnvoyProcess } from "./envoy/process.ts";
+import { locateEnvoy } from "./envoy/locate.ts";
 import type { SnapshotCache } from "./xds/cache/mod.ts";
 import { envoyBootstrap, XdsServer, type XdsServerOptions } from "./xds/server/mod.ts";
 import { xdsDebug } from "./admin/xds_debug.ts";
@@ -26,7 +26,7 @@ export interface RuntimeOptions {
   nodeId: string;
   /** Envoy's `node.cluster`. */
   envoyCluster: string;
-  /** Envoy binary path, "auto" (peer cache) or "none". */
+  /** Envoy binary path, "auto" (PATH, else the project's peer cache; never downloads) or "none". */
   envoy: string;
   envoyLogLevel?: string;
   /** Envoy's overload-manager limit on downstream connections (unset/0 = none). */
@@ -128,7 +128,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     },
     startEnvoy: async () => {
       if (o.envoy === "none") return;
-      const binary = o.envoy === "auto" ? await ensurePeer("envoy") : o.envoy;
+      const binary = await locateEnvoy(o.envoy);
       runtime.envoy = new EnvoyProcess({
         binary,
         logger: logger.child("envoy"),

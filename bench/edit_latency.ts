@@ -13,6 +13,7 @@ import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
 import { startEcho } from "../e2e/echo/server.ts";
 import { freePort, request } from "../e2e/http_client.ts";
 import { syntheticConfig, syntheticRoute } from "./fixtures.ts";
+import { ensurePeer } from "../lib/peers/mod.ts";
 
 const routes = Number(Deno.args[0] ?? 1000);
 const services = Number(Deno.args[1] ?? 1000);
@@ -26,6 +27,7 @@ const source = new MemorySource(
 const startup = performance.now();
 const agent = await runStandalone({
   ...standaloneDefaults,
+  envoy: await ensurePeer("envoy"),
   source,
   adminAddress: "127.0.0.1:0",
   xdsAddress: "127.0.0.1:0",

@@ -53,6 +53,7 @@ Deno.test("edge e2e: config folder — hot reload under load, NACK, bad input, a
   const logs: string[] = [];
   const agent = await runStandalone({
     ...standaloneDefaults,
+    envoy: await ensurePeer("envoy"),
     config: dir,
     adminAddress: "127.0.0.1:0",
     xdsAddress: "127.0.0.1:0",

@@ -13,6 +13,7 @@ import {
 } from "../agent/standalone/run.ts";
 import { type EchoServer, startEcho } from "./echo/server.ts";
 import { freePort } from "./http_client.ts";
+import { ensurePeer } from "../lib/peers/mod.ts";
 
 /** A running edge under test. */
 export interface Edge {
@@ -31,6 +32,7 @@ export async function startEdge(objects: SourceObject[] = []): Promise<Edge> {
   const source = new MemorySource(objects);
   const agent = await runStandalone({
     ...standaloneDefaults,
+    envoy: await ensurePeer("envoy"),
     source,
     adminAddress: "127.0.0.1:0",
     xdsAddress: "127.0.0.1:0",

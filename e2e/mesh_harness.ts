@@ -9,6 +9,7 @@ import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/run.ts";
 import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
 import { createPod, type TestPod } from "./netns.ts";
 import type { EchoServer } from "./echo/server.ts";
+import { ensurePeer } from "../lib/peers/mod.ts";
 
 /** Starts a node agent with its Envoy on the config folder `dir`. */
 export async function startNode(
@@ -18,6 +19,7 @@ export async function startNode(
 ): Promise<NodeAgent> {
   const agent = await runNode({
     ...nodeDefaults,
+    envoy: await ensurePeer("envoy"),
     config: dir,
     nodeName,
     adminAddress: "127.0.0.1:0",

@@ -20,7 +20,7 @@ export interface StandaloneOptions {
   config?: string;
   /** A source to use instead of the config folder (tests). */
   source?: Source;
-  /** --envoy: path to an envoy binary, "auto" (peer cache, installing if needed) or "none". */
+  /** --envoy: path to an envoy binary, "auto" (PATH, else the peer cache; never downloads) or "none". */
   envoy: string;
   /** --bind-address: address Gateway listeners bind (default 127.0.0.1). */
   bindAddress: string;
