@@ -22,7 +22,7 @@ const usage = `usage: agent standalone --config <dir|file> [flags]
 flags:
   --config <path>          folder (read recursively) or file of Gateway API YAML; watched for changes
   --envoy <path|auto|none> envoy to start (default auto: PATH, else the project's peer cache;
-                           never downloads: `deno task peers ensure envoy` installs it)
+                           never downloads; 'deno task peers ensure envoy' installs it)
   --bind-address <ip>      address Gateway listeners bind (default ${standaloneDefaults.bindAddress})
   --admin-address <h:p>    admin server: /healthz /readyz /status /debug/xds /metrics (default ${standaloneDefaults.adminAddress})
   --xds-address <h:p>      xDS (ADS gRPC) server (default ${standaloneDefaults.xdsAddress})
