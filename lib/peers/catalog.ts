@@ -15,7 +15,7 @@ const k8sVersionFlags = [
   "k8s.io/client-go/pkg/version.gitMinor={minor}",
 ];
 
-function k8s(name: string, coldMinutes: number): GoPeer {
+function k8s(name: string, coldMinutes: number, versionArgs = ["--version"]): GoPeer {
   return {
     name,
     tools: "kubernetes",
@@ -24,9 +24,12 @@ function k8s(name: string, coldMinutes: number): GoPeer {
     kind: "build",
     coldMinutes,
     xflags: k8sVersionFlags,
-    versionArgs: ["--version"],
+    versionArgs,
   };
 }
+
+/** Static binaries for the local cluster's images (no libc in an image). */
+const staticEnv = { CGO_ENABLED: "0" };
 
 /** Go peers by name. */
 export const goPeers: Record<string, GoPeer> = {
@@ -51,6 +54,58 @@ export const goPeers: Record<string, GoPeer> = {
   "kube-apiserver": k8s("kube-apiserver", 8),
   "kube-controller-manager": k8s("kube-controller-manager", 6),
   "kube-scheduler": k8s("kube-scheduler", 3),
+  kubelet: k8s("kubelet", 3),
+  "kube-proxy": k8s("kube-proxy", 1),
+  kubectl: k8s("kubectl", 2, ["version", "--client"]),
+  // Our own main with only the plugins the local cluster and the conformance manifests use.
+  coredns: {
+    name: "coredns",
+    tools: "coredns",
+    module: "github.com/coredns/coredns",
+    pkg: ".",
+    kind: "build",
+    coldMinutes: 3,
+    env: staticEnv,
+    versionArgs: ["-version"],
+  },
+  // The Gateway API mesh conformance image (echo-advanced) wraps Istio's echo server and client.
+  "istio-echo-server": {
+    name: "istio-echo-server",
+    tools: "istio",
+    module: "istio.io/istio",
+    pkg: "istio.io/istio/pkg/test/echo/cmd/server",
+    kind: "build",
+    coldMinutes: 3,
+    env: staticEnv,
+  },
+  "istio-echo-client": {
+    name: "istio-echo-client",
+    tools: "istio",
+    module: "istio.io/istio",
+    pkg: "istio.io/istio/pkg/test/echo/cmd/client",
+    kind: "build",
+    coldMinutes: 1,
+    env: staticEnv,
+  },
+  helm: {
+    name: "helm",
+    tools: "helm",
+    module: "helm.sh/helm/v3",
+    pkg: "helm.sh/helm/v3/cmd/helm",
+    kind: "build",
+    coldMinutes: 3,
+    xflags: ["helm.sh/helm/v3/internal/version.version={version}"],
+    versionArgs: ["version", "--short"],
+  },
+  // The pod sandbox process of the local cluster (our own 30 lines of Go).
+  pause: {
+    name: "pause",
+    tools: "pause",
+    pkg: ".",
+    kind: "build",
+    coldMinutes: 1,
+    env: staticEnv,
+  },
   kwok: {
     name: "kwok",
     tools: "kwok",
@@ -75,6 +130,16 @@ export const goPeers: Record<string, GoPeer> = {
     pkg: "sigs.k8s.io/gateway-api/conformance/echo-basic",
     kind: "build",
     coldMinutes: 1,
+  },
+  // The same server linked statically, as upstream's image builds it, for the echo-basic image.
+  "echo-basic-static": {
+    name: "echo-basic-static",
+    tools: "gateway-api",
+    module: "sigs.k8s.io/gateway-api/conformance",
+    pkg: "sigs.k8s.io/gateway-api/conformance/echo-basic",
+    kind: "build",
+    coldMinutes: 1,
+    env: staticEnv,
   },
   egctl: {
     name: "egctl",

@@ -6,6 +6,7 @@
  * fresh clone.
  * @module
  */
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { duSize, exists, mb, run, which, withFileLock } from "./util.ts";
 
@@ -15,8 +16,11 @@ export interface GoPeer {
   name: string;
   /** Folder below `tools/peers/` holding the pinning tools module. */
   tools: string;
-  /** The Go module whose version names the peer (read from the tools module's go.mod). */
-  module: string;
+  /**
+   * The Go module whose version names the peer (read from the tools module's go.mod); absent for a
+   * program that is entirely the project's own (`v0`).
+   */
+  module?: string;
   /** The package to build. */
   pkg: string;
   /** `build` for a main package; `test` compiles the package's tests (`go test -c`). */
@@ -27,6 +31,8 @@ export interface GoPeer {
   xflags?: string[];
   /** Arguments that print the version, run once after building as a smoke check. */
   versionArgs?: string[];
+  /** Build environment added to Go's, e.g. `CGO_ENABLED: "0"` for a static binary (images). */
+  env?: Record<string, string>;
 }
 
 /** The pinned version of `module` in a go.mod text: a `replace` target wins over `require`. */
@@ -82,10 +88,25 @@ export function findGo(): Promise<GoToolchain> {
   return toolchain;
 }
 
-/** Reads the pinned version of a peer from its tools module. */
+/** Reads the pinned version of a peer from its tools module (`v0` for the project's own code). */
 export async function goPeerVersion(root: string, peer: GoPeer): Promise<string> {
   const goMod = await Deno.readTextFile(join(root, "tools", "peers", peer.tools, "go.mod"));
-  return moduleVersion(goMod, peer.module);
+  return peer.module ? moduleVersion(goMod, peer.module) : "v0";
+}
+
+/**
+ * The cache key of a build: the pinned version, plus a digest of the tools module's own `.go` files
+ * when it has any (a trimmed `main`), so editing them rebuilds.
+ */
+export async function goPeerCacheKey(toolsDir: string, version: string): Promise<string> {
+  const files: string[] = [];
+  for await (const e of Deno.readDir(toolsDir)) {
+    if (e.isFile && (e.name.endsWith(".go") || e.name === "go.sum")) files.push(e.name);
+  }
+  if (!files.some((f) => f.endsWith(".go"))) return version;
+  const h = createHash("sha256");
+  for (const f of files.sort()) h.update(f).update(await Deno.readFile(join(toolsDir, f)));
+  return `${version}-${h.digest("hex").slice(0, 8)}`;
 }
 
 /**
@@ -95,8 +116,9 @@ export async function goPeerVersion(root: string, peer: GoPeer): Promise<string>
 export async function ensureGoPeer(root: string, cacheDir: string, peer: GoPeer): Promise<string> {
   const toolsDir = join(root, "tools", "peers", peer.tools);
   const goMod = await Deno.readTextFile(join(toolsDir, "go.mod"));
-  const version = moduleVersion(goMod, peer.module);
-  const dir = join(cacheDir, `${peer.name}-${version}`);
+  const version = peer.module ? moduleVersion(goMod, peer.module) : "v0";
+  const key = await goPeerCacheKey(toolsDir, version);
+  const dir = join(cacheDir, `${peer.name}-${key}`);
   const bin = join(dir, peer.name);
   if (await exists(bin)) return bin;
   await Deno.mkdir(cacheDir, { recursive: true });
@@ -112,7 +134,8 @@ export async function ensureGoPeer(root: string, cacheDir: string, peer: GoPeer)
     }
     const started = Date.now();
     console.error(
-      `[peers] building ${peer.name} ${version} from ${peer.module} with go${go.version} ` +
+      `[peers] building ${peer.name} ${version} from ${peer.module ?? toolsDir} with ` +
+        `go${go.version}${peer.env ? ` (${Object.entries(peer.env).map((e) => e.join("=")).join(" ")})` : ""} ` +
         `(cold: ~${peer.coldMinutes} min on 2 cores; with a warm Go cache: seconds) …`,
     );
     const tick = setInterval(() => {
@@ -121,12 +144,12 @@ export async function ensureGoPeer(root: string, cacheDir: string, peer: GoPeer)
     }, 60_000);
     const tmp = `${dir}.tmp-${Deno.pid}`;
     try {
-      await removeStale(cacheDir, `${peer.name}-${version}.tmp-`);
+      await removeStale(cacheDir, `${peer.name}-${key}.tmp-`);
       await Deno.mkdir(tmp, { recursive: true });
       const out = join(tmp, peer.name);
       await run("nice", ["-n", "19", go.bin, ...goArgs(peer, version, out), peer.pkg], {
         cwd: toolsDir,
-        env: { GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly" },
+        env: { GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly", ...peer.env },
       });
       if (peer.versionArgs) await run(out, peer.versionArgs); // smoke check before it is used
       await Deno.remove(dir, { recursive: true }).catch(() => {});

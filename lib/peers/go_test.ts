@@ -46,6 +46,15 @@ Deno.test("every Go peer's tools module pins the expected release", async () => 
     "echo-basic": "v1.5.1",
     egctl: "v1.8.3",
     kwok: "v0.8.0",
+    kubelet: "v1.37.2",
+    "kube-proxy": "v1.37.2",
+    kubectl: "v1.37.2",
+    coredns: "v1.15.0",
+    "istio-echo-server": "v0.0.0-20260827124520-eed52ebb66ad",
+    "istio-echo-client": "v0.0.0-20260827124520-eed52ebb66ad",
+    helm: "v3.22.0",
+    pause: "v0",
+    "echo-basic-static": "v1.5.1",
   };
   assert.deepEqual(Object.keys(goPeers).sort(), Object.keys(want).sort());
   for (const [name, peer] of Object.entries(goPeers)) {

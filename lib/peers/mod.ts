@@ -32,6 +32,16 @@ const debianPeers: Record<string, { command: string; pkg: string }> = {
   ip: { command: "ip", pkg: "iproute2" },
   curl: { command: "curl", pkg: "curl" },
   openssl: { command: "openssl", pkg: "openssl" },
+  // The local cluster's node (lib/cluster): container runtime, CNI plugins, kube-proxy's tools.
+  containerd: { command: "containerd", pkg: "containerd" },
+  ctr: { command: "ctr", pkg: "containerd" },
+  runc: { command: "runc", pkg: "runc" },
+  "cni-plugins": { command: "/usr/lib/cni/bridge", pkg: "containernetworking-plugins" },
+  iptables: { command: "iptables", pkg: "iptables" },
+  conntrack: { command: "conntrack", pkg: "conntrack" },
+  socat: { command: "socat", pkg: "socat" },
+  // A static busybox for a toolbox image (`kubectl exec … sh`, nslookup, wget).
+  busybox: { command: "busybox", pkg: "busybox-static" },
 };
 
 /** Names `ensurePeer` accepts. */

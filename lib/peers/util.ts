@@ -36,8 +36,9 @@ export async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Finds a command on PATH (plus the sbin directories). */
+/** Finds a command on PATH (plus the sbin directories); an absolute path is checked as is. */
 export async function which(command: string): Promise<string | undefined> {
+  if (command.startsWith("/")) return (await exists(command)) ? command : undefined;
   for (const dir of (Deno.env.get("PATH") ?? "").split(":").concat(["/usr/sbin", "/sbin"])) {
     const p = join(dir, command);
     if (dir && await exists(p)) return p;

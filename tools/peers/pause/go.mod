@@ -1,0 +1,3 @@
+module aether.local/tools/peers/pause
+
+go 1.26
