@@ -133,9 +133,12 @@ export async function ensureGoPeer(root: string, cacheDir: string, peer: GoPeer)
       );
     }
     const started = Date.now();
+    const envNote = peer.env
+      ? ` (${Object.entries(peer.env).map((e) => e.join("=")).join(" ")})`
+      : "";
     console.error(
       `[peers] building ${peer.name} ${version} from ${peer.module ?? toolsDir} with ` +
-        `go${go.version}${peer.env ? ` (${Object.entries(peer.env).map((e) => e.join("=")).join(" ")})` : ""} ` +
+        `go${go.version}${envNote} ` +
         `(cold: ~${peer.coldMinutes} min on 2 cores; with a warm Go cache: seconds) …`,
     );
     const tick = setInterval(() => {

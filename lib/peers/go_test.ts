@@ -60,6 +60,7 @@ Deno.test("every Go peer's tools module pins the expected release", async () => 
   for (const [name, peer] of Object.entries(goPeers)) {
     assert.equal(await goPeerVersion(projectRoot, peer), want[name], name);
     assert.ok(peerNames.includes(name));
+    if (!peer.module) continue; // the project's own program, no dependencies to sum
     const goSum = await Deno.stat(join(projectRoot, "tools", "peers", peer.tools, "go.sum"));
     assert.ok(goSum.size > 0, `${peer.tools}/go.sum is committed`);
   }
