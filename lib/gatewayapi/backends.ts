@@ -67,13 +67,14 @@ export class Backends {
    * Failure reasons: InvalidKind, RefNotPermitted, BackendNotFound, UnsupportedProtocol. With
    * `options.mesh` (a route on a Service parent) a cross-namespace reference needs no
    * ReferenceGrant (GEP-1294: mesh routes only augment Services every caller can reach anyway).
+   * With `options.transport` (an L4 route) the port must have that protocol, any appProtocol.
    */
   resolve(
     ref: BackendObjectReference,
     routeKind: string,
     routeNs: string,
     grpc: boolean,
-    options: { mesh?: boolean } = {},
+    options: { mesh?: boolean; transport?: "TCP" | "UDP" } = {},
   ): ResolvedBackend {
     const ns = ref.namespace ?? routeNs;
     const invalid = `aether.invalid/${ns}/${ref.name}/${ref.port ?? 0}`;
@@ -119,7 +120,16 @@ export class Backends {
     const port = ports.find((p) => p.port === ref.port);
     if (!port) return bad("BackendNotFound", `Service ${ns}/${ref.name} has no port ${ref.port}`);
     const app = port.appProtocol ?? "";
-    if ((port.protocol ?? "TCP") !== "TCP" || !SUPPORTED_APP_PROTOCOLS.has(app)) {
+    if (options.transport) {
+      if ((port.protocol ?? "TCP") !== options.transport) {
+        return bad(
+          "UnsupportedProtocol",
+          `Service ${ns}/${ref.name} port ${port.port} is ${
+            port.protocol ?? "TCP"
+          }, not ${options.transport}`,
+        );
+      }
+    } else if ((port.protocol ?? "TCP") !== "TCP" || !SUPPORTED_APP_PROTOCOLS.has(app)) {
       return bad(
         "UnsupportedProtocol",
         `Service ${ns}/${ref.name} port ${port.port} speaks ${port.protocol ?? "TCP"}${

@@ -3,6 +3,7 @@
  * filter chain for HTTP, one chain per Gateway listener for HTTPS (SNI), and virtual hosts per
  * hostname. A hostname belongs to the most specific listener that covers it (listener isolation);
  * within it, rules of every route whose hostname covers the vhost's are ordered by precedence.
+ * TLS, TCP and UDP ports get L4 chains (build_l4.ts).
  * @module
  */
 import type { ListenerState } from "./gateways.ts";
@@ -12,7 +13,8 @@ import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import { type VhostInput, vhostMemoized } from "./vhost_memo.ts";
 import type { KubeObject } from "./types.ts";
-import type { IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
+import { l4FilterChains } from "./build_l4.ts";
+import type { IRFilterChain, IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
 
 /** A route accepted on one listener, serving these hostnames. */
 export interface Placement {
@@ -72,12 +74,16 @@ export function buildListeners(
     if (!byPort.has(l.listener.port)) byPort.set(l.listener.port, []);
     byPort.get(l.listener.port)!.push(l);
   }
-  return [...byPort.keys()].sort((a, b) => a - b).map((port): IRListener => {
+  return [...byPort.keys()].sort((a, b) => a - b).flatMap((port): IRListener[] => {
     const here = byPort.get(port)!;
-    const protocol = here[0].listener.protocol as "HTTP" | "HTTPS";
+    const protocol = here[0].listener.protocol as IRListener["protocol"];
     const name = `${address}:${port}`;
-    let filterChains: IRHttpFilterChain[];
-    if (protocol === "HTTP") {
+    let filterChains: IRFilterChain[];
+    if (protocol === "TLS" || protocol === "TCP" || protocol === "UDP") {
+      // An L4 port without a route has nothing to forward to: no socket, connections refused.
+      filterChains = l4FilterChains(protocol, here, placements);
+      if (filterChains.length === 0) return [];
+    } else if (protocol === "HTTP") {
       filterChains = [{
         kind: "http",
         name,
@@ -100,6 +106,6 @@ export function buildListeners(
           virtualHosts: virtualHosts([l], placements),
         }));
     }
-    return { name, address, port, protocol, filterChains };
+    return [{ name, address, port, protocol, filterChains }];
   });
 }

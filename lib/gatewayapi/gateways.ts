@@ -44,7 +44,7 @@ export interface ListenerState {
   accepted: Outcome;
   resolvedRefs: Outcome;
   conflicted: Outcome;
-  /** IRSecret names of its certificates (HTTPS, when all resolve). */
+  /** IRSecret names of its certificates (HTTPS and TLS Terminate, when all resolve). */
   certificateSecrets: string[];
   /** Whether the listener gets data-plane config. */
   programmed: boolean;
@@ -152,7 +152,7 @@ function certificates(
  * Finds our GatewayClasses and Gateways and evaluates every listener, including conflicts across
  * all our Gateways (they all bind the same address): a port keeps the protocol of its oldest
  * claimant, and on one port a hostname belongs to the oldest Gateway that lists it.
- * Certificates of programmed HTTPS listeners are added to `secrets`.
+ * Certificates of HTTPS and TLS Terminate listeners are added to `secrets`.
  */
 export function evaluateGateways(
   snapshot: Snapshot,
@@ -168,7 +168,8 @@ export function evaluateGateways(
     byAge,
   );
   const portProtocol = new Map<number, string>();
-  const hostOwner = new Map<string, string>();
+  /** Per `<port>/<protocol>/<hostname>`: the Gateway and listener holding it. */
+  const hostOwner = new Map<string, { gw: string; id: string }>();
   const gateways: GatewayState[] = [];
   for (const gw of ours) {
     const protocolsHere = new Map<number, Set<string>>();
@@ -178,30 +179,40 @@ export function evaluateGateways(
     }
     const listeners = gw.spec.listeners.map((l): ListenerState => {
       const { kinds, invalid } = supportedKinds(l, routeKinds);
-      const supported = l.protocol === "HTTP" || l.protocol === "HTTPS";
+      // A protocol is supported when a served route kind attaches to it (TLS, TCP and UDP only
+      // while their route kind's CRD is installed).
+      const supported = routeKinds.some((k) =>
+        (k.protocols as readonly string[]).includes(l.protocol)
+      );
       let accepted = supported ? pass("Accepted", "listener accepted") : fail(
         "UnsupportedProtocol",
-        `protocol ${l.protocol}${
-          l.tls?.mode === "Passthrough" ? " (TLS Passthrough)" : ""
-        } is not supported`,
+        `protocol ${l.protocol} is not supported${
+          ["TLS", "TCP", "UDP"].includes(l.protocol)
+            ? ` (its route kind's CRD is not installed)`
+            : ""
+        }`,
       );
       let conflicted = pass("NoConflicts", "no conflicts");
       if (supported) {
         const claimed = portProtocol.get(l.port);
-        const hostKey = `${l.port}/${l.protocol}/${l.hostname ?? ""}`;
+        // TCP and UDP listeners have no hostname to tell them apart: one per port.
+        const hostname = l.protocol === "TCP" || l.protocol === "UDP" ? "" : l.hostname ?? "";
+        const hostKey = `${l.port}/${l.protocol}/${hostname}`;
         const owner = hostOwner.get(hostKey);
         if (protocolsHere.get(l.port)!.size > 1 || (claimed && claimed !== l.protocol)) {
           conflicted = fail("ProtocolConflict", `port ${l.port} is used with another protocol`);
-        } else if (owner && owner !== keyOf(gw)) {
+        } else if (owner) {
           conflicted = fail(
             "HostnameConflict",
-            `hostname "${l.hostname ?? "*"}" on port ${l.port} belongs to Gateway ${owner}`,
+            l.protocol === "TCP" || l.protocol === "UDP"
+              ? `${l.protocol} port ${l.port} belongs to listener ${owner.id}`
+              : `hostname "${l.hostname ?? "*"}" on port ${l.port} belongs to Gateway ${owner.gw}`,
           );
         }
         if (!conflicted.ok) accepted = fail("PortUnavailable", conflicted.message);
         else {
           portProtocol.set(l.port, l.protocol);
-          hostOwner.set(hostKey, keyOf(gw));
+          hostOwner.set(hostKey, { gw: keyOf(gw), id: `${keyOf(gw)}/${l.name}` });
         }
       }
       // conflicted holds ok=true when there is NO conflict; flip it for the Conflicted condition.
@@ -210,7 +221,9 @@ export function evaluateGateways(
         ? fail("InvalidRouteKinds", `unsupported route kinds: ${invalid.join(", ")}`)
         : pass("ResolvedRefs", "all references resolved");
       let certificateSecrets: string[] = [];
-      if (l.protocol === "HTTPS" && accepted.ok) {
+      const terminates = l.protocol === "HTTPS" ||
+        (l.protocol === "TLS" && (l.tls?.mode ?? "Terminate") === "Terminate");
+      if (terminates && accepted.ok) {
         const local = new Map<string, IRSecret>();
         const certs = certificates(snapshot, gw, l, local);
         if (!certs.outcome.ok) resolvedRefs = certs.outcome;
@@ -219,7 +232,7 @@ export function evaluateGateways(
           for (const [k, v] of local) secrets.set(k, v);
         }
       }
-      const certsOk = l.protocol !== "HTTPS" ||
+      const certsOk = !terminates ||
         (resolvedRefs.ok || resolvedRefs.reason === "InvalidRouteKinds");
       return {
         gateway: gw,

@@ -17,6 +17,7 @@ import {
   supportedFeatures,
 } from "./gateways.ts";
 import { settleKindConflicts } from "./kind_conflicts.ts";
+import { settleL4Conflicts } from "./l4_conflicts.ts";
 import { attachMeshRoute, MESH_CONTROLLER_NAME, type MeshServices } from "./mesh_attachment.ts";
 import { buildMesh, type MeshRouteState } from "./mesh_build.ts";
 import { ROUTE_KINDS, type RouteKind, type RouteKindDef } from "./route_kinds.ts";
@@ -126,6 +127,8 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
         );
         routes.push({ kind, route, parents, converted });
       }
+      // L4 kinds serve Gateway parents only (their mesh side is a later issue).
+      if (def.chain !== "http") continue;
       const meshParents = attachMeshRoute(meshIndex, route);
       if (meshParents.length === 0) continue;
       const converted = convertMemoized(
@@ -142,6 +145,7 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
     }
   }
   settleKindConflicts(routes);
+  settleL4Conflicts(routes);
 
   // One placement per route and listener (a route attached twice to a listener counts once);
   // every placement of a route is made in its own iteration, so the dedup is per route.

@@ -9,6 +9,9 @@
 import type { Backends } from "./backends.ts";
 import { GRPC_ROUTE } from "./grpc_route.ts";
 import { HTTP_ROUTE } from "./http_route.ts";
+import { TCP_ROUTE } from "./tcp_route.ts";
+import { TLS_ROUTE } from "./tls_route.ts";
+import { UDP_ROUTE } from "./udp_route.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import type { Obj } from "./snapshot.ts";
 import type { KubeObject, Problem } from "./types.ts";
@@ -45,4 +48,7 @@ export interface RouteKindDef {
 export const ROUTE_KINDS: readonly RouteKindDef[] = [
   HTTP_ROUTE,
   GRPC_ROUTE,
+  TLS_ROUTE,
+  TCP_ROUTE,
+  UDP_ROUTE,
 ];

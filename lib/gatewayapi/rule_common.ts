@@ -47,6 +47,8 @@ export interface ConvertedRule {
 /** A converted route: its rules and the ResolvedRefs / Accepted (UnsupportedValue) outcomes. */
 export interface ConvertedRoute {
   rules: ConvertedRule[];
+  /** An L4 kind's (TCPRoute, TLSRoute, UDPRoute) weighted backends; its `rules` are empty. */
+  l4Backends?: IRBackend[];
   resolvedRefs: Outcome;
   /** Set when the route uses something aether does not support (Accepted=False UnsupportedValue). */
   unsupported?: Outcome;
@@ -64,9 +66,10 @@ export class RuleContext {
     readonly name: string,
     /**
      * `mesh`: converting for Service parents (GAMMA), so cross-namespace backendRefs need no
-     * ReferenceGrant; `http2`: the kind's backends speak HTTP/2 (gRPC).
+     * ReferenceGrant; `http2`: the kind's backends speak HTTP/2 (gRPC); `transport`: an L4
+     * kind's Service port protocol (any appProtocol is then fine).
      */
-    readonly options: { mesh?: boolean; http2?: boolean } = {},
+    readonly options: { mesh?: boolean; http2?: boolean; transport?: "TCP" | "UDP" } = {},
   ) {}
 
   /** IR name prefix of rule `index` (its name when it has one). */
@@ -118,6 +121,7 @@ export class RuleContext {
   #resolve(ref: BackendObjectReference) {
     return this.backends.resolve(ref, this.kind, this.namespace, this.options.http2 ?? false, {
       mesh: this.options.mesh,
+      transport: this.options.transport,
     });
   }
 

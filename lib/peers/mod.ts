@@ -42,6 +42,8 @@ const debianPeers: Record<string, { command: string; pkg: string }> = {
   socat: { command: "socat", pkg: "socat" },
   // A static busybox for a toolbox image (`kubectl exec … sh`, nslookup, wget).
   busybox: { command: "busybox", pkg: "busybox-static" },
+  // A real non-HTTP protocol for TCPRoute tests.
+  "redis-server": { command: "redis-server", pkg: "redis-server" },
 };
 
 /** Names `ensurePeer` accepts. */

@@ -1,0 +1,51 @@
+/**
+ * L4 routes competing for one listener socket: a TCP or UDP listener forwards to one route, a TLS
+ * listener port to one route per SNI name. The older route keeps the name; a newer one loses
+ * those hostnames, and the attachment when none is left (Accepted=False NotAllowedByListeners).
+ * @module
+ */
+import type { AttachedRoute } from "./kind_conflicts.ts";
+import { fail } from "./conditions.ts";
+import { keyOf, sortByAge } from "./snapshot.ts";
+
+const L4_PROTOCOLS = new Set(["TLS", "TCP", "UDP"]);
+
+/** The SNI name an attachment hostname is matched by: TCP and UDP have none. */
+const sniOf = (protocol: string, host: string) =>
+  protocol === "TCP" || protocol === "UDP" ? "*" : host;
+
+/** Drops the L4 attachments (or hostnames) an older route already holds, updating `accepted`. */
+export function settleL4Conflicts(routes: AttachedRoute[]) {
+  const l4 = routes.filter((s) =>
+    s.parents.some((p) => p.attachments.some((a) => L4_PROTOCOLS.has(a.listener.listener.protocol)))
+  );
+  if (l4.length < 2) return;
+  /** `<port>/<sni>` → the route holding it. */
+  const held = new Map<string, AttachedRoute>();
+  for (const state of sortByAge(l4, (s) => s.route)) {
+    for (const parent of state.parents) {
+      const before = parent.attachments.length;
+      let rival: AttachedRoute | undefined;
+      parent.attachments = parent.attachments.flatMap((a) => {
+        const protocol = a.listener.listener.protocol;
+        if (!L4_PROTOCOLS.has(protocol)) return [a];
+        const port = a.listener.listener.port;
+        const hostnames = a.hostnames.filter((h) => {
+          const owner = held.get(`${port}/${sniOf(protocol, h)}`);
+          if (owner && owner !== state) rival ??= owner;
+          return !owner || owner === state;
+        });
+        if (parent.accepted.ok) {
+          for (const h of hostnames) held.set(`${port}/${sniOf(protocol, h)}`, state);
+        }
+        return hostnames.length ? [{ ...a, hostnames }] : [];
+      });
+      if (parent.accepted.ok && before > 0 && parent.attachments.length === 0 && rival) {
+        parent.accepted = fail(
+          "NotAllowedByListeners",
+          `the listener already forwards to the older ${rival.kind} ${keyOf(rival.route)}`,
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * TLSRoute (v1, Gateway API v1.5): connections chosen by SNI (route hostnames ∩ listener
+ * hostname) go to weighted backends. On a Passthrough listener the bytes are forwarded as they
+ * are (never decrypted); on a Terminate listener TLS ends at the edge with the listener's
+ * certificates and the backend gets plaintext TCP.
+ * @module
+ */
+import { admitL4, convertL4Route } from "./l4_route.ts";
+import type { RouteKindDef } from "./route_kinds.ts";
+
+/**
+ * TLSRoute in the route-kind registry: TLS listeners; a `tlsPassthrough` chain (a Terminate
+ * listener places it into a `tcpProxy` chain with the listener's certificates instead).
+ */
+export const TLS_ROUTE: RouteKindDef = {
+  kind: "TLSRoute",
+  protocols: ["TLS"],
+  chain: "tlsPassthrough",
+  http2Backends: false,
+  features: ["TLSRoute"],
+  convert: (backends, route, mesh) => convertL4Route(backends, "TLSRoute", "TCP", route, mesh),
+  admit: (raw) =>
+    admitL4({
+      kind: "TLSRoute",
+      apiVersions: ["gateway.networking.k8s.io/v1", "gateway.networking.k8s.io/v1alpha2"],
+      maxRules: 1,
+      hostnames: true,
+    }, raw),
+};
