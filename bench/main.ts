@@ -1,5 +1,5 @@
 /**
- * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, edit, mesh,
+ * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit, mesh,
  * fanout, dns; `--only <part>` also works), each size in its own process, and prints one JSON line
  * per run plus a Markdown table for docs/performance.md.
  */
@@ -46,6 +46,19 @@ if (want("translate")) {
   for (const r of rows) {
     console.log(
       `| ${r.routes} | ${r.services} | ${r.resolveMs} | ${r.translateMs} | ${r.encodeMs} | ${r.totalMs} | ${r.editMs} | ${r.peakRssMiB} |`,
+    );
+  }
+}
+if (want("parse")) {
+  const rows = [];
+  for (const routes of [1000, 10000]) rows.push(await runJson("bench/parse.ts", [String(routes)]));
+  console.log(
+    "\n| HTTPRoutes | objects | file MiB | `yaml` package ms | file source ms | ratio | one-route edit re-parse ms |",
+  );
+  console.log("|---|---|---|---|---|---|---|");
+  for (const r of rows) {
+    console.log(
+      `| ${r.routes} | ${r.objects} | ${r.fileMiB} | ${r.yamlPackageMs} | ${r.parseMs} | ${r.speedup}× | ${r.editReparseMs} |`,
     );
   }
 }

@@ -9,7 +9,12 @@ import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
 import { type ObjectStatus, type Problem, resolve } from "../../lib/gatewayapi/mod.ts";
 import { FileSource } from "../../lib/source/files.ts";
-import { objectKey, type Source, type SourceSnapshot } from "../../lib/source/types.ts";
+import {
+  objectKey,
+  type Source,
+  type SourceSnapshot,
+  type StaleFile,
+} from "../../lib/source/types.ts";
 import { recordsFromServices } from "../dns/mod.ts";
 import { type Runtime, startRuntime } from "../runtime.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
@@ -94,10 +99,13 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     xds: { onDemand: snapshots.onDemand },
     status: () => ({
       config: { ...status, dependencies: snapshots.dependencies(opts.nodeName) ?? [] },
+      staleFiles,
     }),
   });
 
+  let staleFiles: StaleFile[] = [];
   const apply = (snap: SourceSnapshot) => {
+    staleFiles = snap.stale ?? [];
     try {
       const result = resolve(snap.objects, { meshDomain: opts.meshDomain });
       const pods = podsOnNode(snap.objects, opts.nodeName);
@@ -132,7 +140,8 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
       });
     }
   };
-  const source = opts.source ?? new FileSource({ path: opts.config ?? "." });
+  const source = opts.source ??
+    new FileSource({ path: opts.config ?? ".", logger: logger.child("files") });
   await source.start(apply);
   await runtime.startEnvoy();
   return {

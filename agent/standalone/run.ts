@@ -7,7 +7,7 @@
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
 import { FileSource } from "../../lib/source/files.ts";
-import type { Source } from "../../lib/source/types.ts";
+import type { Source, StaleFile } from "../../lib/source/types.ts";
 import { Pipeline } from "../pipeline.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { recordsFromServices } from "../dns/mod.ts";
@@ -82,10 +82,14 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     envoyCluster: "aether-standalone",
     // The edge's virtual hosts are served over VHDS, which Envoy speaks over delta xDS only.
     delta: true,
-    status: () => ({ config: pipeline.status }),
+    status: () => ({ config: pipeline.status, staleFiles }),
   });
-  const source = opts.source ?? new FileSource({ path: opts.config ?? "." });
+  // Files whose current content does not parse; their last good objects keep serving.
+  let staleFiles: StaleFile[] = [];
+  const source = opts.source ??
+    new FileSource({ path: opts.config ?? ".", logger: logger.child("files") });
   await source.start((snap) => {
+    staleFiles = snap.stale ?? [];
     pipeline.apply(snap);
     // Mesh names answer with each Service's clusterIP (standalone: from the config folder).
     const services = snap.objects.filter((o) => o.kind === "Service" && o.apiVersion === "v1");

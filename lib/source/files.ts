@@ -6,13 +6,16 @@
  */
 import { extname, join, resolve } from "node:path";
 import { type ParsedFile, parseYamlObjects } from "./yaml_docs.ts";
+import { defaultParseLimits } from "./yaml_limits.ts";
 import {
   objectKey,
   type Source,
   type SourceObject,
   type SourceProblem,
   type SourceSnapshot,
+  type StaleFile,
 } from "./types.ts";
+import type { Logger } from "../log/mod.ts";
 
 const yamlExtensions = new Set([".yaml", ".yml", ".json"]);
 
@@ -24,6 +27,8 @@ export interface FileSourceOptions {
   debounceMs?: number;
   /** Watch for changes (default true). */
   watch?: boolean;
+  /** Where a failure of a reload is logged (it never rejects; the last snapshot stays). */
+  logger?: Logger;
 }
 
 async function listFiles(path: string): Promise<string[]> {
@@ -39,11 +44,54 @@ async function listFiles(path: string): Promise<string[]> {
   return out.sort();
 }
 
+/** One file as last read: its text and parse, and its last parse without YAML errors. */
+export interface FileMemo {
+  text: string;
+  parsed: ParsedFile;
+  /** The last parse that had no invalid document, and when it was read (ISO time). */
+  good?: { parsed: ParsedFile; at: string };
+}
+
 /**
  * Parsed files by path with the text they were parsed from. A file whose text is unchanged since
- * the last read yields the very same objects, so resolve's per-object memo recognises them.
+ * the last read yields the very same objects, so resolve's per-object memo recognises them; a
+ * changed file re-parses only its changed documents.
  */
-export type ParseMemo = Map<string, { text: string; parsed: ParsedFile }>;
+export type ParseMemo = Map<string, FileMemo>;
+
+/**
+ * What the file's objects are this time: its parse, or — when it has invalid YAML, is over a
+ * limit or cannot be read, and parsed well before — its last good parse, marked stale.
+ */
+function serve(
+  file: string,
+  entry: FileMemo,
+  now: string,
+): { parsed: ParsedFile; stale?: StaleFile } {
+  if (!entry.parsed.invalid) {
+    if (entry.good?.parsed !== entry.parsed) entry.good = { parsed: entry.parsed, at: now };
+    return { parsed: entry.parsed };
+  }
+  if (!entry.good) return { parsed: entry.parsed };
+  const reason = entry.parsed.problems.map((p) => p.message).join("; ");
+  return {
+    parsed: {
+      ...entry.good.parsed,
+      problems: [
+        ...entry.parsed.problems,
+        {
+          source: file,
+          kind: "",
+          name: "",
+          field: "",
+          message:
+            `file is stale: its last good content (read ${entry.good.at}) keeps serving until it parses again`,
+        },
+      ],
+    },
+    stale: { source: file, reason, since: entry.good.at },
+  };
+}
 
 /**
  * Reads every file once and builds a snapshot (revision filled in by the caller). With `memo`,
@@ -52,8 +100,11 @@ export type ParseMemo = Map<string, { text: string; parsed: ParsedFile }>;
 export async function readConfig(
   path: string,
   memo?: ParseMemo,
+  now: () => Date = () => new Date(),
 ): Promise<Omit<SourceSnapshot, "revision">> {
   const seen: ParseMemo = new Map();
+  const stale: StaleFile[] = [];
+  const at = now().toISOString();
   const objects = new Map<string, SourceObject>();
   const origins = new Map<string, string>();
   const problems: SourceProblem[] = [];
@@ -68,25 +119,36 @@ export async function readConfig(
       field: "",
       message: `cannot read config: ${(e as Error).message}`,
     });
-    return { objects: [], problems, origins };
+    // Keep serving what was read before (each file then reports as stale).
+    files = [...(memo?.keys() ?? [])];
   }
   for (const file of files) {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(file);
-    } catch (e) {
-      problems.push({
-        source: file,
-        kind: "",
-        name: "",
-        field: "",
-        message: `cannot read: ${(e as Error).message}`,
-      });
-      continue;
-    }
     const last = memo?.get(file);
-    const parsed = last?.text === text ? last.parsed : parseYamlObjects(file, text);
-    seen.set(file, { text, parsed });
+    let entry: FileMemo;
+    try {
+      const { size } = await Deno.stat(file);
+      if (size > defaultParseLimits.maxFileBytes) {
+        throw new Error(
+          `file is larger than ${defaultParseLimits.maxFileBytes} bytes; split it into several files`,
+        );
+      }
+      const text = await Deno.readTextFile(file);
+      entry = last?.text === text ? last : {
+        text,
+        parsed: parseYamlObjects(file, text, last?.parsed),
+        good: last?.good,
+      };
+    } catch (e) {
+      const message = `cannot read: ${(e as Error).message}`;
+      entry = {
+        text: "",
+        parsed: { objects: [], problems: [problem(file, message)], invalid: true, docs: new Map() },
+        good: last?.good,
+      };
+    }
+    seen.set(file, entry);
+    const { parsed, stale: isStale } = serve(file, entry, at);
+    if (isStale) stale.push(isStale);
     problems.push(...parsed.problems);
     for (const o of parsed.objects) {
       const key = objectKey(o);
@@ -110,7 +172,11 @@ export async function readConfig(
     memo.clear();
     for (const [file, entry] of seen) memo.set(file, entry);
   }
-  return { objects: [...objects.values()], problems, origins };
+  return { objects: [...objects.values()], problems, origins, stale };
+}
+
+function problem(source: string, message: string): SourceProblem {
+  return { source, kind: "", name: "", field: "", message };
 }
 
 /** Watches a folder or file and delivers a snapshot after each change. */
@@ -128,9 +194,17 @@ export class FileSource implements Source {
   }
 
   async start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void> {
+    // Never rejects: a failing read or consumer is logged and the next change tries again.
     const deliver = async () => {
-      const snap = await readConfig(this.path, this.#parsed);
-      if (!this.#stopped) onSnapshot({ revision: ++this.#revision, ...snap });
+      try {
+        const snap = await readConfig(this.path, this.#parsed);
+        if (!this.#stopped) onSnapshot({ revision: ++this.#revision, ...snap });
+      } catch (e) {
+        this.options.logger?.error("config reload failed; the last snapshot keeps serving", {
+          path: this.path,
+          error: String((e as Error)?.stack ?? e),
+        });
+      }
     };
     await deliver();
     if (this.options.watch === false) return;
@@ -141,7 +215,7 @@ export class FileSource implements Source {
         for await (const _event of this.#watcher!) {
           clearTimeout(this.#timer);
           this.#timer = setTimeout(() => {
-            this.#reading = this.#reading.then(deliver);
+            this.#reading = this.#reading.then(deliver, deliver);
           }, debounce);
         }
       } catch { /* watcher closed */ }

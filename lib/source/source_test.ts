@@ -105,3 +105,63 @@ Deno.test("contract: FileSource (watching a folder)", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("files: a file that stops parsing keeps its last good objects and is reported stale", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const memo = new Map();
+    await Deno.writeTextFile(`${dir}/a.yaml`, JSON.stringify(svc("a")));
+    await Deno.writeTextFile(`${dir}/b.yaml`, JSON.stringify(svc("b")));
+    const good = await readConfig(dir, memo);
+    assertEquals(good.stale, []);
+    // Half-written: invalid YAML.
+    await Deno.writeTextFile(`${dir}/b.yaml`, `{"apiVersion": "v1", "kind": "Serv`);
+    const bad = await readConfig(dir, memo);
+    assertEquals(bad.objects.map((o) => o.metadata.name).sort(), ["a", "b"]);
+    assertEquals(bad.stale?.map((s) => s.source), [`${dir}/b.yaml`]);
+    assert(/invalid YAML/.test(bad.stale![0].reason), bad.stale![0].reason);
+    assert(bad.problems.some((p) => p.source === `${dir}/b.yaml` && /stale/.test(p.message)));
+    // Fixed: fresh again.
+    await Deno.writeTextFile(`${dir}/b.yaml`, JSON.stringify(svc("b2")));
+    const fixed = await readConfig(dir, memo);
+    assertEquals(fixed.objects.map((o) => o.metadata.name).sort(), ["a", "b2"]);
+    assertEquals(fixed.stale, []);
+    // A file that never parsed has nothing to keep: its good documents serve, the rest is a problem.
+    await Deno.writeTextFile(`${dir}/c.yaml`, `${JSON.stringify(svc("c"))}\n---\nkind: [x\n`);
+    const fresh = await readConfig(dir, memo);
+    assert(fresh.objects.some((o) => o.metadata.name === "c"));
+    assertEquals(fresh.stale, []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("FileSource: a consumer that throws is logged; reloads go on", async () => {
+  const dir = await Deno.makeTempDir();
+  const logged: string[] = [];
+  const { Logger } = await import("../log/mod.ts");
+  const source = new FileSource({
+    path: dir,
+    debounceMs: 10,
+    logger: new Logger("files", (l) => logged.push(l), "error"),
+  });
+  const seen: number[] = [];
+  try {
+    await source.start((s) => {
+      seen.push(s.objects.length);
+      if (seen.length === 2) throw new Error("consumer failed");
+    });
+    await Deno.writeTextFile(`${dir}/one.yaml`, JSON.stringify(svc("one")));
+    const until = async (n: number) => {
+      for (let i = 0; i < 200 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    await until(2);
+    await Deno.writeTextFile(`${dir}/two.yaml`, JSON.stringify(svc("two")));
+    await until(3);
+    assert(seen.length >= 3, `reloads after the failure: ${seen}`);
+    assert(logged.some((l) => l.includes("consumer failed")), logged.join("\n"));
+  } finally {
+    await source.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

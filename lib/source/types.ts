@@ -20,6 +20,17 @@ export interface SourceSnapshot {
   problems: SourceProblem[];
   /** Where each object came from, keyed by `kind/namespace/name`. */
   origins: Map<string, string>;
+  /** Files that fail to parse now and keep serving their last good objects. */
+  stale?: StaleFile[];
+}
+
+/** A file whose current content cannot be used; its last good objects keep serving. */
+export interface StaleFile {
+  source: string;
+  /** Why the current content is not used (the parse problems). */
+  reason: string;
+  /** When the content that keeps serving was read (ISO time). */
+  since: string;
 }
 
 /** A producer of snapshots. `start` delivers the first snapshot before it resolves. */
