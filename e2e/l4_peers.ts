@@ -4,6 +4,7 @@
  * backend on an address:port of loopback, TCP or UDP.
  * @module
  */
+import tls from "node:tls";
 import { ensurePeer } from "../lib/peers/mod.ts";
 import type { SourceObject } from "../lib/source/types.ts";
 import { freePort, waitFor } from "./harness.ts";
@@ -18,9 +19,15 @@ export interface L4Backend {
   close(): Promise<void>;
 }
 
-/** A line server: for each line `x` it writes `<name> x\n`. */
-export function startLineServer(name: string, hostname = "127.0.0.1"): L4Backend {
-  const listener = Deno.listen({ hostname, port: 0 });
+/** A line server: for each line `x` it writes `<name> x\n`; over TLS when given a certificate. */
+export function startLineServer(
+  name: string,
+  hostname = "127.0.0.1",
+  tls?: { cert: string; key: string },
+): L4Backend {
+  const listener = tls
+    ? Deno.listenTls({ hostname, port: 0, cert: tls.cert, key: tls.key })
+    : Deno.listen({ hostname, port: 0 });
   const conns = new Set<Deno.Conn>();
   const serve = async (conn: Deno.Conn) => {
     conns.add(conn);
@@ -187,4 +194,59 @@ export function l4Route(
     metadata: { name, namespace, generation: 1, creationTimestamp: "2026-01-01T00:00:00Z" },
     spec,
   };
+}
+
+/** What a TLS client saw: the server certificate's names and the first line answered. */
+export interface TlsExchange {
+  /** Subject CN of the server certificate ("" when the handshake failed). */
+  cn: string;
+  /** Whether the certificate verified against `ca` for `servername`. */
+  authorized: boolean;
+  /** The first answered line, or the error that ended the connection. */
+  line: string;
+  error?: string;
+}
+
+/** A TLS connection to 127.0.0.1:`port` with SNI `servername`, sending one line. */
+export function tlsExchange(
+  port: number,
+  servername: string,
+  ca: string[],
+  send: string,
+  timeoutMs = 10000,
+): Promise<TlsExchange> {
+  return new Promise((done) => {
+    const out: TlsExchange = { cn: "", authorized: false, line: "" };
+    const socket = tls.connect({
+      host: "127.0.0.1",
+      port,
+      servername,
+      ca,
+      rejectUnauthorized: false,
+    });
+    const timer = setTimeout(() => finish("timed out"), timeoutMs);
+    let text = "", finished = false;
+    const finish = (error?: string) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      if (error && !out.line) out.error = error;
+      socket.destroy();
+      done(out);
+    };
+    socket.on("secureConnect", () => {
+      out.cn = String(socket.getPeerCertificate()?.subject?.CN ?? "");
+      out.authorized = socket.authorized;
+      socket.write(send);
+    });
+    socket.on("data", (d: Uint8Array) => {
+      text += dec.decode(d);
+      if (text.includes("\n")) {
+        out.line = text.slice(0, text.indexOf("\n") + 1);
+        finish();
+      }
+    });
+    socket.on("error", (e: Error) => finish(e.message));
+    socket.on("close", () => finish("closed"));
+  });
 }

@@ -17,13 +17,13 @@ export const TLS_ROUTE: RouteKindDef = {
   protocols: ["TLS"],
   chain: "tlsPassthrough",
   http2Backends: false,
-  features: ["TLSRoute"],
+  features: ["TLSRoute", "TLSRouteModeTerminate"],
   convert: (backends, route, mesh) => convertL4Route(backends, "TLSRoute", "TCP", route, mesh),
   admit: (raw) =>
     admitL4({
       kind: "TLSRoute",
       apiVersions: ["gateway.networking.k8s.io/v1", "gateway.networking.k8s.io/v1alpha2"],
-      maxRules: 1,
+      maxRules: 16,
       hostnames: true,
     }, raw),
 };
