@@ -17,3 +17,15 @@ export {
   type TrustBundle,
 } from "./svid.ts";
 export type { Selector } from "./proto.ts";
+export {
+  DEFAULT_ID_TEMPLATE,
+  type IdentityScheme,
+  identityScheme,
+  identitySelectors,
+  PLAINTEXT_ANNOTATION,
+  plaintextServices,
+  podIdentities,
+  spiffeIdOf,
+  wantedIdentities,
+  withIdentities,
+} from "./mesh_identity.ts";

@@ -26,6 +26,7 @@ export function podsOnNode(objects: readonly KubeObject[], nodeName: string): No
       name: o.metadata.name,
       netnsPath,
       ...(ip ? { ip } : {}),
+      serviceAccount: (o.spec?.serviceAccountName as string | undefined) || "default",
     });
   }
   return pods.sort((a, b) =>

@@ -20,6 +20,16 @@ import { type Runtime, startRuntime } from "../runtime.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { podsOnNode } from "./pods.ts";
 import { NodeSnapshots } from "./snapshots.ts";
+import {
+  type IdentityScheme,
+  identityScheme,
+  NodeIdentities,
+  plaintextServices,
+  podIdentities,
+  wantedIdentities,
+  withIdentities,
+} from "../identity/mod.ts";
+import { bundleSecret, svidSecret } from "../xds/translate/mtls.ts";
 
 /** Options of `agent node`. */
 export interface NodeAgentOptions {
@@ -39,6 +49,15 @@ export interface NodeAgentOptions {
   /** --max-downstream-connections: Envoy's overload-manager connection limit (0 = none). */
   maxDownstreamConnections?: number;
   logger?: Logger;
+  /**
+   * --spire-admin-socket: the SPIRE agent's admin socket (Delegated Identity API). With it every
+   * mesh hop is SPIFFE mTLS (docs/identity.md); without it the node proxy is plaintext.
+   */
+  spireAdminSocket?: string;
+  /** --trust-domain (required with the admin socket). */
+  trustDomain?: string;
+  /** --spiffe-id-template (default `spiffe://{td}/ns/{ns}/sa/{sa}`). */
+  spiffeIdTemplate?: string;
 }
 
 /** Defaults for `agent node`. */
@@ -80,12 +99,30 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     "aether_xds_invalid_resources_total",
     "Resources left out of a snapshot.",
   );
+  let scheme: IdentityScheme | undefined;
+  if (opts.spireAdminSocket) {
+    if (!opts.trustDomain) throw new Error("--spire-admin-socket needs --trust-domain");
+    scheme = identityScheme(opts.trustDomain, opts.spiffeIdTemplate);
+  }
   const snapshots = new NodeSnapshots({
     cache,
+    translate: scheme && {
+      identity: { trustDomain: scheme.trustDomain, template: scheme.template },
+    },
     onInvalid: (typeUrl, name, error) => {
       invalid.inc({ type_url: typeUrl });
       logger.error("resource left out of the snapshot", { typeUrl, name, error: String(error) });
     },
+  });
+  const identities = scheme && new NodeIdentities({
+    adminSocket: opts.spireAdminSocket!,
+    logger: logger.child("identity"),
+    metrics,
+    onChange: () =>
+      snapshots.setSecrets([
+        ...identities!.svids().map(svidSecret),
+        ...identities!.bundles().map(bundleSecret),
+      ]),
   });
   let status: NodeStatus = { revision: 0, objects: [], problems: [], pods: 0, dependencies: [] };
   const runtime = await startRuntime({
@@ -109,7 +146,17 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     try {
       const result = resolve(snap.objects, { meshDomain: opts.meshDomain });
       const pods = podsOnNode(snap.objects, opts.nodeName);
-      snapshots.setMesh(result.mesh);
+      const mesh = scheme
+        ? withIdentities(
+          result.mesh,
+          podIdentities(snap.objects, scheme),
+          plaintextServices(snap.objects),
+        )
+        : result.mesh;
+      if (scheme && identities!.setWanted(wantedIdentities(pods, scheme))) {
+        identities!.o.onChange();
+      }
+      snapshots.setMesh(mesh);
       snapshots.setView({ nodeId: opts.nodeName, pods, dependencies: [] });
       const originOf = (p: Problem) =>
         snap.origins.get(
@@ -151,6 +198,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     status: () => status,
     close: async () => {
       await source.stop();
+      identities?.close();
       await runtime.close();
     },
   };

@@ -10,6 +10,7 @@ import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
 import { type InvalidResource, Snapshot, type SnapshotCache } from "../xds/cache/mod.ts";
 import type { OnDemandHandler } from "../xds/server/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
+import type { NamedResource } from "../xds/translate/types.ts";
 import { translateEndpoints } from "../xds/translate/mod.ts";
 import {
   nodeNamespaces,
@@ -91,8 +92,21 @@ export class NodeSnapshots {
   #index: MeshIndex = indexMesh(this.#mesh);
   #fingerprints = serviceFingerprints(this.#index);
   #nodes = new Map<string, NodeState>();
+  #secrets: NamedResource[] = [];
 
   constructor(readonly options: NodeSnapshotsOptions = {}) {}
+
+  /**
+   * Replaces the SDS secrets (SVIDs and trust bundles) of every node. Only the secrets change, so
+   * a rotation pushes SDS alone (unchanged resources of the other types give no push).
+   */
+  setSecrets(secrets: readonly NamedResource[]): void {
+    this.#secrets = [...secrets].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    for (const st of this.#nodes.values()) {
+      st.resources = { ...st.resources, secrets: this.#secrets };
+      this.#publish(st);
+    }
+  }
 
   /**
    * Replaces the mesh. Nodes whose set (or requests) holds a service whose routing changed are
@@ -165,7 +179,8 @@ export class NodeSnapshots {
    * VHDS) and CDS names (on-demand CDS) grow the node's set; other types are ignored.
    */
   readonly onDemand: OnDemandHandler = (nodeId, typeUrl, names) => {
-    if (typeUrl === TypeUrl.cluster) this.request(nodeId, names);
+    // Per-caller clusters (`<cluster>|<ns>/<sa>`, with identity) name the IR cluster first.
+    if (typeUrl === TypeUrl.cluster) this.request(nodeId, names.map((n) => n.split("|")[0]));
     if (typeUrl === TypeUrl.virtualHost) {
       const hosts = names.filter((n) => n.includes("/")).map((n) =>
         n.slice(vhdsNamespace(n).length + 1).toLowerCase()
@@ -202,7 +217,14 @@ export class NodeSnapshots {
       ...st.view.dependencies,
       ...demand.requested!.map((n) => requestedAuthority(this.#index, n)),
     ]);
-    st.resources = translateNode(this.#mesh, view, this.options.translate);
+    st.resources = {
+      ...translateNode(this.#mesh, view, this.options.translate),
+      secrets: this.#secrets,
+    };
+    this.#publish(st);
+  }
+
+  #publish(st: NodeState): void {
     this.options.cache?.setSnapshot(
       st.view.nodeId,
       Snapshot.fromResources(st.resources, this.options.onInvalid),

@@ -95,6 +95,8 @@ export interface NodePod {
   netnsPath: string;
   /** The pod IP, when known. */
   ip?: string;
+  /** The pod's service account (`spec.serviceAccountName`, default `default`): its identity. */
+  serviceAccount?: string;
 }
 
 /** One node proxy's slice of the mesh. */

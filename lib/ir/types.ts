@@ -254,6 +254,16 @@ export interface IRCluster {
   protocol: "http1" | "http2";
   /** Ready endpoints (address + target port), sorted. Served over EDS. */
   endpoints: IREndpoint[];
+  /**
+   * Every distinct endpoint `identity`, sorted (one upstream mTLS socket each). Set together with
+   * the endpoint identities, so a new identity changes the cluster, not only its endpoints.
+   */
+  identities?: string[];
+  /**
+   * The Service opted in (annotation `aether.io/mesh-plaintext: allow`) to plaintext for its
+   * endpoints without an identity. Without it such endpoints are never dialled in plaintext.
+   */
+  plaintextAllowed?: boolean;
 }
 
 /** One backend address. */
@@ -262,6 +272,11 @@ export interface IREndpoint {
   port: number;
   /** Kubernetes zone, when known (locality). */
   zone?: string;
+  /**
+   * The SPIFFE ID the endpoint must present (its pod's service account), when the mesh knows it:
+   * the endpoint is then dialled over mTLS at port 15008 and its URI SAN must equal this.
+   */
+  identity?: string;
 }
 
 /** A certificate and key, PEM encoded, from a kubernetes.io/tls Secret. */

@@ -6,12 +6,20 @@ import type { IRCluster } from "../../../lib/ir/types.ts";
 import { DiscoveryType, LbPolicy } from "./enums.ts";
 import type { NamedResource } from "./types.ts";
 import { adsConfigSource, any, duration } from "./util.ts";
+import { clusterMtls } from "./mtls.ts";
 
 const HTTP_PROTOCOL_OPTIONS = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
 
 /** Resolved cluster options. */
 export interface ClusterOptions {
   connectTimeoutMs: number;
+  /**
+   * Dial endpoints that have an identity over SPIFFE mTLS presenting `callerId`'s SVID (see
+   * mtls.ts). Absent: plaintext.
+   */
+  mtls?: { callerId: string; trustDomain: string };
+  /** Cluster name when it differs from the IR name (per-caller clusters); EDS keeps the IR name. */
+  name?: string;
 }
 
 /** Upstream HTTP protocol, explicit: HTTP/2 (prior knowledge, for gRPC/h2c) or HTTP/1.1. */
@@ -25,24 +33,21 @@ function protocolOptions(c: IRCluster): Record<string, unknown> {
 }
 
 /**
- * The upstream transport socket. Plaintext for now; the seam for SPIFFE mTLS to `pod:15008`
- * (UpstreamTlsContext with SDS-served SVID and per-endpoint SAN match) belongs here.
+ * The Envoy Cluster for one IRCluster. With `mtls`, endpoints with an identity are matched by
+ * their metadata to an mTLS socket expecting that identity (transport_socket_matches).
  */
-function transportSocket(_c: IRCluster): Record<string, unknown> | undefined {
-  return undefined;
-}
-
-/** The Envoy Cluster for one IRCluster. */
 export function cluster(c: IRCluster, opts: ClusterOptions): NamedResource {
+  const name = opts.name ?? c.name;
+  const eds: Record<string, unknown> = { eds_config: adsConfigSource() };
+  if (name !== c.name) eds.service_name = c.name;
   const resource: Record<string, unknown> = {
-    name: c.name,
+    name,
     type: DiscoveryType.EDS,
-    eds_cluster_config: { eds_config: adsConfigSource() },
+    eds_cluster_config: eds,
     connect_timeout: duration(opts.connectTimeoutMs),
     lb_policy: LbPolicy.ROUND_ROBIN,
     typed_extension_protocol_options: protocolOptions(c),
   };
-  const ts = transportSocket(c);
-  if (ts) resource.transport_socket = ts;
-  return { name: c.name, resource };
+  if (opts.mtls) Object.assign(resource, clusterMtls(c, opts.mtls.callerId, opts.mtls.trustDomain));
+  return { name, resource };
 }

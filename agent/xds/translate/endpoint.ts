@@ -5,6 +5,7 @@
 import type { IRCluster, IREndpoint } from "../../../lib/ir/types.ts";
 import type { NamedResource } from "./types.ts";
 import { sortedByName } from "./util.ts";
+import { endpointSocket } from "./mtls.ts";
 
 function compare(a: string | number, b: string | number): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -27,9 +28,14 @@ export function loadAssignment(c: IRCluster): NamedResource {
   const endpoints = [...byZone.keys()].sort(compare).map((zone) => {
     const group: Record<string, unknown> = {};
     if (zone !== "") group.locality = { zone };
-    group.lb_endpoints = byZone.get(zone)!.sort(byAddress).map((e) => ({
-      endpoint: { address: { socket_address: { address: e.address, port_value: e.port } } },
-    }));
+    group.lb_endpoints = byZone.get(zone)!.sort(byAddress).map((e) => {
+      const { port, metadata } = endpointSocket(e);
+      const lb: Record<string, unknown> = {
+        endpoint: { address: { socket_address: { address: e.address, port_value: port } } },
+      };
+      if (metadata) lb.metadata = metadata;
+      return lb;
+    });
     return group;
   });
   return { name: c.name, resource: { cluster_name: c.name, endpoints } };

@@ -33,7 +33,7 @@ export const enums = {
     AUTO: 0,
   },
   "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.ForwardClientCertDetails":
-    { SANITIZE: 0 },
+    { SANITIZE: 0, SANITIZE_SET: 3 },
   "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.PathWithEscapedSlashesAction":
     { UNESCAPE_AND_REDIRECT: 3 },
 } as const;

@@ -49,14 +49,18 @@ function must(map: Map<string, Obj>, name: string, what: string): Obj {
 function staticChain(chain: Obj, routes: Map<string, Obj>, secrets: Map<string, Obj>): Obj {
   const filters = (chain.filters as Obj[]).map((f) => {
     const tc = f.typed_config as Obj;
-    if (!String(tc["@type"]).endsWith(HCM)) return f;
+    if (!String(tc["@type"]).endsWith(HCM) || !tc.rds) return f;
     const { rds, ...hcm } = tc;
     const routeName = (rds as Obj).route_config_name as string;
     return { ...f, typed_config: { ...hcm, route_config: must(routes, routeName, "route") } };
   });
   const out: Obj = { ...chain, filters };
   const ts = chain.transport_socket as Obj | undefined;
-  if (ts && String((ts.typed_config as Obj)["@type"]).endsWith(DOWNSTREAM_TLS)) {
+  const sdsNames = ((ts?.typed_config as Obj | undefined)?.common_tls_context as Obj | undefined)
+    ?.tls_certificate_sds_secret_configs as Obj[] | undefined;
+  // Secrets the resources carry are inlined; others (node SVIDs, served at run time) stay SDS.
+  const inline = sdsNames?.every((s) => secrets.has(s.name as string));
+  if (ts && inline && String((ts.typed_config as Obj)["@type"]).endsWith(DOWNSTREAM_TLS)) {
     const tls = ts.typed_config as Obj;
     const { tls_certificate_sds_secret_configs: sds, ...common } = tls.common_tls_context as Obj;
     const certs = (sds as Obj[]).map((s) =>
@@ -104,6 +108,7 @@ export function staticBootstrap(r: EnvoyResources): Obj {
     }
   );
   const clusters = r.clusters.map(({ name, resource }) => {
+    if (resource.load_assignment) return resource;
     const { eds_cluster_config: _eds, ...rest } = resource;
     return {
       ...rest,

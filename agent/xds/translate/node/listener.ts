@@ -30,9 +30,12 @@ export function outboundListenerName(pod: Pick<NodePod, "namespace" | "name">): 
   return `outbound|${pod.namespace}/${pod.name}`;
 }
 
-/** The RouteConfiguration (RDS) name of a caller namespace: `outbound.<namespace>`. */
-export function outboundRouteName(namespace: string): string {
-  return `outbound.${namespace}`;
+/**
+ * The RouteConfiguration (RDS) name of a caller: `outbound.<namespace>`, or with identity
+ * `outbound.<namespace>/<serviceAccount>`.
+ */
+export function outboundRouteName(caller: string): string {
+  return `outbound.${caller}`;
 }
 
 /**
@@ -41,9 +44,13 @@ export function outboundRouteName(namespace: string): string {
  * then the router. Unlike the edge, the Host port is kept: it picks the service port's virtual
  * host (and is part of the VHDS alias `<route config>/<host:port>`).
  */
-function outboundHcm(pod: NodePod, opts: OutboundListenerOptions): Record<string, unknown> {
+function outboundHcm(
+  pod: NodePod,
+  opts: OutboundListenerOptions,
+  caller: string,
+): Record<string, unknown> {
   const statPrefix = `${opts.statPrefix}_outbound_${statName(`${pod.namespace}_${pod.name}`)}`;
-  return hcmBase(statPrefix, outboundRouteName(pod.namespace), [
+  return hcmBase(statPrefix, outboundRouteName(caller), [
     { name: ON_DEMAND_FILTER, typed_config: any(ON_DEMAND) },
     routerFilter(),
   ]);
@@ -51,9 +58,14 @@ function outboundHcm(pod: NodePod, opts: OutboundListenerOptions): Record<string
 
 /**
  * The explicit-egress listener of one pod. Plain HTTP from the app; the upstream side (clusters)
- * carries the later mTLS. A pod without a netns path binds in Envoy's own namespace.
+ * carries mTLS when the mesh has identity. `caller` names its route table (default: the pod's
+ * namespace). A pod without a netns path binds in Envoy's own namespace.
  */
-export function outboundListener(pod: NodePod, opts: OutboundListenerOptions): NamedResource {
+export function outboundListener(
+  pod: NodePod,
+  opts: OutboundListenerOptions,
+  caller: string = pod.namespace,
+): NamedResource {
   const name = outboundListenerName(pod);
   const socketAddress: Record<string, unknown> = { address: opts.address, port_value: opts.port };
   if (pod.netnsPath) socketAddress.network_namespace_filepath = pod.netnsPath;
@@ -67,7 +79,7 @@ export function outboundListener(pod: NodePod, opts: OutboundListenerOptions): N
         name: "outbound",
         filters: [{
           name: "envoy.filters.network.http_connection_manager",
-          typed_config: any(HCM, outboundHcm(pod, opts)),
+          typed_config: any(HCM, outboundHcm(pod, opts, caller)),
         }],
       }],
     },

@@ -39,10 +39,21 @@ import { translateEndpoints } from "../endpoint.ts";
 import type { EnvoyResources, NamedResource } from "../types.ts";
 import { sortedByName } from "../util.ts";
 import { outboundListener } from "./listener.ts";
-import { callerRoutes, outboundRouteConfiguration, outboundVirtualHosts } from "./routes.ts";
+import {
+  type Caller,
+  callerCluster,
+  callerRoutes,
+  outboundRouteConfiguration,
+  outboundVirtualHosts,
+} from "./routes.ts";
+import { inboundCluster, inboundListener, inboundPorts } from "./inbound.ts";
+import { DEFAULT_ID_TEMPLATE, spiffeIdFor } from "../mtls.ts";
 
 export { outboundListenerName, outboundRouteName } from "./listener.ts";
+export { inboundClusterName, inboundListenerName, inboundPorts } from "./inbound.ts";
 export {
+  type Caller,
+  callerCluster,
   callerRoutes,
   defaultRoute,
   notFoundRoute,
@@ -63,6 +74,52 @@ export interface NodeTranslateOptions {
   egressAddress?: string;
   /** Explicit-egress port inside each pod. Default 18081. */
   egressPort?: number;
+  /**
+   * SPIFFE identity (docs/identity.md). With it, each caller identity (namespace + service
+   * account) gets its own route table and clusters `<cluster>|<ns>/<sa>` presenting its SVID,
+   * endpoints with an identity are dialled over mTLS at :15008, and every pod with an IP that
+   * backs a service gets an inbound mTLS listener at `podIP:15008`.
+   */
+  identity?: NodeIdentityOptions;
+}
+
+/** Identity knobs of the node translator (plain data). */
+export interface NodeIdentityOptions {
+  trustDomain: string;
+  /** SPIFFE ID template with `{td}`, `{ns}`, `{sa}`; default `spiffe://{td}/ns/{ns}/sa/{sa}`. */
+  template?: string;
+}
+
+function idOf(identity: NodeIdentityOptions, namespace: string, serviceAccount: string): string {
+  return spiffeIdFor(
+    identity.template ?? DEFAULT_ID_TEMPLATE,
+    identity.trustDomain,
+    namespace,
+    serviceAccount,
+  );
+}
+
+/** The callers of a node: per namespace, or with identity per (namespace, service account). */
+export function nodeCallers(
+  view: Pick<NodeView, "pods">,
+  identity?: NodeIdentityOptions,
+): Caller[] {
+  const out = new Map<string, Caller>();
+  for (const p of view.pods) {
+    if (!identity) {
+      out.set(p.namespace, { key: p.namespace, namespace: p.namespace });
+      continue;
+    }
+    const sa = p.serviceAccount ?? "default";
+    const key = `${p.namespace}/${sa}`;
+    out.set(key, { key, namespace: p.namespace, spiffeId: idOf(identity, p.namespace, sa) });
+  }
+  return [...out.values()].sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+}
+
+/** The route-table key of a pod's outbound listener. */
+function callerKey(pod: NodeView["pods"][number], identity?: NodeIdentityOptions): string {
+  return identity ? `${pod.namespace}/${pod.serviceAccount ?? "default"}` : pod.namespace;
 }
 
 /** The caller namespaces of a node: its pods' namespaces, sorted, each once. */
@@ -120,11 +177,43 @@ export function translateNode(
   const namespaces = nodeNamespaces(view);
   const names = nodeClusterNames(services, namespaces, clustersByName);
   const irClusters = mesh.clusters.filter((c) => names.has(c.name));
+  const identity = options.identity;
+  const callers = nodeCallers(view, identity);
+  const listeners = view.pods.map((p) => outboundListener(p, listenerOpts, callerKey(p, identity)));
+  const clusters = identity
+    ? callers.flatMap((caller) => {
+      const mine = nodeClusterNames(services, [caller.namespace], clustersByName);
+      return irClusters.filter((c) => mine.has(c.name)).map((c) =>
+        cluster(c, {
+          connectTimeoutMs,
+          name: callerCluster(caller, c.name),
+          mtls: { callerId: caller.spiffeId!, trustDomain: identity.trustDomain },
+        })
+      );
+    })
+    : irClusters.map((c) => cluster(c, { connectTimeoutMs }));
+  if (identity) {
+    const ports = inboundPorts(mesh.clusters);
+    const targets = new Set<string>();
+    for (const p of view.pods) {
+      const mine = p.ip ? ports.get(p.ip) ?? [] : [];
+      const id = idOf(identity, p.namespace, p.serviceAccount ?? "default");
+      const l = inboundListener(p, id, identity.trustDomain, mine, statPrefix);
+      if (!l) continue;
+      listeners.push(l);
+      for (const port of mine) {
+        const key = `${p.ip}:${port.targetPort}`;
+        if (targets.has(key)) continue;
+        targets.add(key);
+        clusters.push(inboundCluster(p.ip!, port.targetPort, connectTimeoutMs));
+      }
+    }
+  }
   return {
-    listeners: sortedByName(view.pods.map((p) => outboundListener(p, listenerOpts))),
-    routes: sortedByName(namespaces.map((ns) => outboundRouteConfiguration(ns))),
-    virtualHosts: sortedByName(namespaces.flatMap((ns) => outboundVirtualHosts(ns, services))),
-    clusters: sortedByName(irClusters.map((c) => cluster(c, { connectTimeoutMs }))),
+    listeners: sortedByName(listeners),
+    routes: sortedByName(callers.map((c) => outboundRouteConfiguration(c.key))),
+    virtualHosts: sortedByName(callers.flatMap((c) => outboundVirtualHosts(c, services))),
+    clusters: sortedByName(clusters),
     endpoints: translateEndpoints(irClusters),
     secrets: [],
   };

@@ -56,35 +56,70 @@ export function portRoutes(port: MeshServicePort, namespace: string): IRRoute[] 
   return routes.length ? [...routes, notFoundRoute(port)] : [defaultRoute(port)];
 }
 
-/** The VHDS name (and vhost `name`) of a port's virtual host: `outbound.<namespace>/<cluster>`. */
-export function outboundVirtualHostName(namespace: string, cluster: string): string {
-  return `${outboundRouteName(namespace)}/${cluster}`;
+/**
+ * The VHDS name (and vhost `name`) of a port's virtual host: `outbound.<caller>/<cluster>`, the
+ * caller being the namespace (or `<namespace>/<serviceAccount>` with identity).
+ */
+export function outboundVirtualHostName(caller: string, cluster: string): string {
+  return `${outboundRouteName(caller)}/${cluster}`;
 }
 
-/** The VirtualHost resource of one service port as seen from `namespace`. */
-function serviceVirtualHost(port: MeshServicePort, namespace: string): NamedResource {
-  const name = outboundVirtualHostName(namespace, port.cluster);
+/** Who calls: the route table key, the namespace whose routes apply, and the caller's identity. */
+export interface Caller {
+  /** `<namespace>`, or `<namespace>/<serviceAccount>` when the mesh has identity. */
+  key: string;
+  namespace: string;
+  /** The caller's SPIFFE ID (its SVID is presented upstream); absent without identity. */
+  spiffeId?: string;
+}
+
+/** The cluster a caller's routes name: the IR cluster, or per identity `<cluster>|<caller>`. */
+export function callerCluster(caller: Caller, cluster: string): string {
+  return caller.spiffeId ? `${cluster}|${caller.key}` : cluster;
+}
+
+/** A route with its backends and mirrors renamed to the caller's clusters. */
+function forCaller(r: IRRoute, caller: Caller): IRRoute {
+  if (!caller.spiffeId || r.action.kind !== "forward") return r;
+  const a = r.action;
+  return {
+    ...r,
+    action: {
+      ...a,
+      backends: a.backends.map((b) => ({ ...b, cluster: callerCluster(caller, b.cluster) })),
+      mirrors: a.mirrors.map((m) => ({ ...m, cluster: callerCluster(caller, m.cluster) })),
+    },
+  };
+}
+
+/** The VirtualHost resource of one service port as seen from `caller`. */
+function serviceVirtualHost(port: MeshServicePort, caller: Caller): NamedResource {
+  const name = outboundVirtualHostName(caller.key, port.cluster);
   return {
     name,
     resource: {
       name,
       domains: [...port.domains],
-      routes: portRoutes(port, namespace).map((r) => route(r, "http")),
+      routes: portRoutes(port, caller.namespace).map((r) => route(forCaller(r, caller), "http")),
     },
   };
 }
 
-/** The VirtualHost resources of `namespace` over the given services (in order). */
-export function outboundVirtualHosts(namespace: string, services: MeshService[]): NamedResource[] {
-  return services.flatMap((s) => s.ports.map((p) => serviceVirtualHost(p, namespace)));
+/** The VirtualHost resources of a caller (a namespace) over the given services (in order). */
+export function outboundVirtualHosts(
+  caller: string | Caller,
+  services: MeshService[],
+): NamedResource[] {
+  const c = typeof caller === "string" ? { key: caller, namespace: caller } : caller;
+  return services.flatMap((s) => s.ports.map((p) => serviceVirtualHost(p, c)));
 }
 
 /**
- * The RouteConfiguration `outbound.<namespace>`: no inline virtual host, VHDS over ADS (delta).
+ * The RouteConfiguration `outbound.<caller>`: no inline virtual host, VHDS over ADS (delta).
  * Its content never changes with the dependency set, so growing the set pushes no RDS.
  */
-export function outboundRouteConfiguration(namespace: string): NamedResource {
-  const name = outboundRouteName(namespace);
+export function outboundRouteConfiguration(caller: string): NamedResource {
+  const name = outboundRouteName(caller);
   return {
     name,
     resource: {

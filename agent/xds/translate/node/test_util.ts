@@ -35,13 +35,42 @@ export function nodeGoldenCases(): NodeCase[] {
 
 type Obj = Record<string, unknown>;
 
+/** PEM material standing in for the SVIDs and bundles SDS serves at run time. */
+export interface PlaceholderTls {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+/**
+ * `value` with every SDS reference of a TLS context inlined from `tls` (certificates and the
+ * validation context's CA; SAN matchers kept): Envoy's validate mode cannot follow SDS over ADS.
+ */
+export function inlineSds(value: unknown, tls: PlaceholderTls): unknown {
+  if (Array.isArray(value)) return value.map((v) => inlineSds(v, tls));
+  if (typeof value !== "object" || value === null) return value;
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(value as Obj)) {
+    if (k === "tls_certificate_sds_secret_configs") {
+      out.tls_certificates = (v as Obj[]).map(() => ({
+        certificate_chain: { inline_string: tls.cert },
+        private_key: { inline_string: tls.key },
+      }));
+    } else if (k === "combined_validation_context") {
+      const def = ((v as Obj).default_validation_context ?? {}) as Obj;
+      out.validation_context = { ...def, trusted_ca: { inline_string: tls.ca } };
+    } else out[k] = inlineSds(v, tls);
+  }
+  return out;
+}
+
 /**
  * A static Bootstrap equivalent to node resources: the edge conversion (inline routes, STATIC
  * clusters) with each route table's VHDS virtual hosts inlined (a static route config cannot use
  * VHDS), clusters naming an EDS `service_name` given that target's endpoints, plus an ADS config
  * (to an unused static cluster) as a dynamic node's bootstrap has.
  */
-export function nodeStaticBootstrap(nr: NodeResources): Obj {
+export function nodeStaticBootstrap(nr: NodeResources, tls?: PlaceholderTls): Obj {
   const routes = nr.routes.map(({ name, resource }) => {
     const { vhds: _v, ...rest } = resource;
     const vhosts = nr.virtualHosts.filter((v) => v.name.startsWith(`${name}/`));
@@ -83,7 +112,11 @@ export function nodeStaticBootstrap(nr: NodeResources): Obj {
       }],
     },
   };
-  const statics = bootstrap.static_resources as { listeners: Obj[]; clusters: Obj[] };
+  const statics =
+    (tls ? inlineSds(bootstrap.static_resources, tls) : bootstrap.static_resources) as {
+      listeners: Obj[];
+      clusters: Obj[];
+    };
   return {
     ...bootstrap,
     static_resources: { ...statics, clusters: [...statics.clusters, xds] },

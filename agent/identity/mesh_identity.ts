@@ -1,0 +1,117 @@
+/**
+ * Who is who in the mesh, from Pod objects: the SPIFFE ID scheme (default
+ * `spiffe://<td>/ns/<ns>/sa/<sa>`, configurable), each endpoint's expected identity (its pod's
+ * service account, by pod IP), the Services that opted in to plaintext for endpoints without one,
+ * and the identities a node's pods need from SPIRE (with their selectors). Pure.
+ * @module
+ */
+import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
+import type { MeshIR, NodePod } from "../../lib/ir/mesh.ts";
+import type { IRCluster } from "../../lib/ir/types.ts";
+import type { WantedIdentity } from "./node_identities.ts";
+import { checkTrustDomain, parseSpiffeId } from "./svid.ts";
+import { DEFAULT_ID_TEMPLATE, spiffeIdFor } from "../xds/translate/mtls.ts";
+
+export { DEFAULT_ID_TEMPLATE };
+
+/** Service annotation: `allow` lets endpoints without an identity be dialled in plaintext. */
+export const PLAINTEXT_ANNOTATION = "aether.io/mesh-plaintext";
+
+/** The SPIFFE ID scheme of a mesh. */
+export interface IdentityScheme {
+  trustDomain: string;
+  /** With `{td}`, `{ns}` and `{sa}`; must produce `spiffe://<trustDomain>/…`. */
+  template: string;
+}
+
+/** A checked scheme: throws saying what is wrong with the trust domain or the template. */
+export function identityScheme(
+  trustDomain: string,
+  template = DEFAULT_ID_TEMPLATE,
+): IdentityScheme {
+  checkTrustDomain(trustDomain);
+  if (!template.includes("{ns}") || !template.includes("{sa}")) {
+    throw new Error(`SPIFFE ID template "${template}" must contain {ns} and {sa}`);
+  }
+  const sample = spiffeIdOf({ trustDomain, template }, "ns", "sa");
+  if (parseSpiffeId(sample).trustDomain !== trustDomain) {
+    throw new Error(`SPIFFE ID template "${template}" must stay in trust domain ${trustDomain}`);
+  }
+  return { trustDomain, template };
+}
+
+/** The SPIFFE ID of a service account under the scheme. */
+export function spiffeIdOf(s: IdentityScheme, namespace: string, serviceAccount: string): string {
+  return spiffeIdFor(s.template, s.trustDomain, namespace, serviceAccount);
+}
+
+/** The selectors a pod identity is subscribed with (and registered under in SPIRE). */
+export function identitySelectors(namespace: string, serviceAccount: string) {
+  return [{ type: "k8s", value: `ns:${namespace}` }, {
+    type: "k8s",
+    value: `sa:${serviceAccount}`,
+  }];
+}
+
+/** The identities the node's pods have, one per (namespace, service account), sorted. */
+export function wantedIdentities(pods: readonly NodePod[], s: IdentityScheme): WantedIdentity[] {
+  const out = new Map<string, WantedIdentity>();
+  for (const p of pods) {
+    const sa = p.serviceAccount ?? "default";
+    const id = spiffeIdOf(s, p.namespace, sa);
+    out.set(id, { spiffeId: id, selectors: identitySelectors(p.namespace, sa) });
+  }
+  return [...out.values()].sort((a, b) => a.spiffeId < b.spiffeId ? -1 : 1);
+}
+
+/** Pod IP → SPIFFE ID for every pod (any node) that has an IP and is not finished. */
+export function podIdentities(
+  objects: readonly KubeObject[],
+  s: IdentityScheme,
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const o of objects) {
+    if (o.kind !== "Pod" || o.apiVersion !== "v1") continue;
+    const st = o.status as { phase?: string; podIP?: string } | undefined;
+    if (!st?.podIP || st.phase === "Succeeded" || st.phase === "Failed") continue;
+    const sa = (o.spec?.serviceAccountName as string | undefined) || "default";
+    out.set(st.podIP, spiffeIdOf(s, o.metadata.namespace ?? "default", sa));
+  }
+  return out;
+}
+
+/** `<ns>/<name>` of the Services annotated `aether.io/mesh-plaintext: allow`. */
+export function plaintextServices(objects: readonly KubeObject[]): Set<string> {
+  const out = new Set<string>();
+  for (const o of objects) {
+    if (o.kind !== "Service" || o.apiVersion !== "v1") continue;
+    const a = o.metadata.annotations as Record<string, string> | undefined;
+    if (a?.[PLAINTEXT_ANNOTATION] === "allow") {
+      out.add(`${o.metadata.namespace ?? "default"}/${o.metadata.name}`);
+    }
+  }
+  return out;
+}
+
+function decorate(c: IRCluster, ids: ReadonlyMap<string, string>, plain: ReadonlySet<string>) {
+  const endpoints = c.endpoints.map((e) => {
+    const identity = ids.get(e.address);
+    return identity ? { ...e, identity } : e;
+  });
+  const identities = [...new Set(endpoints.flatMap((e) => e.identity ? [e.identity] : []))].sort();
+  return {
+    ...c,
+    endpoints,
+    identities,
+    ...(plain.has(c.service) ? { plaintextAllowed: true } : {}),
+  };
+}
+
+/** The mesh with every endpoint's expected identity and the plaintext opt-ins filled in. */
+export function withIdentities(
+  mesh: MeshIR,
+  ids: ReadonlyMap<string, string>,
+  plain: ReadonlySet<string>,
+): MeshIR {
+  return { ...mesh, clusters: mesh.clusters.map((c) => decorate(c, ids, plain)) };
+}
