@@ -67,7 +67,7 @@ export async function cmdline(pid: number): Promise<string[] | undefined> {
   }
 }
 
-/** The recorded pid of a daemon when that process still runs (and is not a zombie). */
+/** The recorded pid of a daemon when that process still runs (not a zombie, still ours). */
 export async function daemonPid(l: Layout, name: string): Promise<number | undefined> {
   let pid: number;
   try {
@@ -81,7 +81,9 @@ export async function daemonPid(l: Layout, name: string): Promise<number | undef
   } catch {
     return undefined;
   }
-  return pid;
+  // A recycled pid (e.g. after a reboot) is not ours: every daemon names the state folder.
+  const args = await cmdline(pid);
+  return args?.some((a) => a.includes(l.dir)) ? pid : undefined;
 }
 
 /** Waits until `pid` is gone, up to `ms`; true when it is. */
