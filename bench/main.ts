@@ -84,6 +84,24 @@ if (want("mesh")) {
     );
   }
 }
+if (want("fanout")) {
+  const r = await runJson("bench/xds_fanout.ts", ["1000", "1000", "20", "20", "100"]) as unknown as
+    & Record<string, Record<string, unknown>>
+    & Record<string, unknown>;
+  console.log(
+    `\n1,000 delta ADS clients; agent RSS ${r.agentRssMiB} MiB (peak ${r.agentPeakRssMiB}); load ${r.load}`,
+  );
+  console.log(
+    "\n| change | affected | to all p50 ms | to all p99 ms | per client p99 ms | agent CPU % |",
+  );
+  console.log("|---|---|---|---|---|---|");
+  for (const kind of ["routeAll", "endpointAll", "routeSome"]) {
+    const k = r[kind];
+    console.log(
+      `| ${kind} | ${k.affectedAvg} | ${k.allP50Ms} | ${k.allP99Ms} | ${k.perClientP99Ms} | ${k.agentCpuPct} |`,
+    );
+  }
+}
 if (want("dns")) {
   try {
     await Deno.stat("bench/dns.ts");

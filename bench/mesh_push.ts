@@ -12,6 +12,7 @@ import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import { resolve } from "../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../lib/gatewayapi/mod.ts";
+import { type Edit, lcg, serviceObjects } from "./mesh_fixtures.ts";
 import { SnapshotCache } from "../agent/xds/cache/mod.ts";
 import { XdsServer } from "../agent/xds/server/mod.ts";
 import {
@@ -26,68 +27,6 @@ const [services, nodes, setSize, changes] = [1000, 100, 20, 50].map((d, i) =>
   Number(Deno.args[i] ?? d)
 );
 const domain = "aether.internal";
-
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-}
-
-interface Edit {
-  route?: number;
-  routeVersion?: number;
-  endpoint?: number;
-  endpointVersion?: number;
-}
-
-/** The objects of service `i` (its Service, EndpointSlice and two routes), with `edit` applied. */
-function serviceObjects(i: number, edit: Edit): KubeObject[] {
-  const out: KubeObject[] = [];
-  const name = `svc-${i}`;
-  const epHost = edit.endpoint === i
-    ? `127.0.1.${(edit.endpointVersion ?? 0) % 250 + 1}`
-    : "127.0.0.1";
-  out.push(
-    {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name, namespace: "mesh" },
-      spec: { ports: [{ name: "http", port: 8080, targetPort: 9000 }] },
-    },
-    {
-      apiVersion: "discovery.k8s.io/v1",
-      kind: "EndpointSlice",
-      metadata: { name, namespace: "mesh", labels: { "kubernetes.io/service-name": name } },
-      addressType: "IPv4",
-      ports: [{ name: "http", port: 9000 }],
-      endpoints: [{ addresses: [epHost] }],
-    },
-  );
-  for (let r = 0; r < 2; r++) {
-    const v = edit.route === i && r === 0 ? edit.routeVersion ?? 0 : 0;
-    out.push({
-      apiVersion: "gateway.networking.k8s.io/v1",
-      kind: "HTTPRoute",
-      metadata: {
-        name: `${name}-r${r}`,
-        namespace: "mesh",
-        generation: 1,
-        creationTimestamp: "2026-01-01T00:00:00Z",
-      },
-      spec: {
-        parentRefs: [{ group: "", kind: "Service", name, port: 8080 }],
-        rules: [{
-          matches: [{ path: { type: "PathPrefix", value: `/r${r}` } }],
-          filters: [{
-            type: "RequestHeaderModifier",
-            requestHeaderModifier: { set: [{ name: "x-v", value: String(v) }] },
-          }],
-          backendRefs: [{ name, port: 8080 }],
-        }],
-      },
-    });
-  }
-  return out;
-}
 
 // Like a watch source, a change delivers new objects only for what changed; the rest are the
 // same objects as before (resolve memoizes admission and conversion per object).

@@ -11,7 +11,6 @@ import { type InvalidResource, Snapshot, type SnapshotCache } from "../xds/cache
 import type { OnDemandHandler } from "../xds/server/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
 import type { NamedResource } from "../xds/translate/types.ts";
-import { translateEndpoints } from "../xds/translate/mod.ts";
 import {
   nodeNamespaces,
   type NodeResources,
@@ -19,6 +18,12 @@ import {
   translateNode,
 } from "../xds/translate/node/mod.ts";
 import { vhdsNamespace } from "../xds/server/vhds.ts";
+import {
+  type EndpointMemo,
+  retranslateEndpoints,
+  retranslateNode,
+  sameClosure,
+} from "./incremental.ts";
 import {
   dependencyClosure,
   indexMesh,
@@ -83,7 +88,11 @@ interface NodeState {
   requested: Set<string>;
   /** Authorities that can change this node: its closed set and every name it asked for. */
   watch: Set<string>;
+  /** The closed dependency set `resources` was translated with. */
+  closed: string[];
   resources: NodeResources;
+  /** The snapshot encoded from `resources` (undefined before the first translation). */
+  snapshot?: Snapshot;
 }
 
 /** Per-node demand state over one mesh, feeding a snapshot cache. */
@@ -124,15 +133,19 @@ export class NodeSnapshots {
       if (before?.routing !== after?.routing) routing.add(a);
       else if (before?.endpoints !== after?.endpoints) endpoints.add(a);
     }
+    const before = this.#index;
     this.#mesh = mesh;
     this.#index = index;
     this.#fingerprints = fingerprints;
+    const changed = new Set([...routing, ...endpoints]);
+    const memo: EndpointMemo = new Map();
     const touched: string[] = [];
     for (const [nodeId, st] of this.#nodes) {
       const watched = [...st.watch];
-      if (watched.some((a) => routing.has(a))) this.#translate(st);
-      else if (watched.some((a) => endpoints.has(a))) this.#updateEndpoints(st);
-      else continue;
+      if (watched.some((a) => routing.has(a))) this.#translate(st, before, changed, memo);
+      else if (watched.some((a) => endpoints.has(a))) {
+        this.#updateEndpoints(st, before, endpoints, memo);
+      } else continue;
       touched.push(nodeId);
     }
     return touched.sort();
@@ -145,7 +158,9 @@ export class NodeSnapshots {
       view,
       requested: st?.requested ?? new Set(),
       watch: new Set(),
+      closed: [],
       resources: st?.resources ?? empty,
+      snapshot: undefined,
     };
     this.#nodes.set(view.nodeId, state);
     this.#translate(state);
@@ -209,7 +224,43 @@ export class NodeSnapshots {
     return { view: st.view, requested: [...st.requested].sort() };
   }
 
-  #translate(st: NodeState): void {
+  /**
+   * Translates the node; with `changed` (the services that changed since `before`), only their
+   * resources when its closed set is the same as last time.
+   */
+  #translate(
+    st: NodeState,
+    before?: MeshIndex,
+    changed?: ReadonlySet<string>,
+    memo?: EndpointMemo,
+  ): void {
+    const prev = st.resources;
+    // A change that cannot alter the node's closed set keeps it (no closure walk per node).
+    if (
+      before && changed && st.snapshot &&
+      sameClosure(this.#index, before, st.watch, changed, nodeNamespaces(st.view))
+    ) {
+      const next = retranslateNode(
+        this.#mesh,
+        this.#index,
+        before,
+        { ...st.view, dependencies: st.closed },
+        prev,
+        changed,
+        this.options.translate,
+        memo,
+      );
+      if (next) {
+        st.resources = next;
+        const lists: Partial<NodeResources> = {};
+        for (const k of ["virtualHosts", "clusters", "endpoints"] as const) {
+          if (next[k] !== prev[k]) lists[k] = next[k];
+        }
+        st.snapshot = st.snapshot.withTypes(lists, this.options.onInvalid);
+        this.options.cache?.setSnapshot(st.view.nodeId, st.snapshot);
+        return;
+      }
+    }
     const demand = this.#demand(st);
     const view = scopedView(this.#index, demand);
     st.watch = new Set([
@@ -217,6 +268,7 @@ export class NodeSnapshots {
       ...st.view.dependencies,
       ...demand.requested!.map((n) => requestedAuthority(this.#index, n)),
     ]);
+    st.closed = view.dependencies;
     st.resources = {
       ...translateNode(this.#mesh, view, this.options.translate),
       secrets: this.#secrets,
@@ -225,17 +277,21 @@ export class NodeSnapshots {
   }
 
   #publish(st: NodeState): void {
-    this.options.cache?.setSnapshot(
-      st.view.nodeId,
-      Snapshot.fromResources(st.resources, this.options.onInvalid),
-    );
+    st.snapshot = Snapshot.fromResources(st.resources, this.options.onInvalid);
+    this.options.cache?.setSnapshot(st.view.nodeId, st.snapshot);
   }
 
-  /** The endpoint fast path: the same clusters, new ClusterLoadAssignments only. */
-  #updateEndpoints(st: NodeState): void {
-    const names = new Set(st.resources.endpoints.map((e) => e.name));
-    const endpoints = translateEndpoints(this.#mesh.clusters.filter((c) => names.has(c.name)));
-    st.resources = { ...st.resources, endpoints };
-    this.options.cache?.setEndpoints(st.view.nodeId, endpoints, this.options.onInvalid);
+  /** The endpoint fast path: the same clusters, new ClusterLoadAssignments for `changed` only. */
+  #updateEndpoints(
+    st: NodeState,
+    before: MeshIndex,
+    changed: ReadonlySet<string>,
+    memo: EndpointMemo,
+  ): void {
+    const prev = st.resources;
+    st.resources = retranslateEndpoints(this.#index, before, prev, changed, memo);
+    if (st.resources === prev || !st.snapshot) return;
+    st.snapshot = st.snapshot.withEndpoints(st.resources.endpoints, this.options.onInvalid);
+    this.options.cache?.setSnapshot(st.view.nodeId, st.snapshot);
   }
 }

@@ -162,8 +162,16 @@ export class Snapshot {
 
   /** The endpoint fast path: a new snapshot sharing every other type, with only EDS re-encoded. */
   withEndpoints(endpoints: readonly NamedResource[], onInvalid?: InvalidResource): Snapshot {
+    return this.withTypes({ endpoints: endpoints as NamedResource[] }, onInvalid);
+  }
+
+  /** A new snapshot with the lists given replaced (encoded again); every other type is shared. */
+  withTypes(resources: Partial<Resources>, onInvalid?: InvalidResource): Snapshot {
     const types = new Map(this.#types);
-    types.set(TypeUrl.endpoint, encodeType(TypeUrl.endpoint, endpoints, onInvalid));
+    for (const [key, list] of Object.entries(resources)) {
+      const typeUrl = listOf[key as keyof Resources];
+      if (typeUrl && list) types.set(typeUrl, encodeType(typeUrl, list, onInvalid));
+    }
     return new Snapshot(types);
   }
 

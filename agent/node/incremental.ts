@@ -1,0 +1,153 @@
+/**
+ * Incremental node translation, pure: when some services of a node's unchanged dependency set
+ * change, only their resources (virtual hosts, clusters, endpoints) are translated again; every
+ * other resource is the very object the node had, so the snapshot skips re-encoding it. The
+ * result equals a full {@link translateNode} (tested), or `undefined` when it cannot be proven
+ * equal cheaply (the caller then translates in full).
+ * @module
+ */
+import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
+import type { IRCluster } from "../../lib/ir/types.ts";
+import type { NamedResource } from "../xds/translate/types.ts";
+import {
+  nodeClusterNames,
+  nodeNamespaces,
+  type NodeResources,
+  type NodeTranslateOptions,
+  translateNode,
+} from "../xds/translate/node/mod.ts";
+import { translateEndpoints } from "../xds/translate/mod.ts";
+import { sortedByName } from "../xds/translate/util.ts";
+import { type MeshIndex, serviceDependencies } from "./demand.ts";
+
+/**
+ * ClusterLoadAssignments by IR cluster, shared by every node within one mesh change: the same
+ * cluster gives the same resource object, so it is encoded once, not once per node.
+ */
+export type EndpointMemo = Map<IRCluster, NamedResource>;
+
+function sharedEndpoints(memo: EndpointMemo | undefined, clusters: IRCluster[]): NamedResource[] {
+  if (!memo) return translateEndpoints(clusters);
+  return sortedByName(clusters).map((c) => {
+    let r = memo.get(c);
+    if (!r) memo.set(c, r = translateEndpoints([c])[0]);
+    return r;
+  });
+}
+
+/** The authority a cluster (or CLA) name belongs to: its service's, else the name sans port. */
+function ownerOf(index: MeshIndex, before: MeshIndex, cluster: string): string {
+  return index.clusterAuthority.get(cluster) ?? before.clusterAuthority.get(cluster) ??
+    cluster.replace(/:\d+$/, "");
+}
+
+/** Replaces in `old` the resources `owned` says are stale by those of `fresh` it owns. */
+function splice(
+  old: readonly NamedResource[],
+  fresh: readonly NamedResource[],
+  owned: (name: string) => boolean,
+): NamedResource[] {
+  const kept = old.filter((r) => !owned(r.name));
+  if (kept.length === old.length && !fresh.some((r) => owned(r.name))) {
+    return old as NamedResource[];
+  }
+  return sortedByName([...kept, ...fresh.filter((r) => owned(r.name))]);
+}
+
+/**
+ * A node's resources after `changed` services (authorities) changed, from its previous
+ * resources `prev` translated for the same pods and the same closed dependency set. Returns
+ * undefined when the set of clusters would differ (then translate in full).
+ */
+export function retranslateNode(
+  mesh: MeshIR,
+  index: MeshIndex,
+  before: MeshIndex,
+  view: NodeView,
+  prev: NodeResources,
+  changed: ReadonlySet<string>,
+  options?: NodeTranslateOptions,
+  memo?: EndpointMemo,
+): NodeResources | undefined {
+  const touched = view.dependencies.filter((a) => changed.has(a));
+  if (touched.length === 0) return prev;
+  const mine = new Set(touched);
+  const namespaces = nodeNamespaces(view);
+  // Translate the touched services against a mesh of just them and the clusters they reach:
+  // the same output for them, without walking the whole mesh once per node.
+  const services = touched.map((a) => index.services.get(a)).filter((s) => s !== undefined);
+  const reach = nodeClusterNames(services, namespaces, index.clusters);
+  const part = translateNode(
+    {
+      ...mesh,
+      services,
+      clusters: mesh.clusters.length <= reach.size
+        ? mesh.clusters
+        : [...reach].sort().map((n) => index.clusters.get(n)!),
+    },
+    { ...view, dependencies: touched },
+    options,
+  );
+  const ownsCluster = (name: string) => mine.has(ownerOf(index, before, name));
+  const ownsVhost = (name: string) => ownsCluster(name.slice(name.indexOf("/") + 1));
+  const clusters = splice(prev.clusters, part.clusters, ownsCluster);
+  // The clusters the touched services reach must all be there (a backend outside the old set
+  // would change the set: translate in full). What the others reach is as before.
+  if (clusters !== prev.clusters) {
+    const have = new Set(clusters.map((c) => c.name));
+    for (const n of reach) if (!have.has(n)) return undefined;
+  } else if (![...reach].every((n) => prev.clusters.some((c) => c.name === n))) return undefined;
+  return {
+    ...prev,
+    virtualHosts: splice(prev.virtualHosts, part.virtualHosts, ownsVhost),
+    clusters,
+    endpoints: splice(
+      prev.endpoints,
+      sharedEndpoints(memo, [...reach].map((n) => index.clusters.get(n)!)),
+      ownsCluster,
+    ),
+  };
+}
+
+/** The endpoint fast path: new ClusterLoadAssignments for the clusters of `changed` only. */
+export function retranslateEndpoints(
+  index: MeshIndex,
+  before: MeshIndex,
+  prev: NodeResources,
+  changed: ReadonlySet<string>,
+  memo?: EndpointMemo,
+): NodeResources {
+  const owned = (name: string) => changed.has(ownerOf(index, before, name));
+  const stale = prev.endpoints.filter((e) => owned(e.name)).map((e) => e.name);
+  if (stale.length === 0) return prev;
+  const names = new Set(stale);
+  const fresh = sharedEndpoints(
+    memo,
+    [...names].map((n) => index.clusters.get(n)).filter((c) => c !== undefined),
+  );
+  return { ...prev, endpoints: splice(prev.endpoints, fresh, owned) };
+}
+
+/**
+ * Whether a node's closed dependency set is surely unchanged by `changed`: each changed
+ * authority it watches exists in both meshes or in neither, with the same route dependencies for
+ * the node's namespaces. (Otherwise the caller recomputes the closure.)
+ */
+export function sameClosure(
+  index: MeshIndex,
+  before: MeshIndex,
+  watch: ReadonlySet<string>,
+  changed: ReadonlySet<string>,
+  namespaces: readonly string[],
+): boolean {
+  for (const a of changed) {
+    if (!watch.has(a)) continue;
+    const now = index.services.get(a), was = before.services.get(a);
+    if (!now !== !was) return false;
+    if (!now || !was) continue;
+    const x = serviceDependencies(index, now, namespaces);
+    const y = serviceDependencies(before, was, namespaces);
+    if (x.length !== y.length || x.some((d, i) => d !== y[i])) return false;
+  }
+  return true;
+}

@@ -1,0 +1,67 @@
+/**
+ * The agent side of bench/xds_fanout.ts, in its own process so its RSS and CPU are its own:
+ * resolve → NodeSnapshots → snapshot cache → XdsServer (delta ADS over gRPC), `nodes` node views
+ * whose dependency sets all hold svc-0 plus `setSize - 1` random services. Prints
+ * `{"port":…,"setupMs":…}`, then applies one JSON command per stdin line —
+ * `{"route":i,"v":n}` or `{"endpoint":i,"v":n}` — and answers `{"resolveMs":…,"applyMs":…}`.
+ *
+ *   deno run -A bench/xds_fanout_server.ts <services> <nodes> <setSize>
+ * @module
+ */
+import process from "node:process";
+import readline from "node:readline";
+import { Logger } from "../lib/log/mod.ts";
+import { Registry } from "../lib/metrics/mod.ts";
+import { resolve } from "../lib/gatewayapi/mod.ts";
+import type { KubeObject } from "../lib/gatewayapi/mod.ts";
+import { SnapshotCache } from "../agent/xds/cache/mod.ts";
+import { XdsServer } from "../agent/xds/server/mod.ts";
+import { NodeSnapshots } from "../agent/node/snapshots.ts";
+import { type Edit, serviceObjects } from "./mesh_fixtures.ts";
+import { fanoutSets } from "./xds_fanout_sets.ts";
+
+const [services, nodes, setSize] = [1000, 1000, 20].map((d, i) => Number(Deno.args[i] ?? d));
+const domain = "aether.internal";
+const base: KubeObject[][] = Array.from({ length: services }, (_, i) => serviceObjects(i, {}));
+const objects = (edit: Edit) => {
+  const changed = edit.route ?? edit.endpoint;
+  return base.flatMap((objs, i) => (i === changed ? serviceObjects(i, edit) : objs));
+};
+
+const cache = new SnapshotCache();
+const snapshots = new NodeSnapshots({ cache });
+const server = new XdsServer({
+  cache,
+  logger: new Logger("xds", () => {}, "error"),
+  metrics: new Registry(),
+  onDemand: snapshots.onDemand,
+});
+const port = await server.listen({ port: 0 });
+const t0 = performance.now();
+snapshots.setMesh(resolve(objects({}), { meshDomain: domain }).mesh);
+fanoutSets(services, nodes, setSize).forEach((dependencies, n) =>
+  snapshots.setView({
+    nodeId: `node-${n}`,
+    pods: [{ namespace: `ns-${n}`, name: "p", netnsPath: "" }],
+    dependencies,
+  })
+);
+console.log(JSON.stringify({ port, setupMs: Math.round(performance.now() - t0) }));
+
+for await (const line of readline.createInterface({ input: process.stdin })) {
+  if (!line.trim()) continue;
+  const cmd = JSON.parse(line) as { route?: number; endpoint?: number; v: number };
+  const a = performance.now();
+  const mesh = resolve(
+    objects(
+      cmd.route !== undefined
+        ? { route: cmd.route, routeVersion: cmd.v }
+        : { endpoint: cmd.endpoint, endpointVersion: cmd.v },
+    ),
+    { meshDomain: domain },
+  ).mesh;
+  const b = performance.now();
+  snapshots.setMesh(mesh);
+  console.log(JSON.stringify({ resolveMs: b - a, applyMs: performance.now() - b }));
+}
+await server.close();
