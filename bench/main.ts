@@ -1,6 +1,7 @@
 /**
- * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit, mesh,
- * fanout, dns; `--only <part>` also works), each size in its own process, and prints one JSON line
+ * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
+ * mesh, fanout, eg, dns; `--only <part>` also works), each size in its own process, and prints one
+ * JSON line
  * per run plus a Markdown table for docs/performance.md.
  */
 import { parseArgs } from "node:util";
@@ -63,10 +64,23 @@ if (want("parse")) {
   }
 }
 if (want("edit")) {
-  const r = await runJson("bench/edit_latency.ts", ["1000", "1000", "120"]);
+  const rows = [];
+  for (const routes of [1000, 10000]) {
+    rows.push(await runJson("bench/edit_latency.ts", [String(routes), "1000", "200"]));
+  }
   console.log("\n| HTTPRoutes | edits | p50 ms | p90 ms | p99 ms | max ms |");
   console.log("|---|---|---|---|---|---|");
-  console.log(`| ${r.routes} | ${r.edits} | ${r.p50Ms} | ${r.p90Ms} | ${r.p99Ms} | ${r.maxMs} |`);
+  for (const r of rows) {
+    console.log(`| ${r.routes} | ${r.edits} | ${r.p50Ms} | ${r.p90Ms} | ${r.p99Ms} | ${r.maxMs} |`);
+  }
+}
+if (want("eg")) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "bench/eg_translate.ts"],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error("bench/eg_translate.ts failed");
 }
 if (want("mesh")) {
   const r = await runJson("bench/mesh_push.ts", ["1000", "100", "20", "50"]) as unknown as Record<
