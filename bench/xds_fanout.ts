@@ -199,6 +199,8 @@ for (const [name, kind, pick] of cases) {
       return acc;
     }, {} as Record<string, number>),
     agentCpuPct: Math.round((after.cpuMs - before.cpuMs) / (performance.now() - t) * 100),
+    // CPU time the agent spent per change (less sensitive to a shared machine than wall time).
+    agentCpuMsPerChange: Math.round((after.cpuMs - before.cpuMs) / changes),
   };
 }
 const end = agentStats();
