@@ -4,6 +4,8 @@
  *   its Envoy. See docs/standalone.md for the stable contract.
  * - `agent node --config <dir|file> --node-name <n>`: the node proxy for east-west (GAMMA) traffic.
  *   See docs/mesh.md.
+ * - Both read the API server instead with `--kubeconfig <file>` or `--in-cluster`
+ *   (docs/kubernetes.md).
  * - `agent translate --config <dir|file>`: prints the xDS resources for a config and exits
  *   (agent/translate). See docs/standalone.md.
  * @module
@@ -14,13 +16,18 @@ import { runStandalone, standaloneDefaults } from "./standalone/run.ts";
 import { runNode } from "./node/run.ts";
 import { limitFlagSpecs, limitFlagsUsage, limitsFromFlags } from "./limits_flags.ts";
 import { translateCommand } from "./translate/mod.ts";
+import { sourceFlagsError } from "./config_source.ts";
 
-const usage = `usage: agent standalone --config <dir|file> [flags]
-       agent node --config <dir|file> --node-name <name> [flags]
+const usage =
+  `usage: agent standalone (--config <dir|file> | --kubeconfig <file> | --in-cluster) [flags]
+       agent node (--config <dir|file> | --kubeconfig <file> | --in-cluster) --node-name <name> [flags]
        agent translate --config <dir|file> [--role edge|node] [--output yaml|json] [--status]
 
 flags:
   --config <path>          folder (read recursively) or file of Gateway API YAML; watched for changes
+  --kubeconfig <file>      read Gateway API and core objects from this kubeconfig's API server
+  --kube-context <name>    kubeconfig context (default: its current-context)
+  --in-cluster             read from the API server with the pod's service account
   --envoy <path|auto|none> envoy to start (default auto: PATH, else the project's peer cache;
                            never downloads; 'deno task peers ensure envoy' installs it)
   --bind-address <ip>      address Gateway listeners bind (default ${standaloneDefaults.bindAddress})
@@ -42,6 +49,9 @@ async function main(args: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       config: { type: "string" },
+      kubeconfig: { type: "string" },
+      "kube-context": { type: "string" },
+      "in-cluster": { type: "boolean" },
       envoy: { type: "string", default: standaloneDefaults.envoy },
       "bind-address": { type: "string", default: standaloneDefaults.bindAddress },
       "admin-address": { type: "string", default: standaloneDefaults.adminAddress },
@@ -61,15 +71,22 @@ async function main(args: string[]): Promise<number> {
     console.error(usage);
     return values.help ? 0 : 2;
   }
-  if (!values.config) {
-    console.error(`agent ${role}: --config is required (a folder or file of YAML)\n\n` + usage);
+  const sourceFlags = {
+    config: values.config,
+    kubeconfig: values.kubeconfig,
+    kubeContext: values["kube-context"],
+    inCluster: values["in-cluster"],
+  };
+  const flagsError = sourceFlagsError(sourceFlags);
+  if (flagsError) {
+    console.error(`agent ${role}: ${flagsError}\n\n` + usage);
     return 2;
   }
   const logger = new Logger("agent");
   const limits = limitsFromFlags(values);
   const common = {
     ...limits,
-    config: values.config,
+    ...sourceFlags,
     envoy: values.envoy!,
     adminAddress: values["admin-address"]!,
     xdsAddress: values["xds-address"]!,

@@ -8,7 +8,7 @@
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
 import { type ObjectStatus, type Problem, resolve } from "../../lib/gatewayapi/mod.ts";
-import { FileSource } from "../../lib/source/files.ts";
+import { configSource, type SourceFlags } from "../config_source.ts";
 import {
   objectKey,
   type Source,
@@ -32,7 +32,7 @@ import {
 import { bundleSecret, svidSecret } from "../xds/translate/mtls.ts";
 
 /** Options of `agent node`. */
-export interface NodeAgentOptions {
+export interface NodeAgentOptions extends SourceFlags {
   /** --config: folder or file of YAML (Services, EndpointSlices, routes, Pods). */
   config?: string;
   /** A source instead of the folder (tests). */
@@ -187,8 +187,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
       });
     }
   };
-  const source = opts.source ??
-    new FileSource({ path: opts.config ?? ".", logger: logger.child("files") });
+  const source = opts.source ?? configSource(opts, { logger, metrics, nodeName: opts.nodeName });
   await source.start(apply);
   await runtime.startEnvoy();
   return {

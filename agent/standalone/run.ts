@@ -6,7 +6,7 @@
  */
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
-import { FileSource } from "../../lib/source/files.ts";
+import { configSource, type SourceFlags } from "../config_source.ts";
 import type { Source, StaleFile } from "../../lib/source/types.ts";
 import { Pipeline } from "../pipeline.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
@@ -15,7 +15,7 @@ import { type Runtime, startRuntime } from "../runtime.ts";
 import type { EdgeLimits } from "../xds/translate/mod.ts";
 
 /** Options of `agent standalone` (flag names in comments). */
-export interface StandaloneOptions {
+export interface StandaloneOptions extends SourceFlags {
   /** --config: folder or file of YAML. Ignored when `source` is given. */
   config?: string;
   /** A source to use instead of the config folder (tests). */
@@ -86,8 +86,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
   });
   // Files whose current content does not parse; their last good objects keep serving.
   let staleFiles: StaleFile[] = [];
-  const source = opts.source ??
-    new FileSource({ path: opts.config ?? ".", logger: logger.child("files") });
+  const source = opts.source ?? configSource(opts, { logger, metrics });
   await source.start((snap) => {
     staleFiles = snap.stale ?? [];
     pipeline.apply(snap);

@@ -4,7 +4,9 @@
  * admin client cert (system:masters). Authorization is AlwaysAllow: it is a test server.
  * @module
  */
+import assert from "node:assert/strict";
 import { join } from "node:path";
+import { parseAllDocuments } from "yaml";
 import { ensurePeer } from "../../lib/peers/mod.ts";
 import { exec, freePort, type Proc, spawn, stopAll, waitFor } from "./proc.ts";
 
@@ -17,6 +19,12 @@ export interface Kube {
   /** Folder with ca.crt, sa.key, … */
   pki: string;
   procs: Proc[];
+  /** etcd's client URL (its v3 HTTP gateway answers there too). */
+  etcdUrl: string;
+  /** Stops kube-apiserver only (etcd keeps the data); `startApiServer` brings it back. */
+  stopApiServer(): Promise<void>;
+  /** Starts kube-apiserver again on the same port and waits for /readyz. */
+  startApiServer(): Promise<void>;
   /** `fetch` against the API server with the admin client cert; `body` objects are sent as JSON. */
   request(method: string, path: string, body?: unknown): Promise<KubeResponse>;
   stop(): Promise<void>;
@@ -103,7 +111,7 @@ export async function startKube(dir: string): Promise<Kube> {
     );
 
     const p = (f: string) => join(pki, f);
-    procs.push(spawn("kube-apiserver", apiserver, [
+    const apiArgs = [
       `--etcd-servers=${etcdUrl}`,
       "--bind-address=127.0.0.1",
       "--advertise-address=127.0.0.1",
@@ -121,7 +129,9 @@ export async function startKube(dir: string): Promise<Kube> {
       "--authorization-mode=AlwaysAllow",
       "--enable-priority-and-fairness=false",
       "--v=1",
-    ]));
+    ];
+    let apiProc = spawn("kube-apiserver", apiserver, apiArgs);
+    procs.push(apiProc);
     const url = `https://127.0.0.1:${apiPort}`;
     const [ca, cert, key] = await Promise.all(
       ["ca.crt", "admin.crt", "admin.key"].map((f) => Deno.readTextFile(p(f))),
@@ -143,15 +153,17 @@ export async function startKube(dir: string): Promise<Kube> {
       } catch { /* not JSON (e.g. /readyz) */ }
       return { status: res.status, json };
     };
-    await waitFor(
-      "kube-apiserver /readyz",
-      async () => {
-        const res = await request("GET", "/readyz");
-        return res.status === 200 ? true : undefined;
-      },
-      120_000,
-      procs,
-    );
+    const ready = () =>
+      waitFor(
+        "kube-apiserver /readyz",
+        async () => {
+          const res = await request("GET", "/readyz");
+          return res.status === 200 ? true : undefined;
+        },
+        120_000,
+        procs.filter((x) => x !== apiProc || !x.exited()),
+      );
+    await ready();
     const kubeconfig = join(dir, "kubeconfig");
     await Deno.writeTextFile(kubeconfig, kubeconfigYaml(url, ca, cert, key));
     return {
@@ -159,6 +171,15 @@ export async function startKube(dir: string): Promise<Kube> {
       kubeconfig,
       pki,
       procs,
+      etcdUrl,
+      stopApiServer: () => apiProc.stop(),
+      startApiServer: async () => {
+        await apiProc.stop();
+        const old = apiProc;
+        apiProc = spawn("kube-apiserver", apiserver, apiArgs);
+        procs.splice(procs.indexOf(old), 1, apiProc);
+        await ready();
+      },
       request,
       stop: async () => {
         client.close();
@@ -208,4 +229,47 @@ export async function startControllers(kube: Kube): Promise<void> {
     "--node-ip=127.0.0.1",
     ...configs,
   ]));
+}
+
+/** Where each kind in the CRD bundle is created. */
+export const collection: Record<string, string> = {
+  CustomResourceDefinition: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+  ValidatingAdmissionPolicy: "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+  ValidatingAdmissionPolicyBinding:
+    "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
+};
+
+/**
+ * Creates every CRD (and admission policy) of the YAML files in `dir` and waits until each CRD is
+ * Established; returns the CRD names.
+ */
+export async function installCrds(kube: Kube, dir: string): Promise<string[]> {
+  const crds: string[] = [];
+  for (const file of [...Deno.readDirSync(dir)].map((e) => e.name).sort()) {
+    for (const doc of parseAllDocuments(await Deno.readTextFile(join(dir, file)))) {
+      const obj = doc.toJS();
+      if (!obj) continue;
+      const path = collection[obj.kind];
+      assert.ok(path, `unexpected kind ${obj.kind} in ${file}`);
+      const res = await kube.request("POST", path, obj);
+      assert.equal(res.status, 201, `${file}: ${JSON.stringify(res.json)}`);
+      if (obj.kind === "CustomResourceDefinition") crds.push(obj.metadata.name);
+    }
+  }
+  for (const name of crds) {
+    await waitFor(
+      `CRD ${name} established`,
+      async () => {
+        const res = await kube.request("GET", `${collection.CustomResourceDefinition}/${name}`);
+        // deno-lint-ignore no-explicit-any
+        const conds: any[] = res.json?.status?.conditions ?? [];
+        return conds.some((c) => c.type === "Established" && c.status === "True")
+          ? true
+          : undefined;
+      },
+      30_000,
+      kube.procs,
+    );
+  }
+  return crds;
 }

@@ -6,51 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { parseAllDocuments } from "yaml";
 import { ensurePeer } from "../../lib/peers/mod.ts";
-import { type Kube, startKube } from "./kube.ts";
+import { collection, installCrds, type Kube, startKube } from "./kube.ts";
 import { dumpOutput, exec, type Proc, spawn, waitFor } from "./proc.ts";
 
 const GW = "gateway.networking.k8s.io";
-
-/** Where each kind in the CRD bundle is created. */
-const collection: Record<string, string> = {
-  CustomResourceDefinition: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-  ValidatingAdmissionPolicy: "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
-  ValidatingAdmissionPolicyBinding:
-    "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
-};
-
-async function installCrds(kube: Kube, dir: string): Promise<string[]> {
-  const crds: string[] = [];
-  for (const file of [...Deno.readDirSync(dir)].map((e) => e.name).sort()) {
-    for (const doc of parseAllDocuments(await Deno.readTextFile(join(dir, file)))) {
-      const obj = doc.toJS();
-      if (!obj) continue;
-      const path = collection[obj.kind];
-      assert.ok(path, `unexpected kind ${obj.kind} in ${file}`);
-      const res = await kube.request("POST", path, obj);
-      assert.equal(res.status, 201, `${file}: ${JSON.stringify(res.json)}`);
-      if (obj.kind === "CustomResourceDefinition") crds.push(obj.metadata.name);
-    }
-  }
-  for (const name of crds) {
-    await waitFor(
-      `CRD ${name} established`,
-      async () => {
-        const res = await kube.request("GET", `${collection.CustomResourceDefinition}/${name}`);
-        // deno-lint-ignore no-explicit-any
-        const conds: any[] = res.json?.status?.conditions ?? [];
-        return conds.some((c) => c.type === "Established" && c.status === "True")
-          ? true
-          : undefined;
-      },
-      30_000,
-      kube.procs,
-    );
-  }
-  return crds;
-}
 
 function httpRoute(name: string, rules: unknown[]): Record<string, unknown> {
   return {

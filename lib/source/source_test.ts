@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../testing/assert.ts";
 import { FileSource, readConfig } from "./files.ts";
 import { MemorySource } from "./memory.ts";
 import { parseYamlObjects } from "./yaml_docs.ts";
-import type { Source, SourceSnapshot } from "./types.ts";
+import { contractService, sourceContract } from "./contract.ts";
 
 const svc = (name: string) => ({
   apiVersion: "v1",
@@ -57,48 +57,24 @@ Deno.test("files: duplicates are reported, first definition wins", async () => {
   }
 });
 
-/** The shared contract every Source passes. */
-async function sourceContract(
-  make: () => Promise<{ source: Source; change: () => Promise<void> }>,
-) {
-  const { source, change } = await make();
-  const seen: SourceSnapshot[] = [];
-  let wake: () => void = () => {};
-  await source.start((s) => {
-    seen.push(s);
-    wake();
-  });
-  try {
-    assertEquals(seen.length, 1, "start delivers the first snapshot before it resolves");
-    const next = new Promise<void>((r) => (wake = r));
-    await change();
-    await Promise.race([
-      next,
-      new Promise((_, rej) => setTimeout(() => rej(new Error("no update")), 3000)),
-    ]);
-    const last = seen[seen.length - 1];
-    assert(last.revision > seen[0].revision, "revisions increase");
-    assertEquals(last.objects.map((o) => o.metadata.name).sort(), ["one", "two"]);
-  } finally {
-    await source.stop();
-  }
-}
-
 Deno.test("contract: MemorySource", async () => {
   await sourceContract(() => {
-    const source = new MemorySource([svc("one")]);
-    return Promise.resolve({ source, change: () => Promise.resolve(source.apply(svc("two"))) });
+    const source = new MemorySource([contractService("one")]);
+    return Promise.resolve({
+      source,
+      addTwo: () => Promise.resolve(source.apply(contractService("two"))),
+    });
   });
 });
 
 Deno.test("contract: FileSource (watching a folder)", async () => {
   const dir = await Deno.makeTempDir();
-  await Deno.writeTextFile(`${dir}/one.yaml`, JSON.stringify(svc("one")));
+  await Deno.writeTextFile(`${dir}/one.yaml`, JSON.stringify(contractService("one")));
   try {
     await sourceContract(() =>
       Promise.resolve({
         source: new FileSource({ path: dir, debounceMs: 20 }),
-        change: () => Deno.writeTextFile(`${dir}/two.yaml`, JSON.stringify(svc("two"))),
+        addTwo: () => Deno.writeTextFile(`${dir}/two.yaml`, JSON.stringify(contractService("two"))),
       })
     );
   } finally {

@@ -1,0 +1,58 @@
+/**
+ * Where an agent's configuration comes from: a folder or file of YAML (`--config`), or the
+ * Kubernetes API server (`--kubeconfig <file>`, or `--in-cluster` for the pod's service account).
+ * @module
+ */
+import type { Logger } from "../lib/log/mod.ts";
+import type { Registry } from "../lib/metrics/mod.ts";
+import { DEFAULT_KINDS, KubeClient, KubeSource } from "../lib/kube/mod.ts";
+import { FileSource } from "../lib/source/files.ts";
+import type { Source } from "../lib/source/types.ts";
+
+/** The source flags of `agent standalone|node`. */
+export interface SourceFlags {
+  /** --config: folder or file of YAML. */
+  config?: string;
+  /** --kubeconfig: read from the API server this kubeconfig names. */
+  kubeconfig?: string;
+  /** --kube-context: the kubeconfig context (default: its current-context). */
+  kubeContext?: string;
+  /** --in-cluster: read from the API server with the pod's service account. */
+  inCluster?: boolean;
+}
+
+/** Kinds the node role reads: everything but Secrets (its identities come from SPIRE), plus its Pods. */
+export const NODE_KINDS: readonly string[] = [
+  ...DEFAULT_KINDS.filter((k) => k !== "Secret"),
+  "Pod",
+];
+
+/** Says what is wrong with the flags (exactly one source), or undefined when they are fine. */
+export function sourceFlagsError(f: SourceFlags): string | undefined {
+  const n = [f.config, f.kubeconfig, f.inCluster || undefined].filter((v) => v !== undefined)
+    .length;
+  if (n === 1) return undefined;
+  return n === 0
+    ? "one of --config <dir|file>, --kubeconfig <file> or --in-cluster is required"
+    : "give only one of --config, --kubeconfig and --in-cluster";
+}
+
+/** The source the flags name; `nodeName` set = the node role (its Pods only). */
+export function configSource(
+  f: SourceFlags,
+  ctx: { logger: Logger; metrics: Registry; nodeName?: string },
+): Source {
+  if (!f.kubeconfig && !f.inCluster) {
+    return new FileSource({ path: f.config ?? ".", logger: ctx.logger.child("files") });
+  }
+  const client = new KubeClient(
+    f.inCluster ? { inCluster: true } : { kubeconfig: f.kubeconfig!, context: f.kubeContext },
+  );
+  ctx.logger.info("reading configuration from the API server", { server: client.server });
+  return new KubeSource({
+    client,
+    logger: ctx.logger.child("kube"),
+    metrics: ctx.metrics,
+    ...(ctx.nodeName ? { kinds: [...NODE_KINDS], nodeName: ctx.nodeName } : {}),
+  });
+}

@@ -1,0 +1,212 @@
+/**
+ * The API-server connection: a kubeconfig file or the in-cluster service account, loaded with
+ * `@kubernetes/client-node` (its credential resolution: CA, client certificates, bearer tokens,
+ * token files, exec plugins), then spoken over Deno's own `fetch` with a client built from those
+ * credentials. (The library's undici transport negotiates HTTP/2 through Deno's node:http2 layer,
+ * which aborts the process on a server GOAWAY — exactly what a restarting API server sends.)
+ * Objects stay plain JSON: nothing is turned into classes or Dates.
+ * @module
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+
+/** A decoded API response. */
+export interface KubeResponse {
+  status: number;
+  // deno-lint-ignore no-explicit-any
+  json: any;
+}
+
+/** One watch event as the API server sends it. */
+export interface WatchEvent {
+  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+  // deno-lint-ignore no-explicit-any
+  object: any;
+}
+
+/** A running watch; `abort` ends it (its `done` callback then runs once). */
+export interface WatchHandle {
+  abort(): void;
+}
+
+/** An HTTP error from the API server, with its status code (410 = resourceVersion too old). */
+export class KubeError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+    this.name = "KubeError";
+  }
+}
+
+/** How to reach the API server. */
+export type KubeConnection = { kubeconfig: string; context?: string } | { inCluster: true };
+
+interface Credentials {
+  key: string;
+  client: Deno.HttpClient;
+  headers: Record<string, string>;
+}
+
+const text = (v: unknown): string | undefined =>
+  v === undefined || v === null
+    ? undefined
+    : typeof v === "string"
+    ? v
+    : new TextDecoder().decode(v as Uint8Array);
+
+/** Talks JSON to one API server. */
+export class KubeClient {
+  readonly config: KubeConfig;
+  readonly #idleMs: number;
+  #credentials?: Credentials;
+
+  constructor(connection: KubeConnection, opts: { watchIdleTimeoutMs?: number } = {}) {
+    this.config = new KubeConfig();
+    if ("inCluster" in connection) this.config.loadFromCluster();
+    else {
+      this.config.loadFromFile(connection.kubeconfig);
+      if (connection.context) this.config.setCurrentContext(connection.context);
+    }
+    if (!this.config.getCurrentCluster()) {
+      throw new Error("the kubeconfig names no current cluster; set current-context or --context");
+    }
+    // A watch with no bytes (not even a bookmark) for this long is taken as dead and reopened.
+    this.#idleMs = opts.watchIdleTimeoutMs ?? 90_000;
+  }
+
+  /** The API server URL. */
+  get server(): string {
+    return this.config.getCurrentCluster()!.server;
+  }
+
+  /** Closes the HTTP client (open watches end). */
+  close(): void {
+    this.#credentials?.client.close();
+    this.#credentials = undefined;
+  }
+
+  /** The current credentials (re-read every call: tokens and certificates rotate). */
+  async #auth(): Promise<Credentials> {
+    // deno-lint-ignore no-explicit-any
+    const opts: any = {};
+    await this.config.applyToHTTPSOptions(opts);
+    const [ca, cert, key] = [text(opts.ca), text(opts.cert), text(opts.key)];
+    const id = `${ca}|${cert}|${key}|${opts.rejectUnauthorized}`;
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.auth) headers.authorization = `Basic ${btoa(opts.auth)}`;
+    if (this.#credentials?.key !== id) {
+      this.#credentials?.client.close();
+      this.#credentials = {
+        key: id,
+        client: Deno.createHttpClient({
+          ...(ca ? { caCerts: [ca] } : {}),
+          ...(cert && key ? { cert, key } : {}),
+        }),
+        headers,
+      };
+    }
+    this.#credentials.headers = headers;
+    return this.#credentials;
+  }
+
+  async #fetch(
+    method: string,
+    path: string,
+    body: unknown,
+    contentType: string,
+    signal?: AbortSignal,
+  ): Promise<Response> {
+    const auth = await this.#auth();
+    return await fetch(this.server + path, {
+      method,
+      client: auth.client,
+      headers: {
+        ...auth.headers,
+        accept: "application/json",
+        ...(body === undefined ? {} : { "content-type": contentType }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+  }
+
+  /**
+   * One request; `body` is sent as JSON (`contentType` for PATCH: merge patch by default).
+   * Network failures reject; HTTP errors resolve with their status (callers decide).
+   */
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = method === "PATCH" ? "application/merge-patch+json" : "application/json",
+    signal?: AbortSignal,
+  ): Promise<KubeResponse> {
+    const res = await this.#fetch(method, path, body, contentType, signal);
+    const raw = await res.text();
+    let json: unknown = raw;
+    try {
+      json = JSON.parse(raw);
+    } catch { /* not JSON */ }
+    return { status: res.status, json };
+  }
+
+  /** GET that throws a KubeError unless 200. */
+  async get(path: string, signal?: AbortSignal): Promise<KubeResponse["json"]> {
+    const res = await this.request("GET", path, undefined, undefined, signal);
+    if (res.status !== 200) throw errorOf(res, `GET ${path}`);
+    return res.json;
+  }
+
+  /**
+   * Opens a watch on `path` (a collection) with `params` (resourceVersion, fieldSelector, …).
+   * `done` runs once when it ends: with no error when the server closed it, a KubeError when the
+   * server refused it (410 etc.), or the network error. Events run in order, one line each.
+   */
+  watch(
+    path: string,
+    params: Record<string, string>,
+    onEvent: (e: WatchEvent) => void,
+    done: (err: unknown) => void,
+  ): WatchHandle {
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const idle = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => controller.abort(new Error("watch idle timeout")), this.#idleMs);
+    };
+    const query = new URLSearchParams({ ...params, watch: "true" });
+    const run = async () => {
+      idle();
+      const res = await this.#fetch("GET", `${path}?${query}`, undefined, "", controller.signal);
+      if (res.status !== 200) {
+        const raw = await res.text();
+        let json: unknown = raw;
+        try {
+          json = JSON.parse(raw);
+        } catch { /* not JSON */ }
+        throw errorOf({ status: res.status, json }, `watch ${path}`);
+      }
+      let buffered = "";
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body!) {
+        idle();
+        buffered += decoder.decode(chunk, { stream: true });
+        let nl: number;
+        while ((nl = buffered.indexOf("\n")) >= 0) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          if (line.trim()) onEvent(JSON.parse(line) as WatchEvent);
+        }
+      }
+    };
+    run().then(() => done(null), (err) => done(controller.signal.aborted ? null : err))
+      .finally(() => clearTimeout(timer));
+    return { abort: () => controller.abort() };
+  }
+}
+
+/** A KubeError from a non-success response, with the API server's message. */
+export function errorOf(res: KubeResponse, what: string): KubeError {
+  const message = typeof res.json === "object" && res.json?.message
+    ? res.json.message
+    : String(res.json).slice(0, 200);
+  return new KubeError(res.status, `${what}: HTTP ${res.status}: ${message}`);
+}

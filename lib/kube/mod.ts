@@ -1,0 +1,22 @@
+/**
+ * The only code that talks to the Kubernetes API server: connection (kubeconfig or in-cluster),
+ * list+watch with informer semantics, the `KubeSource` snapshot source, the leader Lease and
+ * status writes.
+ *
+ * ```ts
+ * import { KubeClient, KubeSource } from "./mod.ts";
+ * const source = new KubeSource({ client: new KubeClient({ kubeconfig: "kubeconfig" }) });
+ * await source.start((snapshot) => console.log(snapshot.objects.length));
+ * ```
+ * @module
+ */
+export {
+  errorOf,
+  KubeClient,
+  type KubeConnection,
+  KubeError,
+  type KubeResponse,
+} from "./client.ts";
+export { DEFAULT_KINDS, KubeSource, type KubeSourceOptions } from "./source.ts";
+export { KIND_SPECS, type KindSpec, kindSpec, objectPath } from "./kinds.ts";
+export { type Backoff, Reflector } from "./reflector.ts";

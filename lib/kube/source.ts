@@ -1,0 +1,197 @@
+/**
+ * KubeSource: the `Source` that reads the API server. One Reflector per kind; Gateway API kinds
+ * are watched only while their CRD is installed, Established and serves a version aether reads
+ * (a CRD installed later is picked up; one removed drops its kind). The first snapshot comes
+ * once every watched kind has listed; later changes are batched into one snapshot per
+ * `debounceMs`. While the API server is away the reflectors keep their objects, so no snapshot
+ * (least of all an empty one) is delivered until it is back and something changed.
+ * @module
+ */
+import { Logger } from "../log/mod.ts";
+import { Registry } from "../metrics/mod.ts";
+import type { Source, SourceObject, SourceSnapshot } from "../source/types.ts";
+import { objectKey } from "../source/types.ts";
+import type { KubeClient } from "./client.ts";
+import {
+  apiVersionOf,
+  collectionPath,
+  crdName,
+  type CrdSummary,
+  KIND_SPECS,
+  type KindSpec,
+  servedVersion,
+  summarizeCrd,
+  trimObject,
+} from "./kinds.ts";
+import { type Backoff, Reflector, type ReflectorMetrics } from "./reflector.ts";
+
+/** Options of KubeSource. */
+export interface KubeSourceOptions {
+  client: KubeClient;
+  /** Kinds to read (default: every kind but Pod). */
+  kinds?: string[];
+  /** Pods are read only with this spec.nodeName (the node role); required when kinds has Pod. */
+  nodeName?: string;
+  logger?: Logger;
+  metrics?: Registry;
+  /** Changes within this window become one snapshot (default 20 ms). */
+  debounceMs?: number;
+  backoff?: Backoff;
+}
+
+/** The default kinds: what the edge and the controller read. */
+export const DEFAULT_KINDS: readonly string[] = KIND_SPECS.filter((k) => k.kind !== "Pod").map((
+  k,
+) => k.kind);
+
+interface Watched {
+  spec: KindSpec;
+  version: string;
+  reflector: Reflector<SourceObject>;
+}
+
+/** Reads Gateway API and core objects from the API server as snapshots. */
+export class KubeSource implements Source {
+  readonly #opts: KubeSourceOptions;
+  readonly #log: Logger;
+  readonly #specs: KindSpec[];
+  readonly #watched = new Map<string, Watched>();
+  readonly #metrics: ReflectorMetrics;
+  readonly #objectsGauge;
+  readonly #snapshots;
+  #crds?: Reflector<CrdSummary>;
+  #listener?: (s: SourceSnapshot) => void;
+  #revision = 0;
+  #timer?: ReturnType<typeof setTimeout>;
+  #started = false;
+
+  constructor(opts: KubeSourceOptions) {
+    this.#opts = opts;
+    this.#log = opts.logger ?? new Logger("kube");
+    const kinds = new Set(opts.kinds ?? DEFAULT_KINDS);
+    this.#specs = KIND_SPECS.filter((k) => kinds.has(k.kind));
+    if (kinds.has("Pod") && !opts.nodeName) {
+      throw new Error("reading Pods needs a node name (--node-name or $NODE_NAME)");
+    }
+    const m = opts.metrics ?? new Registry();
+    this.#metrics = {
+      events: m.counter(
+        "aether_kube_watch_events_total",
+        "Watch events received, by kind and type.",
+      ),
+      lists: m.counter("aether_kube_lists_total", "Full lists (start, relist after 410), by kind."),
+      errors: m.counter(
+        "aether_kube_watch_errors_total",
+        "Failed lists/watches (each retried with backoff), by kind.",
+      ),
+    };
+    this.#objectsGauge = m.gauge("aether_kube_objects", "Objects held, by kind.");
+    this.#snapshots = m.counter("aether_kube_snapshots_total", "Snapshots delivered.");
+  }
+
+  /** Kinds being watched now, with the version read (a CRD-gated kind appears once its CRD does). */
+  get watchedKinds(): { kind: string; apiVersion: string }[] {
+    return [...this.#watched.values()].map((w) => ({
+      kind: w.spec.kind,
+      apiVersion: apiVersionOf(w.spec.group, w.version),
+    }));
+  }
+
+  /** The reflector of a watched kind (tests: its resourceVersion, expire()). */
+  reflectorOf(kind: string): Reflector<SourceObject> | undefined {
+    return this.#watched.get(kind)?.reflector;
+  }
+
+  async start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void> {
+    this.#listener = onSnapshot;
+    if (this.#specs.some((s) => s.crd)) {
+      this.#crds = new Reflector<CrdSummary>({
+        ...this.#common("CustomResourceDefinition"),
+        path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        transform: summarizeCrd,
+        onChange: () => this.#syncKinds(),
+      });
+      await this.#crds.start();
+    }
+    this.#syncKinds();
+    await Promise.all([...this.#watched.values()].map((w) => w.reflector.start()));
+    this.#started = true;
+    this.#emit();
+  }
+
+  async stop(): Promise<void> {
+    this.#listener = undefined;
+    clearTimeout(this.#timer);
+    await Promise.all([
+      this.#crds?.stop(),
+      ...[...this.#watched.values()].map((w) => w.reflector.stop()),
+    ]);
+  }
+
+  #common(kind: string) {
+    return {
+      client: this.#opts.client,
+      kind,
+      logger: this.#log,
+      metrics: this.#metrics,
+      backoff: this.#opts.backoff,
+    };
+  }
+
+  /** Starts and stops reflectors so exactly the kinds whose CRDs are ready are watched. */
+  #syncKinds(): void {
+    const crds = new Map((this.#crds?.values() ?? []).map((c) => [c.name, c]));
+    for (const spec of this.#specs) {
+      const version = spec.crd ? servedVersion(spec, crds.get(crdName(spec))) : spec.versions[0];
+      const current = this.#watched.get(spec.kind);
+      if (current && current.version === version) continue;
+      if (current) {
+        this.#watched.delete(spec.kind);
+        current.reflector.stop();
+        this.#log.info("kind no longer served; its objects are dropped", { kind: spec.kind });
+        this.#schedule();
+      }
+      if (!version) continue;
+      const apiVersion = apiVersionOf(spec.group, version);
+      const reflector = new Reflector<SourceObject>({
+        ...this.#common(spec.kind),
+        path: collectionPath(spec, version),
+        fieldSelector: spec.kind === "Pod" ? `spec.nodeName=${this.#opts.nodeName}` : undefined,
+        transform: (raw) => trimObject(raw, spec.kind, apiVersion),
+        onChange: () => this.#schedule(),
+      });
+      this.#watched.set(spec.kind, { spec, version, reflector });
+      this.#log.info("watching", { kind: spec.kind, apiVersion });
+      // Kinds added after start deliver their objects once listed.
+      if (this.#started) reflector.start().then(() => this.#schedule());
+    }
+  }
+
+  #schedule(): void {
+    if (!this.#started || this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#emit();
+    }, this.#opts.debounceMs ?? 20);
+  }
+
+  #emit(): void {
+    if (!this.#listener) return;
+    const objects: SourceObject[] = [];
+    for (const spec of this.#specs) {
+      const w = this.#watched.get(spec.kind);
+      if (!w?.reflector.synced) continue;
+      const values = w.reflector.values();
+      this.#objectsGauge.set(values.length, { kind: spec.kind });
+      for (const o of values) objects.push(o);
+    }
+    const server = this.#opts.client.server;
+    this.#snapshots.inc();
+    this.#listener({
+      revision: ++this.#revision,
+      objects,
+      problems: [],
+      origins: new Map(objects.map((o) => [objectKey(o), server])),
+    });
+  }
+}

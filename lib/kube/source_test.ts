@@ -1,0 +1,283 @@
+/**
+ * KubeSource against a real kube-apiserver (on etcd, with TLS client certificates): the shared
+ * Source contract, objects created/updated/deleted, CRD presence (a kind appears when its CRD is
+ * installed), the API server stopped and restarted (no empty snapshot, later edits apply), a 410
+ * relist after etcd compaction, and the node role's Pod field selector.
+ */
+import { join } from "node:path";
+import { assert, assertEquals } from "../testing/assert.ts";
+import { ensurePeer } from "../peers/mod.ts";
+import { Logger } from "../log/mod.ts";
+import { Registry } from "../metrics/mod.ts";
+import { contractService, sourceContract } from "../source/contract.ts";
+import type { SourceSnapshot } from "../source/types.ts";
+import { installCrds, type Kube, startKube } from "../../e2e/peers/kube.ts";
+import { KubeClient } from "./client.ts";
+import { KubeSource } from "./source.ts";
+
+const quiet = new Logger("kube-test", () => {});
+const backoff = { initialMs: 100, maxMs: 1000 };
+
+async function withKube(fn: (kube: Kube) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "aether-kube-source-" });
+  const kube = await startKube(dir);
+  try {
+    await fn(kube);
+  } finally {
+    await kube.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function must(kube: Kube, method: string, path: string, body?: unknown) {
+  const res = await kube.request(method, path, body);
+  assert(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json;
+}
+
+/** Collects snapshots; `until` waits (bounded) for one that satisfies a predicate. */
+function collector() {
+  const seen: SourceSnapshot[] = [];
+  let wake = () => {};
+  return {
+    seen,
+    push: (s: SourceSnapshot) => {
+      seen.push(s);
+      wake();
+    },
+    async until(what: string, ok: (s: SourceSnapshot) => boolean, ms = 30_000) {
+      const deadline = Date.now() + ms;
+      while (!(seen.length && ok(seen[seen.length - 1]))) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await Promise.race([
+          new Promise<void>((r) => (wake = r)),
+          new Promise((r) => setTimeout(r, 200)),
+        ]);
+      }
+      return seen[seen.length - 1];
+    },
+  };
+}
+
+const names = (s: SourceSnapshot, kind: string) =>
+  s.objects.filter((o) => o.kind === kind).map((o) =>
+    `${o.metadata.namespace ?? ""}/${o.metadata.name}`
+  )
+    .sort();
+
+Deno.test("kube source: real kube-apiserver", async (t) => {
+  await withKube(async (kube) => {
+    const client = new KubeClient({ kubeconfig: kube.kubeconfig });
+    await must(kube, "POST", "/api/v1/namespaces", { metadata: { name: "contract" } });
+
+    await t.step("the shared Source contract", async () => {
+      await must(
+        kube,
+        "POST",
+        "/api/v1/namespaces/contract/services",
+        contractService("one", "contract"),
+      );
+      await sourceContract(() =>
+        Promise.resolve({
+          source: new KubeSource({ client, kinds: ["Service"], logger: quiet, backoff }),
+          addTwo: () =>
+            must(
+              kube,
+              "POST",
+              "/api/v1/namespaces/contract/services",
+              contractService("two", "contract"),
+            ),
+        })
+      );
+    });
+
+    const metrics = new Registry();
+    const source = new KubeSource({ client, logger: quiet, metrics, backoff });
+    const c = collector();
+    await source.start(c.push);
+    try {
+      await t.step("without Gateway API CRDs only core kinds are watched", () => {
+        assertEquals(source.watchedKinds.map((k) => k.kind), [
+          "Namespace",
+          "Service",
+          "EndpointSlice",
+          "Secret",
+        ]);
+        assertEquals(names(c.seen[0], "Service").includes("contract/one"), true);
+      });
+
+      await t.step(
+        "CRDs installed later are picked up; TCPRoute (experimental only) stays unwatched",
+        async () => {
+          await installCrds(kube, join(await ensurePeer("gateway-api-crds"), "standard"));
+          const deadline = Date.now() + 30_000;
+          while (
+            !source.watchedKinds.some((k) => k.kind === "HTTPRoute") && Date.now() < deadline
+          ) {
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          const kinds = Object.fromEntries(source.watchedKinds.map((k) => [k.kind, k.apiVersion]));
+          assertEquals(kinds.HTTPRoute, "gateway.networking.k8s.io/v1");
+          assertEquals(kinds.TLSRoute, "gateway.networking.k8s.io/v1");
+          assertEquals(kinds.ReferenceGrant, "gateway.networking.k8s.io/v1beta1");
+          assertEquals(kinds.TCPRoute, undefined);
+          assertEquals(kinds.UDPRoute, undefined);
+        },
+      );
+
+      const routes = "/apis/gateway.networking.k8s.io/v1/namespaces/contract/httproutes";
+      const route = (host: string) => ({
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "HTTPRoute",
+        metadata: { name: "web", namespace: "contract" },
+        spec: { parentRefs: [{ name: "edge" }], hostnames: [host] },
+      });
+
+      await t.step("created, updated and deleted objects show up", async () => {
+        await must(kube, "POST", routes, route("a.example.com"));
+        let s = await c.until("HTTPRoute created", (s) => names(s, "HTTPRoute").length === 1);
+        const created = s.objects.find((o) => o.kind === "HTTPRoute")!;
+        assertEquals(created.apiVersion, "gateway.networking.k8s.io/v1");
+        // The API server applied the CRD defaults; managedFields are not kept.
+        assertEquals((created.spec as { rules: unknown[] }).rules.length, 1);
+        assertEquals(created.metadata.managedFields, undefined);
+        const service = s.objects.find((o) => o.kind === "Service" && o.metadata.name === "one");
+
+        await must(kube, "PATCH", `${routes}/web`, { spec: { hostnames: ["b.example.com"] } });
+        s = await c.until(
+          "HTTPRoute updated",
+          (s) =>
+            JSON.stringify(s.objects.find((o) => o.kind === "HTTPRoute")?.spec).includes(
+              "b.example.com",
+            ),
+        );
+        assert(
+          s.objects.find((o) => o.kind === "Service" && o.metadata.name === "one") === service,
+          "an unchanged object stays the same JS object across snapshots",
+        );
+        await must(kube, "DELETE", `${routes}/web`);
+        await c.until("HTTPRoute deleted", (s) => names(s, "HTTPRoute").length === 0);
+      });
+
+      await t.step(
+        "API server stopped and restarted: no empty snapshot, later edits apply",
+        async () => {
+          await must(kube, "POST", routes, route("c.example.com"));
+          await c.until("route before the outage", (s) => names(s, "HTTPRoute").length === 1);
+          const before = c.seen.length;
+          const errorsBefore = metrics.render();
+          await kube.stopApiServer();
+          await new Promise((r) => setTimeout(r, 3000));
+          await kube.startApiServer();
+          await must(kube, "PATCH", `${routes}/web`, { spec: { hostnames: ["d.example.com"] } });
+          await c.until("edit after the restart", (s) =>
+            JSON.stringify(
+              s.objects.find((o) => o.kind === "HTTPRoute")?.spec,
+            ).includes("d.example.com"));
+          for (const s of c.seen.slice(before)) {
+            assertEquals(
+              names(s, "HTTPRoute"),
+              ["contract/web"],
+              `snapshot ${s.revision} kept the route`,
+            );
+            assert(
+              names(s, "Service").includes("contract/one"),
+              `snapshot ${s.revision} kept the Services`,
+            );
+          }
+          assert(metrics.render() !== errorsBefore);
+          assert(/aether_kube_watch_errors_total\{kind="HTTPRoute"\} [1-9]/.test(metrics.render()));
+        },
+      );
+
+      await t.step(
+        "410 Gone (history compacted in etcd) relists without losing objects",
+        async () => {
+          const reflector = source.reflectorOf("Service")!;
+          const lists = () =>
+            Number(
+              /aether_kube_lists_total\{kind="Service"\} (\d+)/.exec(metrics.render())?.[1] ?? 0,
+            );
+          const old = reflector.resourceVersion;
+          // Move etcd on, compact away everything up to now, and restart the API server so its
+          // watch cache starts after `old` too: a watch from `old` can only be answered by 410.
+          await must(
+            kube,
+            "POST",
+            "/api/v1/namespaces/contract/services",
+            contractService("three", "contract"),
+          );
+          await c.until("three", (s) => names(s, "Service").includes("contract/three"));
+          const status = await (await fetch(`${kube.etcdUrl}/v3/maintenance/status`, {
+            method: "POST",
+            body: "{}",
+          })).json();
+          const compacted = await fetch(`${kube.etcdUrl}/v3/kv/compaction`, {
+            method: "POST",
+            body: JSON.stringify({ revision: Number(status.header.revision), physical: true }),
+          });
+          assertEquals(compacted.status, 200, await compacted.text());
+          await kube.startApiServer();
+          await new Promise((r) => setTimeout(r, 1000));
+          const listsBefore = lists();
+          const before = c.seen.length;
+          reflector.resumeFrom(old);
+          const deadline = Date.now() + 30_000;
+          while (lists() === listsBefore && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          assert(lists() > listsBefore, "the 410 made it relist");
+          await must(
+            kube,
+            "POST",
+            "/api/v1/namespaces/contract/services",
+            contractService("four", "contract"),
+          );
+          await c.until(
+            "watch resumed after the relist",
+            (s) => names(s, "Service").includes("contract/four"),
+          );
+          for (const s of c.seen.slice(before)) {
+            assert(names(s, "Service").includes("contract/one"));
+          }
+        },
+      );
+    } finally {
+      await source.stop();
+    }
+
+    await t.step("node role: only this node's Pods", async () => {
+      const pod = (name: string, nodeName: string) => ({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace: "contract" },
+        spec: { nodeName, containers: [{ name: "c", image: "example.invalid/c" }] },
+      });
+      // No controller-manager here: the namespace's default ServiceAccount is made by hand.
+      await must(kube, "POST", "/api/v1/namespaces/contract/serviceaccounts", {
+        metadata: { name: "default" },
+      });
+      await must(kube, "POST", "/api/v1/namespaces/contract/pods", pod("mine", "node-a"));
+      await must(kube, "POST", "/api/v1/namespaces/contract/pods", pod("theirs", "node-b"));
+      const node = new KubeSource({
+        client,
+        kinds: ["Pod", "Service"],
+        nodeName: "node-a",
+        logger: quiet,
+        backoff,
+      });
+      const n = collector();
+      await node.start(n.push);
+      try {
+        assertEquals(names(n.seen[0], "Pod"), ["contract/mine"]);
+        await must(kube, "POST", "/api/v1/namespaces/contract/pods", pod("mine-2", "node-a"));
+        await must(kube, "POST", "/api/v1/namespaces/contract/pods", pod("theirs-2", "node-b"));
+        await n.until("second pod of node-a", (s) => names(s, "Pod").length === 2);
+        assertEquals(names(n.seen[n.seen.length - 1], "Pod"), ["contract/mine", "contract/mine-2"]);
+      } finally {
+        await node.stop();
+      }
+    });
+    client.close();
+  });
+});
