@@ -22,6 +22,7 @@ import { attachMeshRoute, MESH_CONTROLLER_NAME, type MeshServices } from "./mesh
 import { buildMesh, type MeshRouteState } from "./mesh_build.ts";
 import { ROUTE_KINDS, type RouteKind, type RouteKindDef } from "./route_kinds.ts";
 import { routeStatuses } from "./route_status.ts";
+import { mergeUdpBackends } from "./udp_clusters.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import { buildSnapshot, keyOf, type Obj } from "./snapshot.ts";
 import type { KubeObject, Problem } from "./types.ts";
@@ -197,9 +198,12 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   const programmedSecrets = new Set(
     allListeners.filter((l) => l.programmed).flatMap((l) => l.certificateSecrets),
   );
+  const clusters = backends.clusters().filter((c) => used.has(c.name));
   const ir: IR = {
     listeners,
-    clusters: backends.clusters().filter((c) => used.has(c.name)),
+    clusters: [...clusters, ...mergeUdpBackends(listeners, clusters)].sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    ),
     secrets: [...secretMap.values()].filter((s) => programmedSecrets.has(s.name)).sort((
       a,
       b,

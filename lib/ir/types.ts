@@ -98,6 +98,12 @@ export interface IRUdpProxyFilterChain {
   name: string;
   /** Weighted backends; non-empty. */
   backends: IRBackend[];
+  /**
+   * The one cluster datagrams go to when several backends carry weight (Envoy's udp_proxy routes
+   * to a single cluster): resolve merges the valid backends' endpoints into it, each endpoint
+   * weighted so that every backend gets its share of sessions.
+   */
+  cluster?: string;
 }
 
 /** A set of domains with an ordered list of routes. */
@@ -270,6 +276,8 @@ export interface IRCluster {
 export interface IREndpoint {
   address: string;
   port: number;
+  /** Load-balancing weight (≥ 1) relative to the cluster's other endpoints; absent = 1. */
+  weight?: number;
   /** Kubernetes zone, when known (locality). */
   zone?: string;
   /**

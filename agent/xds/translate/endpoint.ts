@@ -34,6 +34,7 @@ export function loadAssignment(c: IRCluster): NamedResource {
         endpoint: { address: { socket_address: { address: e.address, port_value: port } } },
       };
       if (metadata) lb.metadata = metadata;
+      if (e.weight !== undefined) lb.load_balancing_weight = { value: e.weight };
       return lb;
     });
     return group;

@@ -97,9 +97,9 @@ export function tlsPassthroughChain(
 
 /**
  * The UDP listener of a `udpProxy` chain: the udp_proxy listener filter, its matcher routing
- * every datagram to the backend's cluster. Envoy's udp_proxy routes to one cluster; weights
- * across several backends are not translated yet (they need one cluster with weighted
- * localities), so more than one carrying backend is an error here.
+ * every datagram to one cluster: the chain's merged `cluster` (several weighted backends, their
+ * endpoints weighted by resolve), else its one carrying backend. Each downstream source
+ * address:port is a session pinned to the host picked for its first datagram until it idles.
  */
 export function udpListener(
   l: IRListener,
@@ -107,10 +107,12 @@ export function udpListener(
   statPrefix: string,
 ): NamedResource {
   const carrying = chain.backends.filter((b) => b.weight > 0);
-  if (carrying.length > 1) {
-    throw new Error(`udpProxy chain ${chain.name}: weighted UDP backends are not translated yet`);
+  if (carrying.length > 1 && !chain.cluster) {
+    throw new Error(
+      `udpProxy chain ${chain.name}: several weighted backends need a merged cluster`,
+    );
   }
-  const cluster = carrying[0]?.cluster ?? NO_BACKEND;
+  const cluster = chain.cluster ?? carrying[0]?.cluster ?? NO_BACKEND;
   const resource: Record<string, unknown> = {
     name: l.name,
     stat_prefix: `${statPrefix}_${statName(l.name)}`,
