@@ -37,6 +37,9 @@ const agent = new Deno.Command(Deno.execPath(), {
   args: [
     "run",
     "-A",
+    ...(Deno.env.get("AETHER_BENCH_CPU_PROF")
+      ? ["--cpu-prof", `--cpu-prof-dir=${Deno.env.get("AETHER_BENCH_CPU_PROF")}`]
+      : []),
     fileURLToPath(new URL("./xds_fanout_server.ts", import.meta.url)),
     ...[services, nodes, setSize].map(String),
   ],

@@ -35,10 +35,22 @@ function sharedEndpoints(memo: EndpointMemo | undefined, clusters: IRCluster[]):
   });
 }
 
-/** The authority a cluster (or CLA) name belongs to: its service's, else the name sans port. */
-function ownerOf(index: MeshIndex, before: MeshIndex, cluster: string): string {
-  return index.clusterAuthority.get(cluster) ?? before.clusterAuthority.get(cluster) ??
-    cluster.replace(/:\d+$/, "");
+/**
+ * The cluster names the `changed` services own, in either mesh: their port clusters (every
+ * cluster of a mesh is a service-port cluster).
+ */
+function ownedClusters(
+  index: MeshIndex,
+  before: MeshIndex,
+  changed: Iterable<string>,
+): Set<string> {
+  const out = new Set<string>();
+  for (const a of changed) {
+    for (const m of [index, before]) {
+      for (const p of m.services.get(a)?.ports ?? []) out.add(p.cluster);
+    }
+  }
+  return out;
 }
 
 /** Replaces in `old` the resources `owned` says are stale by those of `fresh` it owns. */
@@ -71,7 +83,6 @@ export function retranslateNode(
 ): NodeResources | undefined {
   const touched = view.dependencies.filter((a) => changed.has(a));
   if (touched.length === 0) return prev;
-  const mine = new Set(touched);
   const namespaces = nodeNamespaces(view);
   // Translate the touched services against a mesh of just them and the clusters they reach:
   // the same output for them, without walking the whole mesh once per node.
@@ -88,7 +99,8 @@ export function retranslateNode(
     { ...view, dependencies: touched },
     options,
   );
-  const ownsCluster = (name: string) => mine.has(ownerOf(index, before, name));
+  const owned = ownedClusters(index, before, touched);
+  const ownsCluster = (name: string) => owned.has(name);
   const ownsVhost = (name: string) => ownsCluster(name.slice(name.indexOf("/") + 1));
   const clusters = splice(prev.clusters, part.clusters, ownsCluster);
   // The clusters the touched services reach must all be there (a backend outside the old set
@@ -117,7 +129,8 @@ export function retranslateEndpoints(
   changed: ReadonlySet<string>,
   memo?: EndpointMemo,
 ): NodeResources {
-  const owned = (name: string) => changed.has(ownerOf(index, before, name));
+  const mine = ownedClusters(index, before, changed);
+  const owned = (name: string) => mine.has(name);
   const stale = prev.endpoints.filter((e) => owned(e.name)).map((e) => e.name);
   if (stale.length === 0) return prev;
   const names = new Set(stale);

@@ -70,10 +70,10 @@ export function vhdsSelect(
       picked.set(r.name, r);
     }
   }
-  const index = vhdsAliasIndex(items);
+  let index: Map<string, string> | undefined; // built only when a name is not a resource name
   for (const n of names) {
     if (!n.includes("/")) continue;
-    const target = items.has(n) ? n : index.get(n.toLowerCase());
+    const target = items.has(n) ? n : (index ??= vhdsAliasIndex(items)).get(n.toLowerCase());
     if (!target) {
       unresolved.push(n);
       continue;
