@@ -13,6 +13,7 @@ import {
   type Problem,
   resolve,
   type ResolveOptions,
+  servedRouteKinds,
 } from "../lib/gatewayapi/mod.ts";
 import { equalData } from "../lib/gatewayapi/clone.ts";
 import { objectKey, type SourceSnapshot } from "../lib/source/types.ts";
@@ -118,10 +119,12 @@ export class Pipeline {
       );
     let stage = "resolve";
     try {
-      const result = resolve(
-        snapshot.objects as Parameters<typeof resolve>[0],
-        this.options.resolve,
-      );
+      // Route kinds the source cannot deliver (their CRD is not installed) are not served.
+      const options = this.options.resolve ?? {};
+      const result = resolve(snapshot.objects as Parameters<typeof resolve>[0], {
+        ...options,
+        routeKinds: servedRouteKinds(snapshot.kinds, options.routeKinds),
+      });
       const problems = [
         ...sourceProblems,
         ...result.problems.map((p): SourcedProblem => ({ ...p, source: p.source ?? originOf(p) })),

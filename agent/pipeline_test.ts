@@ -94,3 +94,44 @@ Deno.test("pipeline /status: a condition keeps its lastTransitionTime until its 
     "ResolvedRefs=False@2026-01-03T00:00:00Z",
   ]);
 });
+
+Deno.test("pipeline: a snapshot's kinds gate the route kinds served (CRD not installed)", () => {
+  const pipeline = new Pipeline({
+    cache: new SnapshotCache(),
+    logger: new Logger("test", () => {}),
+    metrics: new Registry(),
+    now: () => new Date("2026-01-01T00:00:00Z"),
+  });
+  const tcp: SourceObject[] = [
+    objects()[0],
+    {
+      apiVersion: GW,
+      kind: "Gateway",
+      metadata: { name: "edge", namespace: "infra", generation: 1 },
+      spec: {
+        gatewayClassName: "aether",
+        listeners: [{ name: "db", port: 5432, protocol: "TCP" }],
+      },
+    },
+  ];
+  const run = (revision: number, kinds?: string[]) => {
+    pipeline.apply({ revision, objects: tcp, problems: [], origins: new Map(), kinds });
+    // deno-lint-ignore no-explicit-any
+    const status = (kind: string): any => pipeline.status.objects.find((o) => o.kind === kind)!;
+    return {
+      features: status("GatewayClass").status.supportedFeatures.map((f: { name: string }) => f.name)
+        .filter((f: string) => f.endsWith("Route")),
+      listener: status("Gateway").status.listeners[0].conditions
+        .filter((c: { type: string }) => c.type === "Accepted")
+        .map((c: { reason: string }) => c.reason),
+    };
+  };
+  assertEquals(run(1, ["GatewayClass", "Gateway", "HTTPRoute"]), {
+    features: ["HTTPRoute"],
+    listener: ["UnsupportedProtocol"],
+  });
+  assertEquals(run(2), {
+    features: ["GRPCRoute", "HTTPRoute", "TCPRoute", "TLSRoute", "UDPRoute"],
+    listener: ["Accepted"],
+  });
+});

@@ -14,6 +14,7 @@ export { GATEWAY_GROUP } from "./types.ts";
 export { applyDefaults, validateObject } from "./validate.ts";
 export { type ObjectStatus, resolve, type ResolveOptions, type ResolveResult } from "./resolve.ts";
 export { SUPPORTED_FEATURES } from "./gateways.ts";
+export { ROUTE_KINDS, type RouteKindDef, servedRouteKinds } from "./route_kinds.ts";
 export { MESH_CONTROLLER_NAME } from "./mesh_attachment.ts";
 export { compareHostnames, covers, intersectHostname, routeHostnames } from "./hostnames.ts";
 export { parseDuration } from "./duration.ts";

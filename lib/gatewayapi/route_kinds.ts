@@ -52,3 +52,17 @@ export const ROUTE_KINDS: readonly RouteKindDef[] = [
   TCP_ROUTE,
   UDP_ROUTE,
 ];
+
+/**
+ * The route kinds to serve when a source can deliver only `available` kinds (the API-server
+ * source: those whose CRD is installed): the registry's kinds among them, in registry order.
+ * `available` undefined (file mode, every kind known) serves them all.
+ */
+export function servedRouteKinds(
+  available: readonly string[] | undefined,
+  kinds: readonly RouteKindDef[] = ROUTE_KINDS,
+): readonly RouteKindDef[] {
+  if (available === undefined) return kinds;
+  const known = new Set(available);
+  return kinds.filter((k) => known.has(k.kind));
+}

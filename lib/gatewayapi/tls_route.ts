@@ -22,7 +22,11 @@ export const TLS_ROUTE: RouteKindDef = {
   admit: (raw) =>
     admitL4({
       kind: "TLSRoute",
-      apiVersions: ["gateway.networking.k8s.io/v1", "gateway.networking.k8s.io/v1alpha2"],
+      apiVersions: [
+        "gateway.networking.k8s.io/v1",
+        "gateway.networking.k8s.io/v1alpha3",
+        "gateway.networking.k8s.io/v1alpha2",
+      ],
       maxRules: 16,
       hostnames: true,
     }, raw),

@@ -22,6 +22,11 @@ export interface SourceSnapshot {
   origins: Map<string, string>;
   /** Files that fail to parse now and keep serving their last good objects. */
   stale?: StaleFile[];
+  /**
+   * The kinds this source can deliver now (the API-server source: kinds whose CRD is installed and
+   * watched). Route kinds not listed are not served nor advertised; absent = every kind (files).
+   */
+  kinds?: readonly string[];
 }
 
 /** A file whose current content cannot be used; its last good objects keep serving. */
