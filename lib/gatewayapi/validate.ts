@@ -4,14 +4,12 @@
  * does both in one walk; applyDefaults and validateObject are the two halves.
  * @module
  */
-import { checkerOf, checkSchema, type FieldError } from "./schema_check.ts";
-import { type KindInfo, KINDS } from "./schemas.ts";
+import type { FieldError } from "./compile_checker.ts";
+import { type KindInfo, KINDS } from "./kinds.ts";
 import type { KubeObject, Problem } from "./types.ts";
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "status"]);
-
-for (const info of Object.values(KINDS)) checkerOf(info.body);
 
 /** Strips the top-level envelope, keeping the body the kind's schema describes. */
 function bodyOf(obj: KubeObject): Record<string, unknown> {
@@ -34,7 +32,7 @@ function defaultedWithErrors(
   const namespaced = info.namespaced && typeof meta === "object" && meta !== null &&
     !meta.namespace;
   const body = bodyOf(obj);
-  const checked = checkSchema(info.body, body);
+  const checked = info.check(body);
   if (!namespaced && checked.value === body) return { obj, errors: checked.errors };
   const out: KubeObject = { ...obj, ...checked.value as Record<string, unknown> };
   if (namespaced) out.metadata = { ...meta, namespace: "default" };
@@ -68,7 +66,7 @@ export function admitObject(raw: KubeObject): { obj: KubeObject; problems: Probl
 }
 
 /**
- * Validates one object against the v1.5.1 standard-channel CRD schema and CEL rules (core kinds:
+ * Validates one object against the vendored v1.5.1 CRD schema and CEL rules (core kinds:
  * the fields aether uses). Returns every problem; empty when the API server would accept it.
  * Call it on a defaulted object (resolve does), as the API server validates after defaulting.
  */
@@ -123,7 +121,7 @@ function objectProblems(obj: KubeObject, bodyErrors?: FieldError[]): Problem[] {
       ),
     );
   }
-  for (const e of bodyErrors ?? checkSchema(info.body, bodyOf(obj), false).errors) {
+  for (const e of bodyErrors ?? info.check(bodyOf(obj), false).errors) {
     problems.push(problem(e.field, e.message));
   }
   return problems;

@@ -110,7 +110,7 @@ Deno.test("validate: CEL rules name the node they are on", () => {
   assert.deepEqual(
     check(route({ parentRefs: [{ name: "gw" }, { name: "gw", sectionName: "a" }] })),
     [
-      "spec.parentRefs: sectionName must be specified when parentRefs includes 2 or more references to the same parent",
+      "spec.parentRefs: sectionName or port must be specified when parentRefs includes 2 or more references to the same parent",
     ],
   );
   assert.deepEqual(
@@ -118,7 +118,7 @@ Deno.test("validate: CEL rules name the node they are on", () => {
       route({ parentRefs: [{ name: "gw", sectionName: "a" }, { name: "gw", sectionName: "a" }] }),
     ),
     [
-      "spec.parentRefs: sectionName must be unique when parentRefs includes 2 or more references to the same parent",
+      "spec.parentRefs: sectionName or port must be unique when parentRefs includes 2 or more references to the same parent",
     ],
   );
   assert.deepEqual(
@@ -171,6 +171,7 @@ Deno.test("validate: Gateway listener rules and object-level problems", () => {
       gw([{ name: "a", port: 80, protocol: "HTTP" }, { name: "a", port: 81, protocol: "HTTP" }]),
     ),
     [
+      'spec.listeners[1]: Duplicate value: {"name":"a"}',
       "spec.listeners: Listener name must be unique within the Gateway",
     ],
   );

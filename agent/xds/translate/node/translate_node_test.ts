@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { encodeResource, TypeUrl, typeUrlPrefix } from "../../proto.ts";
-import { schemaProblems } from "../strict_schema.ts";
+import { protoFitProblems } from "../proto_fit.ts";
 import { checkGolden, toYaml } from "../test_util.ts";
 import { outboundListenerName, outboundRouteName, translateNode } from "./mod.ts";
 import { nodeGoldenCases, nodeStaticBootstrap, nodeTestdataDir } from "./test_util.ts";
@@ -47,10 +47,13 @@ Deno.test("every node resource encodes and fits the Envoy schema strictly", () =
       for (const res of list) {
         assert.equal(res.name, res.resource.name ?? res.resource.cluster_name, `${name}: name`);
         assert.ok(encodeResource(url, res.resource).length > 0, `${name}: ${res.name}`);
-        assert.deepEqual(schemaProblems(url.slice(typeUrlPrefix.length), res.resource), []);
+        assert.deepEqual(protoFitProblems(url.slice(typeUrlPrefix.length), res.resource), []);
       }
     }
-    const problems = schemaProblems("envoy.config.bootstrap.v3.Bootstrap", nodeStaticBootstrap(r));
+    const problems = protoFitProblems(
+      "envoy.config.bootstrap.v3.Bootstrap",
+      nodeStaticBootstrap(r),
+    );
     assert.deepEqual(problems, [], name);
   }
 });

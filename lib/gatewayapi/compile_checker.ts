@@ -7,7 +7,7 @@
  * @module
  */
 import { cloneData, isObject } from "./clone.ts";
-import type { Schema } from "./schema.ts";
+import type { Schema } from "./structural_schema.ts";
 
 /** A validation finding: field path and message. */
 export interface FieldError {
@@ -64,17 +64,14 @@ function below(walk: Walk, step: string | number | MapKey, check: Checker, value
  */
 type Checker = (value: unknown, walk: Walk) => unknown;
 
-const compiled = new WeakMap<Schema, Checker>();
+/** The checkers compiled so far in one compileChecker call: a node shared by many parents is compiled once. */
+type Compiled = Map<Schema, Checker>;
 
-/**
- * The checker of `schema`, compiled on first use and shared afterwards (validate.ts compiles
- * every kind's at module load; a schema default that does not pass its own checks throws here).
- */
-export function checkerOf(schema: Schema): Checker {
-  let checker = compiled.get(schema);
+function checkerOf(schema: Schema, done: Compiled): Checker {
+  let checker = done.get(schema);
   if (!checker) {
-    checker = compile(schema);
-    compiled.set(schema, checker);
+    checker = compile(schema, done);
+    done.set(schema, checker);
   }
   return checker;
 }
@@ -82,10 +79,17 @@ export function checkerOf(schema: Schema): Checker {
 /** What a node's checker does once the value's type is right; its rules run after it. */
 type Body = (value: never, walk: Walk) => unknown;
 
-function compile(schema: Schema): Checker {
+function compile(schema: Schema, done: Compiled): Checker {
   switch (schema.t) {
     case "any":
       return typed(schema, () => true, "", (v: unknown) => v);
+    case "intOrString":
+      return typed(
+        schema,
+        (v) => typeof v === "string" || (typeof v === "number" && Number.isInteger(v)),
+        "must be an integer or a string",
+        (v: unknown) => v,
+      );
     case "string":
       return typed(schema, (v) => typeof v === "string", "must be a string", stringBody(schema));
     case "int":
@@ -98,11 +102,11 @@ function compile(schema: Schema): Checker {
     case "bool":
       return typed(schema, (v) => typeof v === "boolean", "must be a boolean", (v: boolean) => v);
     case "array":
-      return typed(schema, Array.isArray, "must be a list", arrayBody(schema));
+      return typed(schema, Array.isArray, "must be a list", arrayBody(schema, done));
     case "map":
-      return typed(schema, isObject, "must be an object", mapBody(schema));
+      return typed(schema, isObject, "must be an object", mapBody(schema, done));
     case "object":
-      return typed(schema, isObject, "must be an object", objectBody(schema));
+      return typed(schema, isObject, "must be an object", objectBody(schema, done));
   }
 }
 
@@ -170,9 +174,10 @@ function intBody(schema: Extract<Schema, { t: "int" }>): Body {
   };
 }
 
-function arrayBody(schema: Extract<Schema, { t: "array" }>): Body {
+function arrayBody(schema: Extract<Schema, { t: "array" }>, done: Compiled): Body {
   const { min, max } = schema;
-  const item = checkerOf(schema.items);
+  const item = checkerOf(schema.items, done);
+  const keyOf = listKey(schema);
   return (list: unknown[], walk: Walk) => {
     if (min !== undefined && list.length < min) fail(walk, `must have at least ${min} item(s)`);
     if (max !== undefined && list.length > max) fail(walk, `must have at most ${max} items`);
@@ -182,13 +187,40 @@ function arrayBody(schema: Extract<Schema, { t: "array" }>): Body {
       if (out) out[i] = checked;
       else if (checked !== list[i]) (out = list.slice(0, i))[i] = checked;
     }
-    return out ?? list;
+    const result = out ?? list;
+    if (keyOf && result.length > 1) duplicates(walk, result, keyOf);
+    return result;
   };
 }
 
-function mapBody(schema: Extract<Schema, { t: "map" }>): Body {
-  const value = checkerOf(schema.values);
+/** How a set or map list's items are told apart (undefined: any list may repeat items). */
+function listKey(schema: Extract<Schema, { t: "array" }>): ((v: unknown) => string) | undefined {
+  if (schema.listType === "set") return (v) => JSON.stringify(v);
+  const keys = schema.keys;
+  if (schema.listType !== "map" || !keys) return undefined;
+  return (v) => JSON.stringify(Object.fromEntries(keys.map((k) => [k, isObject(v) ? v[k] : null])));
+}
+
+/** Reports every item whose key an earlier item has (the API server's "Duplicate value"). */
+function duplicates(walk: Walk, list: unknown[], keyOf: (v: unknown) => string) {
+  const seen = new Set<string>();
+  for (let i = 0; i < list.length; i++) {
+    const key = keyOf(list[i]);
+    if (!seen.has(key)) {
+      seen.add(key);
+      continue;
+    }
+    walk.trail[walk.depth++] = i;
+    fail(walk, `Duplicate value: ${key}`);
+    walk.depth--;
+  }
+}
+
+function mapBody(schema: Extract<Schema, { t: "map" }>, done: Compiled): Body {
+  const value = checkerOf(schema.values, done);
+  const { maxProps } = schema;
   return (from: Record<string, unknown>, walk: Walk) => {
+    if (maxProps !== undefined) tooManyProps(walk, from, maxProps);
     let out: Record<string, unknown> | undefined;
     for (const key in from) {
       const checked = below(walk, new MapKey(key), value, from[key]);
@@ -216,20 +248,29 @@ interface Prop {
   dflt: unknown;
 }
 
-function objectBody(schema: Extract<Schema, { t: "object" }>): Body {
+/** A map or object with more than `max` properties. */
+function tooManyProps(walk: Walk, from: Record<string, unknown>, max: number) {
+  let n = 0;
+  for (const _ in from) n++;
+  if (n > max) fail(walk, `must have at most ${max} properties`);
+}
+
+function objectBody(schema: Extract<Schema, { t: "object" }>, done: Compiled): Body {
   const props = new Map<string, Prop>();
   const withDefaults: [string, unknown][] = [];
   for (const [key, sub] of Object.entries(schema.props)) {
-    const check = checkerOf(sub);
+    const check = checkerOf(sub, done);
     const dflt = sub.default === undefined ? undefined : defaultOf(sub, check);
     props.set(key, { check, dflt });
     if (dflt !== undefined) withDefaults.push([key, dflt]);
   }
   const required = schema.required ?? [];
   const open = schema.open === true;
+  const { maxProps } = schema;
   return (from: Record<string, unknown>, walk: Walk) => {
     let out: Record<string, unknown> | undefined;
     const first = walk.errors.length;
+    if (maxProps !== undefined) tooManyProps(walk, from, maxProps);
     for (const key in from) {
       const value = from[key], prop = props.get(key);
       let checked = value;
@@ -263,7 +304,7 @@ function objectBody(schema: Extract<Schema, { t: "object" }>): Body {
   };
 }
 
-/** A node's default, defaulted in turn; it must itself be valid (schemas.ts is wrong if not). */
+/** A node's default, defaulted in turn; it must itself be valid (the schema is wrong if not). */
 function defaultOf(schema: Schema, check: Checker): unknown {
   const walk: Walk = { errors: [], trail: [], depth: 0, defaults: true };
   const value = check(cloneData(schema.default), walk);
@@ -274,16 +315,24 @@ function defaultOf(schema: Schema, check: Checker): unknown {
 }
 
 /**
- * Defaults and validates `value` against `schema` in one pass: returns the defaulted value
- * (sharing every subtree without defaults with `value`: treat both as read-only) and every
- * problem. With `defaults` false, only validates, and the value returned is `value`.
+ * Defaults and validates a value in one pass: returns the defaulted value (sharing every subtree
+ * without defaults with the input: treat both as read-only) and every problem. With `defaults`
+ * false, only validates, and the value returned is the input.
  */
-export function checkSchema(
-  schema: Schema,
+export type SchemaChecker = (
   value: unknown,
-  defaults = true,
-): { value: unknown; errors: FieldError[] } {
-  const walk: Walk = { errors: [], trail: [], depth: 0, defaults };
-  if (value === undefined) return { value, errors: walk.errors };
-  return { value: checkerOf(schema)(value, walk), errors: walk.errors };
+  defaults?: boolean,
+) => { value: unknown; errors: FieldError[] };
+
+/**
+ * Compiles `schema` into its checker, once (a node shared by several parents is compiled once; a
+ * schema default that does not pass its own checks throws here).
+ */
+export function compileChecker(schema: Schema): SchemaChecker {
+  const check = checkerOf(schema, new Map());
+  return (value, defaults = true) => {
+    const walk: Walk = { errors: [], trail: [], depth: 0, defaults };
+    if (value === undefined) return { value, errors: walk.errors };
+    return { value: check(value, walk), errors: walk.errors };
+  };
 }

@@ -1,11 +1,12 @@
 /**
- * A small structural-schema language (the subset of OpenAPI v3 the Gateway API CRDs use) with CEL
- * rules written as TypeScript predicates. schemas.ts describes each kind with it; schema_check.ts
- * compiles a schema into the API server's defaulting and validation walk.
+ * The structural-schema language: the subset of OpenAPI v3 the Gateway API CRDs use, with CEL
+ * rules as `check(self)` functions. crd_schema.ts builds the Gateway API kinds' schemas from the
+ * generated CRD facts, core_schemas.ts describes the parts of core kinds aether reads, and
+ * compile_checker.ts compiles a schema into the API server's defaulting and validation walk.
  * @module
  */
 
-/** A CEL rule (x-kubernetes-validations) on a schema node: `check(self)` must hold. */
+/** A rule on a schema node (a CRD's x-kubernetes-validations entry): `check(self)` must hold. */
 export interface Rule {
   message: string;
   // deno-lint-ignore no-explicit-any
@@ -28,15 +29,25 @@ export type Schema =
   }
   | Common & { t: "int"; min?: number; max?: number; enum?: readonly number[] }
   | Common & { t: "bool" }
-  | Common & { t: "array"; items: Schema; min?: number; max?: number }
+  | Common & {
+    t: "array";
+    items: Schema;
+    min?: number;
+    max?: number;
+    /** `x-kubernetes-list-type`: set (items unique) or map (unique by `keys`). */
+    listType?: "set" | "map";
+    keys?: readonly string[];
+  }
   | Common & {
     t: "object";
     props: Record<string, Schema>;
     required?: readonly string[];
-    /** Unknown fields are kept without a problem (core kinds we only partly describe). */
+    /** Unknown fields are kept without a problem (preserve-unknown-fields, or a core kind). */
     open?: boolean;
+    maxProps?: number;
   }
-  | Common & { t: "map"; values: Schema }
+  | Common & { t: "map"; values: Schema; maxProps?: number }
+  | Common & { t: "intOrString" }
   | Common & { t: "any" };
 
 type Extra<T extends Schema["t"]> = Omit<Extract<Schema, { t: T }>, "t">;
@@ -51,9 +62,12 @@ const BLANK = {
   pattern: undefined,
   enum: undefined,
   items: undefined,
+  listType: undefined,
+  keys: undefined,
   props: undefined,
   required: undefined,
   open: undefined,
+  maxProps: undefined,
   values: undefined,
 };
 
@@ -64,7 +78,7 @@ export const str = (o: Extra<"string"> = {}): Schema => node({ t: "string", ...o
 /** An integer node. */
 export const int = (o: Extra<"int"> = {}): Schema => node({ t: "int", ...o });
 /** A boolean node. */
-export const bool = (): Schema => node({ t: "bool" });
+export const bool = (o: Extra<"bool"> = {}): Schema => node({ t: "bool", ...o });
 /** An array node. */
 export const arr = (items: Schema, o: Omit<Extra<"array">, "items"> = {}): Schema =>
   node({ t: "array", items, ...o });
@@ -76,5 +90,8 @@ export const obj = (
 /** A string-keyed map node. */
 export const map = (values: Schema, o: Omit<Extra<"map">, "values"> = {}): Schema =>
   node({ t: "map", values, ...o });
-/** Anything (fields aether neither uses nor checks deeply). */
-export const any = (): Schema => node({ t: "any" });
+/** An integer or a string (`x-kubernetes-int-or-string`). */
+export const intOrString = (o: Extra<"intOrString"> = {}): Schema =>
+  node({ t: "intOrString", ...o });
+/** Anything (preserve-unknown-fields, or fields of core kinds aether does not check). */
+export const any = (o: Extra<"any"> = {}): Schema => node({ t: "any", ...o });

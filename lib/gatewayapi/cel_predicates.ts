@@ -1,10 +1,14 @@
 /**
- * The CEL rules (x-kubernetes-validations) of the Gateway API v1.5.1 standard-channel CRDs, as
- * TypeScript predicates with the CRDs' own messages. Each is attached to its schema node in
- * schemas.ts. `has(x)` in CEL is "present"; here that is `!== undefined`.
+ * Hand-written predicates of the CRD CEL rules (x-kubernetes-validations) admission runs on every
+ * route and Gateway, keyed by the rule's message: plain TypeScript is far cheaper than a CEL
+ * interpreter on the hot path. crd_schema.ts attaches each to the CRD rule with that message;
+ * cel_differential_test.ts runs every one against the CEL library on the golden corpus and its
+ * mutations. A rule without one here is evaluated by the CEL library. `has(x)` in CEL is
+ * "present"; here that is `!== undefined`.
  * @module
  */
-import type { Rule } from "./schema.ts";
+import type { Rule } from "./structural_schema.ts";
+import type { HandPredicates } from "./crd_schema.ts";
 import { parseDuration } from "./duration.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -24,41 +28,48 @@ const sameSection = (a: Any, b: Any) =>
   (emptyOr(a.sectionName) && emptyOr(b.sectionName)) ||
   (has(a.sectionName) && has(b.sectionName) && a.sectionName === b.sectionName);
 
-/** Rules on `spec.parentRefs` (HTTPRoute, GRPCRoute). */
-export const parentRefsRules: Rule[] = [
+const noPort = (p: Any) => !has(p.port) || p.port === 0;
+const samePort = (a: Any, b: Any) =>
+  (noPort(a) && noPort(b)) || (has(a.port) && has(b.port) && a.port === b.port);
+
+/** Rules on `spec.parentRefs` (HTTPRoute, GRPCRoute; the experimental channel's, with port). */
+const parentRefsRules: Rule[] = [
   {
     message:
-      "sectionName must be specified when parentRefs includes 2 or more references to the same parent",
+      "sectionName or port must be specified when parentRefs includes 2 or more references to the same parent",
     check: (self: Any[]) =>
       self.every((p1) =>
         self.every((p2) =>
-          !sameParent(p1, p2) || emptyOr(p1.sectionName) === emptyOr(p2.sectionName)
+          !sameParent(p1, p2) ||
+          (emptyOr(p1.sectionName) === emptyOr(p2.sectionName) && noPort(p1) === noPort(p2))
         )
       ),
   },
   {
     message:
-      "sectionName must be unique when parentRefs includes 2 or more references to the same parent",
+      "sectionName or port must be unique when parentRefs includes 2 or more references to the same parent",
     check: (self: Any[]) =>
-      self.every((p1) => count(self, (p2) => sameParent(p1, p2) && sameSection(p1, p2)) === 1),
+      self.every((p1) =>
+        count(self, (p2) => sameParent(p1, p2) && sameSection(p1, p2) && samePort(p1, p2)) === 1
+      ),
   },
 ];
 
 /** Rule on `spec.rules`: at most 128 matches in all. */
-export const totalMatchesRule: Rule = {
+const totalMatchesRule: Rule = {
   message:
     "While 16 rules and 64 matches per rule are allowed, the total number of matches across all rules in a route must be less than 128",
   check: (self: Any[]) => self.reduce((n, r) => n + (r.matches?.length ?? 0), 0) <= 128,
 };
 
 /** Rule on every backendRef (and mirror backendRef): a Service reference needs a port. */
-export const servicePortRule: Rule = {
+const servicePortRule: Rule = {
   message: "Must have port for Service reference",
   check: (self: Any) => !((self.group ?? "") === "" && self.kind === "Service") || has(self.port),
 };
 
 /** Rules on one filter: the member named by `type` is set, the others are not. */
-export function filterMemberRules(members: [type: string, field: string][]): Rule[] {
+function filterMemberRules(members: [type: string, field: string][]): Rule[] {
   return members.flatMap(([type, field]) => [
     {
       message: `filter.${field} must be nil if the filter.type is not ${type}`,
@@ -72,7 +83,7 @@ export function filterMemberRules(members: [type: string, field: string][]): Rul
 }
 
 /** Rules on a filter list: these filter types may appear at most once. */
-export function filterRepeatRules(types: string[]): Rule[] {
+function filterRepeatRules(types: string[]): Rule[] {
   return types.map((type) => ({
     message: `${type} filter cannot be repeated`,
     check: (self: Any[]) => count(self, (f) => f.type === type) <= 1,
@@ -80,7 +91,7 @@ export function filterRepeatRules(types: string[]): Rule[] {
 }
 
 /** Rule on an HTTPRoute filter list: RequestRedirect and URLRewrite exclude each other. */
-export const redirectXorRewriteRule: Rule = {
+const redirectXorRewriteRule: Rule = {
   message:
     "May specify either httpRouteFilterRequestRedirect or httpRouteFilterRequestRewrite, but not both",
   check: (self: Any[]) =>
@@ -88,19 +99,19 @@ export const redirectXorRewriteRule: Rule = {
 };
 
 /** Rules on a mirror filter. */
-export const mirrorRules: Rule[] = [{
+const mirrorRules: Rule[] = [{
   message: "Only one of percent or fraction may be specified in HTTPRequestMirrorFilter",
   check: (self: Any) => !(has(self.percent) && has(self.fraction)),
 }];
 
 /** Rule on a mirror fraction. */
-export const fractionRule: Rule = {
+const fractionRule: Rule = {
   message: "numerator must be less than or equal to denominator",
   check: (self: Any) => self.numerator <= (self.denominator ?? 100),
 };
 
 /** Rules on an HTTPPathModifier. */
-export const pathModifierRules: Rule[] = (["ReplaceFullPath", "ReplacePrefixMatch"] as const)
+const pathModifierRules: Rule[] = (["ReplaceFullPath", "ReplacePrefixMatch"] as const)
   .flatMap((type) => {
     const field = type === "ReplaceFullPath" ? "replaceFullPath" : "replacePrefixMatch";
     return [
@@ -123,7 +134,7 @@ const pathMust = (message: string, ok: (v: string) => boolean): Rule => ({
 });
 
 /** Rules on an HTTPRoute path match. */
-export const pathMatchRules: Rule[] = [
+const pathMatchRules: Rule[] = [
   pathMust(
     "value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']",
     (v) => v.startsWith("/"),
@@ -181,7 +192,7 @@ const prefixReplaceRule = (member: "requestRedirect" | "urlRewrite", inBackends:
 };
 
 /** Rules on one HTTPRoute rule. */
-export const httpRuleRules: Rule[] = [
+const httpRuleRules: Rule[] = [
   {
     message: "RequestRedirect filter must not be used together with backendRefs",
     check: (self: Any) =>
@@ -195,7 +206,7 @@ export const httpRuleRules: Rule[] = [
 ];
 
 /** Rule on HTTPRoute rule timeouts. */
-export const timeoutsRule: Rule = {
+const timeoutsRule: Rule = {
   message: "backendRequest timeout cannot be longer than request timeout",
   check: (self: Any) => {
     if (!has(self.request) || !has(self.backendRequest)) return true;
@@ -205,7 +216,7 @@ export const timeoutsRule: Rule = {
 };
 
 /** Rules on a GRPCMethodMatch. */
-export const grpcMethodRules: Rule[] = [
+const grpcMethodRules: Rule[] = [
   {
     message: "One or both of 'service' or 'method' must be specified",
     check: (self: Any) => !has(self.type) || has(self.service) || has(self.method),
@@ -232,7 +243,7 @@ const sameHostname = (a: Any, b: Any) =>
     : !has(a.hostname) && !has(b.hostname);
 
 /** Rules on `spec.listeners` of a Gateway. */
-export const listenersRules: Rule[] = [
+const listenersRules: Rule[] = [
   {
     message: "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']",
     check: (self: Any[]) =>
@@ -274,7 +285,7 @@ export const listenersRules: Rule[] = [
 ];
 
 /** Rule on a listener's tls. */
-export const listenerTlsRule: Rule = {
+const listenerTlsRule: Rule = {
   message: "certificateRefs or options must be specified when mode is Terminate",
   check: (self: Any) =>
     self.mode !== "Terminate" || (self.certificateRefs?.length ?? 0) > 0 ||
@@ -282,7 +293,7 @@ export const listenerTlsRule: Rule = {
 };
 
 /** Rules on Gateway `spec.addresses`. */
-export const addressesRules: Rule[] = (["IPAddress", "Hostname"] as const).map((type) => ({
+const addressesRules: Rule[] = (["IPAddress", "Hostname"] as const).map((type) => ({
   message: `${type} values must be unique`,
   check: (self: Any[]) =>
     self.every((a1) =>
@@ -290,3 +301,63 @@ export const addressesRules: Rule[] = (["IPAddress", "Hostname"] as const).map((
       count(self, (a2) => a2.type === a1.type && has(a2.value) && a2.value === a1.value) === 1
     ),
 }));
+
+/** The CRD pattern of a Gateway API Hostname (optionally with a leading `*.` label). */
+const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+const addressHostnameRule: Rule = {
+  message:
+    `Hostname value must be empty or contain only valid characters (matching ${HOSTNAME.source})`,
+  check: (self: Any) =>
+    self.type !== "Hostname" || self.value === undefined || HOSTNAME.test(self.value),
+};
+
+const FILTER_MEMBERS: [string, string][] = [
+  ["RequestHeaderModifier", "requestHeaderModifier"],
+  ["ResponseHeaderModifier", "responseHeaderModifier"],
+  ["RequestMirror", "requestMirror"],
+  ["RequestRedirect", "requestRedirect"],
+  ["URLRewrite", "urlRewrite"],
+  ["ExtensionRef", "extensionRef"],
+  ["CORS", "cors"],
+  ["ExternalAuth", "externalAuth"],
+];
+
+/** Rule on a route's `spec.rules`: rule names are unique. */
+const ruleNamesRule: Rule = {
+  message: "Rule name must be unique within the route",
+  check: (self: Any[]) =>
+    self.every((r1) =>
+      !has(r1.name) || count(self, (r2) => has(r2.name) && r1.name === r2.name) === 1
+    ),
+};
+
+/** Every hand predicate, by the message of the CRD rule it stands for. */
+export const HAND_PREDICATES: HandPredicates = Object.freeze(Object.fromEntries(
+  [
+    ...parentRefsRules,
+    totalMatchesRule,
+    ruleNamesRule,
+    servicePortRule,
+    ...filterMemberRules(FILTER_MEMBERS),
+    ...filterRepeatRules([
+      "CORS",
+      "RequestHeaderModifier",
+      "ResponseHeaderModifier",
+      "RequestRedirect",
+      "URLRewrite",
+    ]),
+    redirectXorRewriteRule,
+    ...mirrorRules,
+    fractionRule,
+    ...pathModifierRules,
+    ...pathMatchRules,
+    ...httpRuleRules,
+    timeoutsRule,
+    ...grpcMethodRules,
+    ...listenersRules,
+    listenerTlsRule,
+    ...addressesRules,
+    addressHostnameRule,
+  ].map((r) => [r.message, r.check]),
+));

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { encodeResource, envoyRoot, TypeUrl, typeUrlPrefix } from "../proto.ts";
 import { enums } from "./enums.ts";
 import { translate } from "./mod.ts";
-import { schemaProblems } from "./strict_schema.ts";
+import { protoFitProblems } from "./proto_fit.ts";
 import { goldenCases, staticBootstrap } from "./test_util.ts";
 
 Deno.test("every translated resource encodes with encodeResource and fits the schema strictly", () => {
@@ -20,17 +20,17 @@ Deno.test("every translated resource encodes with encodeResource and fits the sc
       for (const res of list) {
         assert.equal(res.name, res.resource.name ?? res.resource.cluster_name, `${name}: name`);
         assert.ok(encodeResource(url, res.resource).length > 0, `${name}: ${res.name}`);
-        const problems = schemaProblems(url.slice(typeUrlPrefix.length), res.resource);
+        const problems = protoFitProblems(url.slice(typeUrlPrefix.length), res.resource);
         assert.deepEqual(problems, [], `${name}: ${res.name}`);
       }
     }
     const bootstrap = staticBootstrap(r);
-    assert.deepEqual(schemaProblems("envoy.config.bootstrap.v3.Bootstrap", bootstrap), [], name);
+    assert.deepEqual(protoFitProblems("envoy.config.bootstrap.v3.Bootstrap", bootstrap), [], name);
   }
 });
 
 Deno.test("the strict schema check catches a misspelt field and a bad enum", () => {
-  const problems = schemaProblems("envoy.config.cluster.v3.Cluster", {
+  const problems = protoFitProblems("envoy.config.cluster.v3.Cluster", {
     name: "x",
     typ: 3,
     lb_policy: 99,

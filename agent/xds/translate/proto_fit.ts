@@ -1,5 +1,5 @@
 /**
- * Test helper: a strict fit check of a fromObject-form resource against the Envoy protos.
+ * Test helper (the proto fit check): a strict fit check of a fromObject-form resource against the Envoy protos.
  * protobufjs `verify` ignores unknown keys and does not look inside `Any`; this walks every key,
  * descends into Any by its `@type`, and checks enum numbers, so a misspelt field cannot be
  * dropped silently on encode.
@@ -9,7 +9,7 @@ import protobuf from "protobufjs";
 import { envoyRoot, typeUrlPrefix } from "../proto.ts";
 
 /** Problems found in `value` as message type `fullName` (empty = fits). */
-export function schemaProblems(fullName: string, value: unknown, path = ""): string[] {
+export function protoFitProblems(fullName: string, value: unknown, path = ""): string[] {
   const type = envoyRoot().lookupType(fullName);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return [`${path || "."}: ${type.name} expects an object`];
@@ -21,7 +21,7 @@ export function schemaProblems(fullName: string, value: unknown, path = ""): str
       return [`${path}: Any without a valid @type`];
     }
     const { "@type": _t, ...rest } = obj;
-    return schemaProblems(url.slice(typeUrlPrefix.length), rest, `${path}<${url}>`);
+    return protoFitProblems(url.slice(typeUrlPrefix.length), rest, `${path}<${url}>`);
   }
   const problems: string[] = [];
   for (const [key, v] of Object.entries(obj)) {
@@ -48,7 +48,7 @@ export function schemaProblems(fullName: string, value: unknown, path = ""): str
 
 function fieldValueProblems(field: protobuf.Field, v: unknown, at: string): string[] {
   const rt = field.resolvedType;
-  if (rt instanceof protobuf.Type) return schemaProblems(rt.fullName.slice(1), v, at);
+  if (rt instanceof protobuf.Type) return protoFitProblems(rt.fullName.slice(1), v, at);
   if (rt instanceof protobuf.Enum) {
     return typeof v === "number" && Object.values(rt.values).includes(v)
       ? []

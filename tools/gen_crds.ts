@@ -1,0 +1,186 @@
+/**
+ * Generates lib/gatewayapi/crd_facts.gen.ts — the structural-schema facts (types, bounds, patterns,
+ * enums, defaults, required fields, list types and keys, CEL rules) of the vendored Gateway API
+ * CRDs — from the YAML under lib/gatewayapi/crds/<version>/<channel>/. Run `deno task gen-crds`
+ * after replacing the vendored YAML; crd_facts_test.ts fails while the generated file is stale.
+ *
+ *   deno run -A tools/gen_crds.ts [--check]
+ *
+ * @module
+ */
+import { parseAllDocuments } from "yaml";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import type { CrdFacts, CrdKind, CrdNode, CrdRule } from "../lib/gatewayapi/crd_facts.ts";
+
+/** The bundle and channel aether admits against (experimental: a superset of standard). */
+export const BUNDLE_VERSION = "v1.5.1";
+export const CHANNEL = "experimental";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+/** Where the vendored CRD YAML of a channel lives. */
+export const crdDir = (channel: string) =>
+  join(ROOT, "lib", "gatewayapi", "crds", BUNDLE_VERSION, channel);
+/** The generated module. */
+export const OUTPUT = join(ROOT, "lib", "gatewayapi", "crd_facts.gen.ts");
+
+/** Top-level fields outside the body schema (metadata is checked on its own, status is ignored). */
+const ENVELOPE = new Set(["apiVersion", "kind", "metadata", "status"]);
+
+// deno-lint-ignore no-explicit-any
+type Yaml = any;
+
+/** Every CustomResourceDefinition document in the YAML files of `dir`, by file name order. */
+export async function readCrds(dir: string): Promise<Yaml[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.isFile && entry.name.endsWith(".yaml")) names.push(entry.name);
+  }
+  const crds: Yaml[] = [];
+  for (const name of names.sort()) {
+    for (const doc of parseAllDocuments(await Deno.readTextFile(join(dir, name)))) {
+      const value = doc.toJS();
+      if (value?.kind === "CustomResourceDefinition") crds.push(value);
+    }
+  }
+  return crds;
+}
+
+/** Builds the node table, storing each distinct subtree once. */
+class NodeTable {
+  readonly nodes: CrdNode[] = [];
+  readonly #index = new Map<string, number>();
+
+  add(schema: Yaml, envelope = false): number {
+    const node = this.#node(schema, envelope);
+    const key = JSON.stringify(node);
+    let i = this.#index.get(key);
+    if (i === undefined) {
+      i = this.nodes.push(node) - 1;
+      this.#index.set(key, i);
+    }
+    return i;
+  }
+
+  #node(s: Yaml, envelope: boolean): CrdNode {
+    const n: CrdNode = {};
+    const copy = <K extends keyof CrdNode>(key: K, from: string = key) => {
+      if (s[from] !== undefined) n[key] = s[from];
+    };
+    copy("type");
+    copy("format");
+    copy("enum");
+    copy("default");
+    copy("minLength");
+    copy("maxLength");
+    copy("pattern");
+    copy("minimum");
+    copy("maximum");
+    copy("minItems");
+    copy("maxItems");
+    copy("minProperties");
+    copy("maxProperties");
+    if (s.exclusiveMinimum || s.exclusiveMaximum || s.multipleOf || s.uniqueItems || s.allOf) {
+      throw new Error(`unsupported schema keyword in ${JSON.stringify(s).slice(0, 200)}`);
+    }
+    if (s.required) {
+      n.required = envelope ? s.required.filter((k: string) => !ENVELOPE.has(k)) : s.required;
+    }
+    if (s.properties) {
+      const props: Record<string, number> = {};
+      for (const [key, sub] of Object.entries(s.properties)) {
+        if (!(envelope && ENVELOPE.has(key))) props[key] = this.add(sub);
+      }
+      n.properties = props;
+    }
+    if (typeof s.additionalProperties === "object") {
+      n.additionalProperties = this.add(s.additionalProperties);
+    }
+    if (s.items) n.items = this.add(s.items);
+    copy("listType", "x-kubernetes-list-type");
+    copy("listMapKeys", "x-kubernetes-list-map-keys");
+    if (s["x-kubernetes-int-or-string"]) n.intOrString = true;
+    if (s["x-kubernetes-preserve-unknown-fields"]) n.preserveUnknownFields = true;
+    if (s.oneOf) n.oneOf = s.oneOf.map((sub: Yaml) => this.add(sub));
+    if (s.anyOf) n.anyOf = s.anyOf.map((sub: Yaml) => this.add(sub));
+    if (s.not) n.not = this.add(s.not);
+    const rules = s["x-kubernetes-validations"];
+    if (rules) {
+      n.rules = rules.map((r: Yaml): CrdRule => {
+        if (r.messageExpression) throw new Error(`messageExpression is not supported: ${r.rule}`);
+        return {
+          rule: r.rule,
+          message: r.message ?? `failed rule: ${r.rule}`,
+          ...(/\boldSelf\b/.test(r.rule) ? { transition: true as const } : {}),
+        };
+      });
+    }
+    return n;
+  }
+}
+
+/** The facts of the CRDs of one channel. */
+export async function generateFacts(channel = CHANNEL): Promise<CrdFacts> {
+  const table = new NodeTable();
+  const kinds: Record<string, CrdKind> = {};
+  for (const crd of await readCrds(crdDir(channel))) {
+    const bundle = crd.metadata?.annotations?.["gateway.networking.k8s.io/bundle-version"];
+    if (bundle !== BUNDLE_VERSION) {
+      throw new Error(`${crd.metadata?.name}: bundle-version ${bundle}, want ${BUNDLE_VERSION}`);
+    }
+    const versions: Record<string, number> = {};
+    for (const v of crd.spec.versions) {
+      if (v.served) versions[v.name] = table.add(v.schema.openAPIV3Schema, true);
+    }
+    kinds[crd.spec.names.kind] = {
+      group: crd.spec.group,
+      namespaced: crd.spec.scope === "Namespaced",
+      versions,
+    };
+  }
+  return { bundleVersion: BUNDLE_VERSION, channel, nodes: table.nodes, kinds };
+}
+
+/** The text of the generated module (one node per line, so a diff shows what changed). */
+export function render(facts: CrdFacts): string {
+  const lines = [
+    `// Code generated by tools/gen_crds.ts (deno task gen-crds) from`,
+    `// lib/gatewayapi/crds/${facts.bundleVersion}/${facts.channel}/. DO NOT EDIT.`,
+    `/**`,
+    ` * Structural-schema facts of the Gateway API ${facts.bundleVersion} ${facts.channel}-channel CRDs.`,
+    ` * @module`,
+    ` */`,
+    `import type { CrdFacts } from "./crd_facts.ts";`,
+    ``,
+    `/** The generated facts (see crd_facts.ts for their shape). */`,
+    `export const FACTS: CrdFacts = {`,
+    `  bundleVersion: ${JSON.stringify(facts.bundleVersion)},`,
+    `  channel: ${JSON.stringify(facts.channel)},`,
+    `  kinds: {`,
+    ...Object.entries(facts.kinds).map(([kind, k]) => `    ${kind}: ${JSON.stringify(k)},`),
+    `  },`,
+    `  nodes: [`,
+    ...facts.nodes.map((n, i) => `    /* ${i} */ ${JSON.stringify(n)},`),
+    `  ],`,
+    `};`,
+    ``,
+  ];
+  return lines.join("\n");
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ args: Deno.args, options: { check: { type: "boolean" } } });
+  const text = render(await generateFacts());
+  if (values.check) {
+    const current = await Deno.readTextFile(OUTPUT).catch(() => "");
+    if (current !== text) {
+      console.error(`${OUTPUT} is stale: run deno task gen-crds`);
+      Deno.exit(1);
+    }
+    console.error("crd_facts.gen.ts is up to date");
+  } else {
+    await Deno.writeTextFile(OUTPUT, text);
+    console.error(`wrote ${OUTPUT}`);
+  }
+}
