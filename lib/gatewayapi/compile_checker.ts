@@ -193,17 +193,25 @@ function arrayBody(schema: Extract<Schema, { t: "array" }>, done: Compiled): Bod
   };
 }
 
-/** How a set or map list's items are told apart (undefined: any list may repeat items). */
-function listKey(schema: Extract<Schema, { t: "array" }>): ((v: unknown) => string) | undefined {
-  if (schema.listType === "set") return (v) => JSON.stringify(v);
+/**
+ * How a set or map list's items are told apart (undefined: any list may repeat items): a
+ * primitive item or a single key's value stands for itself, anything else by its JSON.
+ */
+function listKey(schema: Extract<Schema, { t: "array" }>): ((v: unknown) => unknown) | undefined {
+  const json = (v: unknown) => typeof v === "object" && v !== null ? JSON.stringify(v) : v;
+  if (schema.listType === "set") return json;
   const keys = schema.keys;
   if (schema.listType !== "map" || !keys) return undefined;
-  return (v) => JSON.stringify(Object.fromEntries(keys.map((k) => [k, isObject(v) ? v[k] : null])));
+  if (keys.length === 1) {
+    const [key] = keys;
+    return (v) => json(isObject(v) ? v[key] : undefined);
+  }
+  return (v) => JSON.stringify(keys.map((k) => isObject(v) ? v[k] : undefined));
 }
 
 /** Reports every item whose key an earlier item has (the API server's "Duplicate value"). */
-function duplicates(walk: Walk, list: unknown[], keyOf: (v: unknown) => string) {
-  const seen = new Set<string>();
+function duplicates(walk: Walk, list: unknown[], keyOf: (v: unknown) => unknown) {
+  const seen = new Set<unknown>();
   for (let i = 0; i < list.length; i++) {
     const key = keyOf(list[i]);
     if (!seen.has(key)) {
@@ -211,7 +219,7 @@ function duplicates(walk: Walk, list: unknown[], keyOf: (v: unknown) => string) 
       continue;
     }
     walk.trail[walk.depth++] = i;
-    fail(walk, `Duplicate value: ${key}`);
+    fail(walk, `Duplicate value: ${JSON.stringify(key)}`);
     walk.depth--;
   }
 }

@@ -171,7 +171,7 @@ Deno.test("validate: Gateway listener rules and object-level problems", () => {
       gw([{ name: "a", port: 80, protocol: "HTTP" }, { name: "a", port: 81, protocol: "HTTP" }]),
     ),
     [
-      'spec.listeners[1]: Duplicate value: {"name":"a"}',
+      'spec.listeners[1]: Duplicate value: "a"',
       "spec.listeners: Listener name must be unique within the Gateway",
     ],
   );
