@@ -20,6 +20,9 @@ export const GATEWAY_KINDS = [
   "HTTPRoute",
   "GRPCRoute",
   "ReferenceGrant",
+  "TLSRoute",
+  "TCPRoute",
+  "UDPRoute",
 ];
 
 /** What one supported kind looks like: its API versions, whether namespaced, and its schema. */
@@ -28,17 +31,34 @@ export interface KindInfo {
   namespaced: boolean;
   /** Schema of the top-level body (fields other than apiVersion, kind, metadata, status). */
   body: Schema;
-  /** `body`'s defaulting and validation walk. */
-  check: SchemaChecker;
+  /** The body's defaulting and validation walk, per apiVersion. */
+  checks: Readonly<Record<string, SchemaChecker>>;
 }
 
 function buildKinds(): Readonly<Record<string, KindInfo>> {
   const crds = buildCrdSchemas(FACTS, GATEWAY_KINDS, HAND_PREDICATES, new CelCompiler());
   const kinds: Record<string, KindInfo> = {};
-  for (const [name, k] of [...Object.entries(crds), ...Object.entries(CORE_KINDS)]) {
-    kinds[name] = { ...k, check: compileChecker(k.body) };
+  for (const [name, k] of Object.entries(crds)) {
+    const compiled = new Map<Schema, SchemaChecker>();
+    const checks: Record<string, SchemaChecker> = {};
+    for (const [v, body] of Object.entries(k.bodies)) {
+      if (!compiled.has(body)) compiled.set(body, compileChecker(body));
+      checks[v] = compiled.get(body)!;
+    }
+    kinds[name] = { ...k, body: k.bodies[k.apiVersions[0]], checks };
+  }
+  for (const [name, k] of Object.entries(CORE_KINDS)) {
+    const check = compileChecker(k.body);
+    kinds[name] = { ...k, checks: Object.fromEntries(k.apiVersions.map((v) => [v, check])) };
   }
   return Object.freeze(kinds);
+}
+
+/** The checker of `info`'s objects of `apiVersion` (of its first version when not served). */
+export function checkerFor(info: KindInfo, apiVersion: unknown): SchemaChecker {
+  return (typeof apiVersion === "string" && Object.hasOwn(info.checks, apiVersion))
+    ? info.checks[apiVersion]
+    : info.checks[info.apiVersions[0]];
 }
 
 /** The kinds aether reads, by kind name. */

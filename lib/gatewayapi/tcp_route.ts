@@ -3,7 +3,7 @@
  * Envoy's tcp_proxy; an invalid backend's share of connections is refused.
  * @module
  */
-import { admitL4, convertL4Route } from "./l4_route.ts";
+import { convertL4Route } from "./l4_route.ts";
 import type { RouteKindDef } from "./route_kinds.ts";
 
 /** TCPRoute in the route-kind registry: TCP listeners, a `tcpProxy` chain. */
@@ -14,11 +14,4 @@ export const TCP_ROUTE: RouteKindDef = {
   http2Backends: false,
   features: ["TCPRoute"],
   convert: (backends, route, mesh) => convertL4Route(backends, "TCPRoute", "TCP", route, mesh),
-  admit: (raw) =>
-    admitL4({
-      kind: "TCPRoute",
-      apiVersions: ["gateway.networking.k8s.io/v1alpha2"],
-      maxRules: 16,
-      hostnames: false,
-    }, raw),
 };

@@ -5,7 +5,7 @@
  * certificates and the backend gets plaintext TCP.
  * @module
  */
-import { admitL4, convertL4Route } from "./l4_route.ts";
+import { convertL4Route } from "./l4_route.ts";
 import type { RouteKindDef } from "./route_kinds.ts";
 
 /**
@@ -19,15 +19,4 @@ export const TLS_ROUTE: RouteKindDef = {
   http2Backends: false,
   features: ["TLSRoute", "TLSRouteModeTerminate"],
   convert: (backends, route, mesh) => convertL4Route(backends, "TLSRoute", "TCP", route, mesh),
-  admit: (raw) =>
-    admitL4({
-      kind: "TLSRoute",
-      apiVersions: [
-        "gateway.networking.k8s.io/v1",
-        "gateway.networking.k8s.io/v1alpha3",
-        "gateway.networking.k8s.io/v1alpha2",
-      ],
-      maxRules: 16,
-      hostnames: true,
-    }, raw),
 };

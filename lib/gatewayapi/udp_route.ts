@@ -4,7 +4,7 @@
  * to the upstream host picked for its first datagram until it idles out (docs/l4.md).
  * @module
  */
-import { admitL4, convertL4Route } from "./l4_route.ts";
+import { convertL4Route } from "./l4_route.ts";
 import type { RouteKindDef } from "./route_kinds.ts";
 
 /** UDPRoute in the route-kind registry: UDP listeners, a `udpProxy` chain, UDP Service ports. */
@@ -15,11 +15,4 @@ export const UDP_ROUTE: RouteKindDef = {
   http2Backends: false,
   features: ["UDPRoute"],
   convert: (backends, route, mesh) => convertL4Route(backends, "UDPRoute", "UDP", route, mesh),
-  admit: (raw) =>
-    admitL4({
-      kind: "UDPRoute",
-      apiVersions: ["gateway.networking.k8s.io/v1alpha2"],
-      maxRules: 16,
-      hostnames: false,
-    }, raw),
 };

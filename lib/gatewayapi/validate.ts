@@ -5,7 +5,7 @@
  * @module
  */
 import type { FieldError } from "./compile_checker.ts";
-import { type KindInfo, KINDS } from "./kinds.ts";
+import { checkerFor, type KindInfo, KINDS } from "./kinds.ts";
 import type { KubeObject, Problem } from "./types.ts";
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -32,7 +32,7 @@ function defaultedWithErrors(
   const namespaced = info.namespaced && typeof meta === "object" && meta !== null &&
     !meta.namespace;
   const body = bodyOf(obj);
-  const checked = info.check(body);
+  const checked = checkerFor(info, obj.apiVersion)(body);
   if (!namespaced && checked.value === body) return { obj, errors: checked.errors };
   const out: KubeObject = { ...obj, ...checked.value as Record<string, unknown> };
   if (namespaced) out.metadata = { ...meta, namespace: "default" };
@@ -121,7 +121,7 @@ function objectProblems(obj: KubeObject, bodyErrors?: FieldError[]): Problem[] {
       ),
     );
   }
-  for (const e of bodyErrors ?? info.check(bodyOf(obj), false).errors) {
+  for (const e of bodyErrors ?? checkerFor(info, obj.apiVersion)(bodyOf(obj), false).errors) {
     problems.push(problem(e.field, e.message));
   }
   return problems;
