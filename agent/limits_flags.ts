@@ -44,6 +44,11 @@ edge limits (Envoy's edge best practices, Envoy Gateway's defaults):
   --http2-initial-connection-window <b>  bytes (default ${d.http2InitialConnectionWindowBytes})
   --connection-buffer-limit <b>       per downstream connection, bytes (default ${d.connectionBufferLimitBytes})
   --max-downstream-connections <n>    across all listeners, more are refused (default ${defaultMaxDownstreamConnections}; 0 = none)
+
+envoy supervision (Envoy outlives the agent; a restarted agent adopts it):
+  --state-dir <dir>   Envoy's pid, admin address, bootstrap and log (envoy.log) (default
+                      $XDG_STATE_HOME/aether/<node id>, else ~/.local/state/aether/<node id>)
+  --keep-envoy        leave Envoy running when the agent stops (SIGUSR1 does this once)
 `;
 
 /** A duration flag: "10s", "250ms", "5m", "1h" or plain milliseconds. */

@@ -17,11 +17,14 @@ import { runNode } from "./node/run.ts";
 import { limitFlagSpecs, limitFlagsUsage, limitsFromFlags } from "./limits_flags.ts";
 import { translateCommand } from "./translate/mod.ts";
 import { sourceFlagsError } from "./config_source.ts";
+import { stopCommand } from "./stop.ts";
+import { defaultStateDir } from "./envoy/state.ts";
 
 const usage =
   `usage: agent standalone (--config <dir|file> | --kubeconfig <file> | --in-cluster) [flags]
        agent node (--config <dir|file> | --kubeconfig <file> | --in-cluster) --node-name <name> [flags]
        agent translate --config <dir|file> [--role edge|node] [--output yaml|json] [--status]
+       agent stop [--state-dir <dir> | --node-id <id>] [--keep-envoy]
 
 flags:
   --config <path>          folder (read recursively) or file of Gateway API YAML; watched for changes
@@ -44,6 +47,7 @@ ${limitFlagsUsage}`;
 
 async function main(args: string[]): Promise<number> {
   if (args[0] === "translate") return await translateCommand(args.slice(1));
+  if (args[0] === "stop") return await stopCommand(args.slice(1));
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -96,23 +100,29 @@ async function main(args: string[]): Promise<number> {
     envoyLogLevel: values["envoy-log-level"],
     logger,
   };
+  const nodeName = values["node-name"] ?? Deno.env.get("NODE_NAME") ?? Deno.hostname();
+  const nodeId = role === "node" ? nodeName : values["node-id"]!;
+  const stateDir = limits.stateDir ?? defaultStateDir(nodeId);
   const agent = role === "node"
-    ? await runNode({
-      ...common,
-      nodeName: values["node-name"] ?? Deno.env.get("NODE_NAME") ?? Deno.hostname(),
-    })
+    ? await runNode({ ...common, stateDir, nodeName })
     : await runStandalone({
       ...common,
+      stateDir,
       bindAddress: values["bind-address"]!,
-      nodeId: values["node-id"]!,
+      nodeId,
     });
-  const stop = async () => {
-    logger.info("shutting down");
-    await agent.close();
+  let stopping = false;
+  const stop = (keepEnvoy?: boolean) => async () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down", { keepEnvoy: keepEnvoy ?? limits.keepEnvoy });
+    await agent.close({ keepEnvoy });
     Deno.exit(0);
   };
-  Deno.addSignalListener("SIGINT", stop);
-  Deno.addSignalListener("SIGTERM", stop);
+  Deno.addSignalListener("SIGINT", stop());
+  Deno.addSignalListener("SIGTERM", stop());
+  // `agent stop --keep-envoy`: exit, leave Envoy serving for the next agent.
+  Deno.addSignalListener("SIGUSR1", stop(true));
   await new Promise(() => {});
   return 0;
 }

@@ -7,7 +7,8 @@ import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
 import { type AdminServer, splitHostPort, startAdmin } from "./admin/server.ts";
 import { DnsResponder } from "./dns/mod.ts";
-import { EnvoyProcess } from "./envoy/process.ts";
+import { EnvoyProcess, recordedEnvoy } from "./envoy/process.ts";
+import { claimStateDir } from "./envoy/state.ts";
 import { locateEnvoy } from "./envoy/locate.ts";
 import type { SnapshotCache } from "./xds/cache/mod.ts";
 import { envoyBootstrap, XdsServer, type XdsServerOptions } from "./xds/server/mod.ts";
@@ -29,6 +30,13 @@ export interface RuntimeOptions {
   /** Envoy binary path, "auto" (PATH, else the project's peer cache; never downloads) or "none". */
   envoy: string;
   envoyLogLevel?: string;
+  /**
+   * Where Envoy is recorded so a restarted agent adopts it (see agent/envoy/process.ts). Unset: a
+   * temporary directory removed on close (tests, embedding); the CLI passes a lasting one.
+   */
+  stateDir?: string;
+  /** Leave Envoy running when the agent closes (the next agent adopts it). */
+  keepEnvoy?: boolean;
   /** Envoy's overload-manager limit on downstream connections (unset/0 = none). */
   maxDownstreamConnections?: number;
   /** Use delta xDS (needed for on-demand CDS and for VHDS, which the edge and node proxies use). */
@@ -53,9 +61,31 @@ export interface Runtime {
   readiness(): { ready: boolean; detail: string };
   ready(): boolean;
   waitReady(timeoutMs?: number): Promise<void>;
-  /** Starts Envoy (after the first snapshot is in the cache). */
+  /** Starts Envoy, or adopts the one recorded in the state directory (after the first snapshot). */
   startEnvoy(): Promise<void>;
-  close(): Promise<void>;
+  /** Stops everything; Envoy too unless `keepEnvoy` (here or in the options). */
+  close(opts?: { keepEnvoy?: boolean }): Promise<void>;
+}
+
+/** The state directory: claimed for this agent, with the Envoy a previous agent left running. */
+async function openState(o: RuntimeOptions) {
+  const temporary = o.stateDir === undefined;
+  const dir = o.stateDir ?? await Deno.makeTempDir({ prefix: "aether-state-" });
+  const claim = await claimStateDir(dir, {
+    adminAddress: o.adminAddress,
+    xdsAddress: o.xdsAddress,
+    role: o.envoyCluster,
+  });
+  const envoy = o.envoy === "none" ? undefined : await recordedEnvoy(dir);
+  return {
+    dir,
+    envoy,
+    update: claim.update,
+    release: async (keepEnvoy: boolean) => {
+      await claim.release();
+      if (temporary && !keepEnvoy) await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
 }
 
 /** Starts the xDS server, DNS responder and admin server. */
@@ -63,6 +93,13 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const { logger, metrics, cache } = o;
   const xds = new XdsServer({ cache, logger: logger.child("xds"), metrics, ...o.xds });
   const xdsAddr = splitHostPort(o.xdsAddress);
+  const state = await openState(o);
+  // An Envoy left running by a previous agent dials the xDS address in its bootstrap: listen
+  // there again (port 0 = whatever it was), so it reconnects by itself.
+  if (xdsAddr.port === 0 && state.envoy) {
+    const was = splitHostPort(state.envoy.xdsAddress);
+    if (was.hostname === xdsAddr.hostname) xdsAddr.port = was.port;
+  }
   const xdsPort = await xds.listen({ host: xdsAddr.hostname, port: xdsAddr.port });
   logger.info("xds server listening", { address: `${xdsAddr.hostname}:${xdsPort}` });
 
@@ -109,6 +146,10 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     xds: () => ({ streams: xds.status(), ...(xdsDebug(cache) as Record<string, unknown>) }),
   });
   logger.info("admin server listening", { address: admin.address });
+  await state.update({
+    adminAddress: admin.address,
+    xdsAddress: `${xdsAddr.hostname}:${xdsPort}`,
+  });
 
   const runtime: Runtime = {
     xds,
@@ -131,6 +172,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       const binary = await locateEnvoy(o.envoy);
       runtime.envoy = new EnvoyProcess({
         binary,
+        stateDir: state.dir,
+        xdsAddress: `${xdsAddr.hostname}:${xdsPort}`,
         logger: logger.child("envoy"),
         logLevel: o.envoyLogLevel,
         bootstrap: envoyBootstrap({
@@ -146,11 +189,13 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       });
       await runtime.envoy.start();
     },
-    close: async () => {
-      await runtime.envoy?.stop();
+    close: async (c = {}) => {
+      const keep = c.keepEnvoy ?? o.keepEnvoy ?? false;
+      await runtime.envoy?.stop({ keep });
       await xds.close();
       await dns?.responder.close();
       await admin.close();
+      await state.release(keep);
     },
   };
   return runtime;

@@ -1,10 +1,23 @@
 /**
- * Runs Envoy as a child process of the agent: writes its bootstrap, starts it, forwards its log
- * lines into ours, reads back the admin address, and restarts it with back-off when it dies.
+ * Runs the agent's Envoy so that it outlives the agent: in its own session (setsid), writing its
+ * own log file in the state directory, recorded there (pid, start time, admin and xDS address,
+ * bootstrap). A restarted agent finds the recorded Envoy, proves it is that process running that
+ * bootstrap, and adopts it instead of starting a second one; Envoy reconnects to the xDS server at
+ * the same address and is resynced with the same resource versions, so nothing changes in it.
+ * Envoy that exits is started again with back-off. `stop()` stops it unless asked to keep it.
  * @module
  */
-import { join } from "node:path";
 import type { Logger } from "../../lib/log/mod.ts";
+import { LogTail } from "./log_tail.ts";
+import {
+  type EnvoyRecord,
+  isSameProcess,
+  processCommandLine,
+  processStartTime,
+  readRecord,
+  statePaths,
+  writeRecord,
+} from "./state.ts";
 
 /** Options for EnvoyProcess. */
 export interface EnvoyProcessOptions {
@@ -12,6 +25,10 @@ export interface EnvoyProcessOptions {
   binary: string;
   /** The bootstrap config (an object, written as JSON). */
   bootstrap: Record<string, unknown>;
+  /** The state directory (created by the caller). */
+  stateDir: string;
+  /** The xDS address the bootstrap dials (recorded, so a restarted agent listens there again). */
+  xdsAddress: string;
   logger: Logger;
   /** Envoy's log level (default "warning"). */
   logLevel?: string;
@@ -21,77 +38,213 @@ export interface EnvoyProcessOptions {
   restart?: boolean;
 }
 
-/** A supervised Envoy child process. */
+/** The recorded Envoy of a state directory, if that very process is still running. */
+export async function recordedEnvoy(stateDir: string): Promise<EnvoyRecord | undefined> {
+  const paths = statePaths(stateDir);
+  const rec = await readRecord<EnvoyRecord>(paths.envoy);
+  if (!rec || !await isSameProcess(rec)) return undefined;
+  const args = await processCommandLine(rec.pid);
+  // That pid runs the recorded Envoy binary with this directory's bootstrap.
+  return args[0] === rec.binary && args.includes(paths.bootstrap) ? rec : undefined;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A supervised Envoy (started by this agent or adopted from a previous one). */
 export class EnvoyProcess {
   #child?: Deno.ChildProcess;
-  #dir?: string;
+  #pid?: number;
   #stopping = false;
   #restarts = 0;
-  #exited?: Promise<Deno.CommandStatus>;
+  #watch?: ReturnType<typeof setInterval>;
+  #tail?: LogTail;
   /** Envoy's admin address (`host:port`), known once Envoy is up. */
   adminAddress?: string;
+  /** Whether the running Envoy was adopted from a previous agent. */
+  adopted = false;
 
   constructor(readonly options: EnvoyProcessOptions) {}
 
-  /** Starts Envoy and waits until its admin endpoint answers (up to `timeoutMs`). */
+  /** Envoy's pid, once running. */
+  get pid(): number | undefined {
+    return this.#pid;
+  }
+
+  /** Adopts the recorded Envoy when it runs this bootstrap, else starts one; waits until it answers. */
   async start(timeoutMs = 15000): Promise<void> {
-    this.#dir ??= await Deno.makeTempDir({ prefix: "aether-envoy-" });
-    const configPath = join(this.#dir, "bootstrap.json");
-    const adminPath = join(this.#dir, "admin-address");
-    await Deno.writeTextFile(configPath, JSON.stringify(this.options.bootstrap, null, 2));
-    await Deno.remove(adminPath).catch(() => {});
+    const paths = statePaths(this.options.stateDir);
+    const log = this.options.logger;
+    const bootstrap = JSON.stringify(this.options.bootstrap, null, 2) + "\n";
+    const rec = await recordedEnvoy(this.options.stateDir);
+    if (rec) {
+      const same = (await Deno.readTextFile(paths.bootstrap).catch(() => "")) === bootstrap;
+      if (same && await this.#answers(rec.adminAddress)) {
+        this.#pid = rec.pid;
+        this.adminAddress = rec.adminAddress;
+        this.adopted = true;
+        log.info("adopted the running envoy", { pid: rec.pid, admin: rec.adminAddress });
+        await this.#follow();
+        this.#supervise();
+        return;
+      }
+      log.warn("the running envoy has another bootstrap (flags changed); replacing it", {
+        pid: rec.pid,
+      });
+      await this.#terminate(rec.pid);
+    }
+    await this.#cleanRecords();
+    await this.#spawn(bootstrap, timeoutMs);
+  }
+
+  async #answers(adminAddress: string): Promise<boolean> {
+    try {
+      const res = await fetch(`http://${adminAddress}/ready`, {
+        signal: AbortSignal.timeout(3000),
+      });
+      await res.body?.cancel();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async #cleanRecords(): Promise<void> {
+    const paths = statePaths(this.options.stateDir);
+    for (const p of [paths.envoy, paths.adminAddress]) await Deno.remove(p).catch(() => {});
+  }
+
+  async #spawn(bootstrap: string, timeoutMs: number): Promise<void> {
+    const paths = statePaths(this.options.stateDir);
+    const log = this.options.logger;
+    await Deno.writeTextFile(paths.bootstrap, bootstrap, { mode: 0o600 });
+    await Deno.remove(paths.adminAddress).catch(() => {});
     const args = [
       "-c",
-      configPath,
+      paths.bootstrap,
       "--admin-address-path",
-      adminPath,
+      paths.adminAddress,
       "--use-dynamic-base-id",
       "--log-level",
       this.options.logLevel ?? "warning",
       "--log-format",
       "[%Y-%m-%d %T.%e][%l][%n] %v",
+      "--log-path",
+      paths.log,
       ...(this.options.extraArgs ?? []),
     ];
-    const log = this.options.logger;
-    log.info("starting envoy", { binary: this.options.binary, config: configPath });
-    this.#child = new Deno.Command(this.options.binary, { args, stdout: "piped", stderr: "piped" })
-      .spawn();
-    this.#pipeLogs(this.#child.stdout);
-    this.#pipeLogs(this.#child.stderr);
-    const child = this.#child;
-    this.#exited = child.status;
-    child.status.then((status) => {
-      if (this.#stopping || this.#child !== child) return;
-      log.error("envoy exited", { code: status.code, signal: status.signal });
+    log.info("starting envoy", { binary: this.options.binary, stateDir: this.options.stateDir });
+    await this.#follow();
+    // Its own session (setsid) and no pipes: Envoy neither gets the agent's terminal signals nor
+    // blocks on or dies with a pipe. Envoy also exits when its parent process dies (measured: a
+    // SIGTERM right after the agent's kill -9), so its parent is a tiny `sh` that only waits for
+    // it and outlives the agent.
+    const pidFile = `${paths.envoy}.pid`;
+    await Deno.remove(pidFile).catch(() => {});
+    const child = new Deno.Command("sh", {
+      args: [
+        "-c",
+        '"$0" "$@" & echo $! > "$AETHER_ENVOY_PID_FILE"; wait $!',
+        this.options.binary,
+        ...args,
+      ],
+      env: { AETHER_ENVOY_PID_FILE: pidFile },
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      detached: true,
+    }).spawn();
+    this.#child = child;
+    this.#pid = undefined;
+    this.adopted = false;
+    let exited: Deno.CommandStatus | undefined;
+    child.status.then((s) => (exited = s));
+    const deadline = Date.now() + timeoutMs;
+    let pid = 0;
+    while (Date.now() < deadline) {
+      pid ||= Number((await Deno.readTextFile(pidFile).catch(() => "")).trim()) || 0;
+      if (pid && this.#pid !== pid) {
+        this.#pid = pid;
+        await Deno.remove(pidFile).catch(() => {});
+      }
+      if (exited) {
+        throw new Error(
+          `envoy exited during start-up (${JSON.stringify(exited)}); see ${paths.log}`,
+        );
+      }
+      const addr = (await Deno.readTextFile(paths.adminAddress).catch(() => "")).trim();
+      if (pid && addr && await this.#answers(addr)) {
+        this.adminAddress = addr;
+        await writeRecord(
+          paths.envoy,
+          {
+            pid,
+            startTime: (await processStartTime(pid)) ?? "",
+            binary: this.options.binary,
+            adminAddress: addr,
+            xdsAddress: this.options.xdsAddress,
+            startedAt: new Date().toISOString(),
+          } satisfies EnvoyRecord,
+        );
+        this.#restarts = 0;
+        this.#supervise();
+        return;
+      }
+      await sleep(50);
+    }
+    if (pid) await this.#terminate(pid);
+    throw new Error(`envoy did not come up within ${timeoutMs} ms; see ${paths.log}`);
+  }
+
+  async #follow(): Promise<void> {
+    if (this.#tail) return;
+    this.#tail = new LogTail(statePaths(this.options.stateDir).log, this.options.logger);
+    await this.#tail.start();
+  }
+
+  /** Watches the Envoy (child status, or /proc for an adopted one) and restarts it when it dies. */
+  #supervise(): void {
+    const pid = this.#pid!;
+    const onExit = (detail: Record<string, unknown>) => {
+      if (this.#stopping || this.#pid !== pid) return;
+      clearInterval(this.#watch);
+      const log = this.options.logger;
+      log.error("envoy exited", { pid, ...detail });
       if (this.options.restart === false) return;
       const delay = Math.min(30000, 500 * 2 ** this.#restarts++);
       setTimeout(() => {
-        if (!this.#stopping) {
-          this.start().catch((e) => log.error("envoy restart failed", { error: String(e) }));
-        }
+        if (this.#stopping) return;
+        this.#cleanRecords()
+          .then(() => this.#spawn(JSON.stringify(this.options.bootstrap, null, 2) + "\n", 15000))
+          .catch((e) => log.error("envoy restart failed", { error: String(e) }));
       }, delay);
-    });
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const addr = await Deno.readTextFile(adminPath).catch(() => "");
-      if (addr.trim()) {
-        this.adminAddress = addr.trim();
-        try {
-          const res = await fetch(`http://${this.adminAddress}/ready`);
-          await res.body?.cancel();
-          this.#restarts = 0;
-          return;
-        } catch { /* not yet */ }
-      }
-      const early = await Promise.race([
-        child.status,
-        new Promise((r) => setTimeout(r, 50, "wait")),
-      ]);
-      if (early !== "wait") {
-        throw new Error(`envoy exited during start-up: ${JSON.stringify(early)}`);
-      }
+    };
+    // Our own Envoy: its keeper `sh` exits with it, with its status.
+    const child = this.#child;
+    if (child && !this.adopted) {
+      child.status.then((s) => onExit({ code: s.code, signal: s.signal }));
+      return;
     }
-    throw new Error(`envoy did not come up within ${timeoutMs} ms`);
+    this.#watch = setInterval(async () => {
+      if (!await processStartTime(pid)) onExit({ adopted: true });
+    }, 500);
+  }
+
+  /** SIGTERM, then SIGKILL after 3 s; waits until the process is gone. */
+  async #terminate(pid: number): Promise<void> {
+    const child = this.adopted ? undefined : this.#child;
+    const gone = async () => !(await processStartTime(pid));
+    try {
+      Deno.kill(pid, "SIGTERM");
+    } catch { /* already gone */ }
+    const deadline = Date.now() + 3000;
+    while (!await gone() && Date.now() < deadline) await sleep(25);
+    if (!await gone()) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* gone */ }
+    }
+    if (child) await child.status;
+    else while (!await gone()) await sleep(25);
   }
 
   /** Fetches a path from Envoy's admin endpoint and returns the body text. */
@@ -101,43 +254,25 @@ export class EnvoyProcess {
     return await res.text();
   }
 
-  async #pipeLogs(stream: ReadableStream<Uint8Array>): Promise<void> {
-    const log = this.options.logger;
-    let buffered = "";
-    try {
-      for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-        buffered += chunk;
-        const lines = buffered.split("\n");
-        buffered = lines.pop() ?? "";
-        for (const line of lines) {
-          if (!line.trim()) continue;
-          const level = /\]\[(critical|error)\]/.test(line)
-            ? "error"
-            : /\]\[warning\]/.test(line)
-            ? "warn"
-            : "info";
-          log[level]("envoy", { line });
-        }
-      }
-    } catch { /* stream closed */ }
-  }
-
-  /** Stops Envoy (SIGTERM, then SIGKILL after 3 s) and removes its temp files. */
-  async stop(): Promise<void> {
+  /**
+   * Stops supervising. Without `keep`, stops Envoy (SIGTERM, SIGKILL after 3 s) and removes its
+   * records (the log stays); with `keep`, leaves it running for the next agent to adopt.
+   */
+  async stop(opts: { keep?: boolean } = {}): Promise<void> {
     this.#stopping = true;
-    const child = this.#child;
-    if (child) {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      const timer = setTimeout(() => {
-        try {
-          child.kill("SIGKILL");
-        } catch { /* gone */ }
-      }, 3000);
-      await this.#exited;
-      clearTimeout(timer);
+    clearInterval(this.#watch);
+    this.#tail?.stop();
+    const pid = this.#pid;
+    if (pid === undefined) return;
+    if (opts.keep) {
+      this.options.logger.info("leaving envoy running for the next agent", { pid });
+      this.#child?.unref();
+      return;
     }
-    if (this.#dir) await Deno.remove(this.#dir, { recursive: true }).catch(() => {});
+    await this.#terminate(pid);
+    const paths = statePaths(this.options.stateDir);
+    for (const p of [paths.envoy, paths.adminAddress, paths.bootstrap]) {
+      await Deno.remove(p).catch(() => {});
+    }
   }
 }

@@ -48,6 +48,10 @@ export interface NodeAgentOptions extends SourceFlags {
   envoyLogLevel?: string;
   /** --max-downstream-connections: Envoy's overload-manager connection limit (0 = none). */
   maxDownstreamConnections?: number;
+  /** --state-dir: where Envoy is recorded for adoption by a restarted agent (unset: a temp dir). */
+  stateDir?: string;
+  /** --keep-envoy: leave Envoy running when the agent stops. */
+  keepEnvoy?: boolean;
   logger?: Logger;
   /**
    * --spire-admin-socket: the SPIRE agent's admin socket (Delegated Identity API). With it every
@@ -195,10 +199,10 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     snapshots,
     metrics,
     status: () => status,
-    close: async () => {
+    close: async (c) => {
       await source.stop();
       identities?.close();
-      await runtime.close();
+      await runtime.close(c);
     },
   };
 }

@@ -42,6 +42,10 @@ export interface StandaloneOptions extends SourceFlags {
   edgeLimits?: Partial<EdgeLimits>;
   /** --max-downstream-connections: Envoy's overload-manager connection limit (0 = none). */
   maxDownstreamConnections?: number;
+  /** --state-dir: where Envoy is recorded for adoption by a restarted agent (unset: a temp dir). */
+  stateDir?: string;
+  /** --keep-envoy: leave Envoy running when the agent stops. */
+  keepEnvoy?: boolean;
   logger?: Logger;
 }
 
@@ -99,9 +103,9 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     ...runtime,
     pipeline,
     metrics,
-    close: async () => {
+    close: async (c) => {
       await source.stop();
-      await runtime.close();
+      await runtime.close(c);
     },
   };
 }

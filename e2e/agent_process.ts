@@ -1,0 +1,89 @@
+/**
+ * Runs `agent/main.ts` as its own process for restart tests (`kill -9` needs a real process):
+ * output to `<stateDir>/agent.log`, the admin address read back from the state directory.
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import type { AgentRecord, EnvoyRecord } from "../agent/envoy/state.ts";
+
+const mainTs = fileURLToPath(new URL("../agent/main.ts", import.meta.url));
+
+/** A running agent process. */
+export interface AgentProcess {
+  child: Deno.ChildProcess;
+  /** The admin address once the agent has recorded it. */
+  admin(): Promise<string>;
+}
+
+/** Reads a JSON record of the state directory, or undefined. */
+export async function stateRecord<T = AgentRecord | EnvoyRecord>(
+  stateDir: string,
+  name: "agent" | "envoy",
+): Promise<T | undefined> {
+  try {
+    return JSON.parse(await Deno.readTextFile(join(stateDir, `${name}.json`))) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts `agent <args…> --state-dir <stateDir>`; output is appended to `<stateDir>/agent.log`. */
+export function spawnAgent(args: string[], stateDir: string): AgentProcess {
+  const log = join(stateDir, "agent.log");
+  const quoted = [Deno.execPath(), "run", "-A", mainTs, ...args, "--state-dir", stateDir]
+    .map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  const child = new Deno.Command("sh", {
+    args: ["-c", `exec ${quoted} >>'${log}' 2>&1`],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  return {
+    child,
+    admin: async () => {
+      for (let i = 0; i < 1200; i++) {
+        const rec = await stateRecord<AgentRecord>(stateDir, "agent");
+        if (rec?.pid === child.pid && !rec.adminAddress.endsWith(":0")) return rec.adminAddress;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`agent did not record its admin address; see ${log}`);
+    },
+  };
+}
+
+/** Waits until `/readyz` answers 200 (Envoy ACKed the agent's current config). */
+export async function waitAgentReady(adminAddress: string, timeoutMs = 60000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`http://${adminAddress}/readyz`);
+      last = await res.text();
+      if (res.status === 200) return;
+    } catch (e) {
+      last = String(e);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`agent not ready: ${last}`);
+}
+
+/**
+ * Pids of every process whose command line names `path` (e.g. one state dir's bootstrap) and,
+ * with `program`, whose executable's base name is `program`.
+ */
+export async function processesNaming(path: string, program?: string): Promise<number[]> {
+  const out: number[] = [];
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const cmd = await Deno.readTextFile(`/proc/${e.name}/cmdline`);
+      const args = cmd.split("\0");
+      if (!args.includes(path)) continue;
+      if (program && args[0].split("/").pop() !== program) continue;
+      out.push(Number(e.name));
+    } catch { /* gone */ }
+  }
+  return out;
+}

@@ -1,0 +1,151 @@
+/**
+ * Envoy outlives the agent: `kill -9` of the agent five times under load gives 0 failed requests;
+ * each restarted agent adopts the running Envoy (one Envoy process throughout, same pid), and a
+ * route edit made while the agent was down applies once it is back. `agent stop` then stops Envoy
+ * and removes its records.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ensurePeer } from "../lib/peers/mod.ts";
+import type { EnvoyRecord } from "../agent/envoy/state.ts";
+import {
+  closeEchos,
+  freePort,
+  gateway,
+  gatewayClass,
+  httpRoute,
+  serviceFor,
+  startEchos,
+  toYaml,
+  waitFor,
+} from "./harness.ts";
+import { request } from "./http_client.ts";
+import { startLoad } from "./load.ts";
+import { processesNaming, spawnAgent, stateRecord, waitAgentReady } from "./agent_process.ts";
+
+Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed requests, edits apply", async () => {
+  const envoy = await ensurePeer("envoy");
+  const echos = await startEchos("app");
+  const port = freePort();
+  const dir = await Deno.makeTempDir({ prefix: "aether-e2e-restart-" });
+  const stateDir = join(dir, "state");
+  const config = join(dir, "config");
+  await Deno.mkdir(config);
+  await Deno.writeTextFile(
+    join(config, "base.yaml"),
+    toYaml(
+      gatewayClass(),
+      gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
+      ...serviceFor("app", echos.app),
+      httpRoute("app", {
+        parentRefs: [{ name: "gw" }],
+        hostnames: ["app.example.com"],
+        rules: [{ backendRefs: [{ name: "app", port: 8080 }] }],
+      }),
+    ),
+  );
+  const edited = (i: number) =>
+    toYaml(httpRoute("edited", {
+      parentRefs: [{ name: "gw" }],
+      hostnames: ["edited.example.com"],
+      rules: [{
+        filters: [{
+          type: "RequestHeaderModifier",
+          requestHeaderModifier: { set: [{ name: "x-edit", value: String(i) }] },
+        }],
+        backendRefs: [{ name: "app", port: 8080 }],
+      }],
+    }));
+  await Deno.writeTextFile(join(config, "edited.yaml"), edited(0));
+  const args = [
+    "standalone",
+    "--config",
+    config,
+    "--envoy",
+    envoy,
+    "--admin-address",
+    "127.0.0.1:0",
+    "--xds-address",
+    "127.0.0.1:0",
+    "--dns-address",
+    "none",
+    "--node-id",
+    `e2e-restart-${crypto.randomUUID().slice(0, 8)}`,
+  ];
+  await Deno.mkdir(stateDir);
+  let agent = spawnAgent(args, stateDir);
+  const editSeen = async (i: number) =>
+    (await request({ port, authority: "edited.example.com" }).catch(() => null))?.json
+      ?.headers as Record<string, string> | undefined;
+  try {
+    await waitAgentReady(await agent.admin());
+    const first = (await stateRecord<EnvoyRecord>(stateDir, "envoy"))!;
+    assert.ok(first?.pid > 0, "envoy recorded");
+    await waitFor("edit 0 serves", async () => (await editSeen(0))?.["x-edit"] === "0", 30000);
+    const load = startLoad({ port, authorities: ["app.example.com"], concurrency: 8 });
+    for (let i = 1; i <= 5; i++) {
+      agent.child.kill("SIGKILL");
+      await agent.child.status;
+      // Edited while no agent runs: Envoy keeps serving the old config meanwhile.
+      await Deno.writeTextFile(join(config, "edited.yaml"), edited(i));
+      await new Promise((r) => setTimeout(r, 300));
+      agent = spawnAgent(args, stateDir);
+      await waitAgentReady(await agent.admin());
+      const rec = (await stateRecord<EnvoyRecord>(stateDir, "envoy"))!;
+      assert.equal(rec.pid, first.pid, `restart ${i}: the same Envoy was adopted`);
+      assert.deepEqual(
+        await processesNaming(join(stateDir, "bootstrap.json"), "envoy"),
+        [first.pid],
+        `restart ${i}: one Envoy process`,
+      );
+      await waitFor(
+        `edit ${i} applies`,
+        async () => (await editSeen(i))?.["x-edit"] === String(i),
+        30000,
+      );
+    }
+    const result = await load.stop();
+    console.log(
+      `kill -9 ×5: ${result.sent} requests in ${result.seconds.toFixed(1)} s (${
+        result.rate.toFixed(0)
+      } req/s), ${result.failed} failed`,
+    );
+    assert.equal(result.failed, 0, `failed requests: ${[...result.failures]}`);
+    assert.ok(result.rate >= 200, `load was only ${result.rate.toFixed(0)} req/s`);
+    const log = await Deno.readTextFile(join(stateDir, "agent.log"));
+    assert.equal(log.match(/adopted the running envoy/g)?.length, 5, "five adoptions logged");
+
+    // `agent stop`: the agent and its Envoy stop, the records go.
+    const stop = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../agent/main.ts", import.meta.url).pathname,
+        "stop",
+        "--state-dir",
+        stateDir,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(stop.success, new TextDecoder().decode(stop.stderr));
+    await agent.child.status;
+    assert.deepEqual(await processesNaming(join(stateDir, "bootstrap.json")), [], "envoy stopped");
+    assert.equal(await stateRecord(stateDir, "envoy"), undefined, "envoy record removed");
+    assert.equal(await stateRecord(stateDir, "agent"), undefined, "agent record removed");
+  } finally {
+    try {
+      agent.child.kill("SIGKILL");
+    } catch { /* exited */ }
+    await agent.child.status;
+    const rec = await stateRecord<EnvoyRecord>(stateDir, "envoy");
+    for (const pid of await processesNaming(join(stateDir, "bootstrap.json"))) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch { /* gone */ }
+    }
+    void rec;
+    await closeEchos(echos);
+    if (!Deno.env.get("KEEP_TEST_DIR")) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
