@@ -23,10 +23,10 @@ import { fanoutSets } from "./xds_fanout_sets.ts";
 const [services, nodes, setSize] = [1000, 1000, 20].map((d, i) => Number(Deno.args[i] ?? d));
 const domain = "aether.internal";
 const base: KubeObject[][] = Array.from({ length: services }, (_, i) => serviceObjects(i, {}));
-const objects = (edit: Edit) => {
-  const changed = edit.route ?? edit.endpoint;
-  return base.flatMap((objs, i) => (i === changed ? serviceObjects(i, edit) : objs));
-};
+// Edits accumulate per service (a route edit then an endpoint change keeps the route edit).
+const edits = new Map<number, Edit>();
+const objects = () =>
+  base.flatMap((objs, i) => (edits.has(i) ? serviceObjects(i, edits.get(i)!) : objs));
 
 const cache = new SnapshotCache();
 const snapshots = new NodeSnapshots({ cache });
@@ -38,7 +38,7 @@ const server = new XdsServer({
 });
 const port = await server.listen({ port: 0 });
 const t0 = performance.now();
-snapshots.setMesh(resolve(objects({}), { meshDomain: domain }).mesh);
+snapshots.setMesh(resolve(objects(), { meshDomain: domain }).mesh);
 fanoutSets(services, nodes, setSize).forEach((dependencies, n) =>
   snapshots.setView({
     nodeId: `node-${n}`,
@@ -52,14 +52,14 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
   if (!line.trim()) continue;
   const cmd = JSON.parse(line) as { route?: number; endpoint?: number; v: number };
   const a = performance.now();
-  const mesh = resolve(
-    objects(
-      cmd.route !== undefined
-        ? { route: cmd.route, routeVersion: cmd.v }
-        : { endpoint: cmd.endpoint, endpointVersion: cmd.v },
-    ),
-    { meshDomain: domain },
-  ).mesh;
+  const i = (cmd.route ?? cmd.endpoint)!;
+  edits.set(i, {
+    ...edits.get(i),
+    ...(cmd.route !== undefined
+      ? { route: i, routeVersion: cmd.v }
+      : { endpoint: i, endpointVersion: cmd.v }),
+  });
+  const mesh = resolve(objects(), { meshDomain: domain }).mesh;
   const b = performance.now();
   snapshots.setMesh(mesh);
   console.log(JSON.stringify({ resolveMs: b - a, applyMs: performance.now() - b }));

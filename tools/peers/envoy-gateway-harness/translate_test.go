@@ -1,5 +1,3 @@
-//go:build aetherharness
-
 // Package aetherbench times Envoy Gateway's own translation stages on one input file, the way its
 // Kubernetes provider runs them on a watch event: Gateway API resources (with their
 // EndpointSlices, which the provider adds and the YAML loader does not) → Xds IR
@@ -8,7 +6,7 @@
 //
 // aether's bench/eg_translate.ts copies the Envoy Gateway module (pinned in
 // tools/peers/envoy-gateway/go.mod) to a temporary folder, places this file in
-// internal/aetherbench/ and builds it with `go test -c -tags aetherharness`; it is aether's
+// internal/aetherbench/ and builds it with `go test -c -trimpath`; it is aether's
 // code, not part of Envoy Gateway. Run:
 //
 //	AETHER_EG_INPUT=<file> AETHER_EG_ROUNDS=3 ./eg-harness -test.run TestTranslate
