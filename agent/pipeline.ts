@@ -124,6 +124,7 @@ export class Pipeline {
       const result = resolve(snapshot.objects as Parameters<typeof resolve>[0], {
         ...options,
         routeKinds: servedRouteKinds(snapshot.kinds, options.routeKinds),
+        admitted: snapshot.admitted ?? options.admitted,
       });
       const problems = [
         ...sourceProblems,

@@ -135,3 +135,32 @@ Deno.test("pipeline: a snapshot's kinds gate the route kinds served (CRD not ins
     listener: ["Accepted"],
   });
 });
+
+Deno.test("pipeline: a snapshot marked admitted (from the API server) is not admitted again", () => {
+  const pipeline = new Pipeline({
+    cache: new SnapshotCache(),
+    logger: new Logger("test", () => {}),
+    metrics: new Registry(),
+    now: () => new Date("2026-01-01T00:00:00Z"),
+  });
+  // A route the API server would have refused (Exact path not absolute): only admission sees it.
+  const route: SourceObject = {
+    ...objects()[2],
+    spec: {
+      parentRefs: [{ name: "edge" }],
+      rules: [{ matches: [{ path: { type: "Exact", value: "x" } }] }],
+    },
+  };
+  const run = (revision: number, admitted?: boolean) => {
+    pipeline.apply({
+      revision,
+      objects: [...objects().slice(0, 2), route],
+      problems: [],
+      origins: new Map(),
+      admitted,
+    });
+    return pipeline.status.problems.map((p) => p.kind);
+  };
+  assertEquals(run(1), ["HTTPRoute"]);
+  assertEquals(run(2, true), []);
+});

@@ -7,7 +7,7 @@
  * @module
  */
 import type { KubeObject, Problem } from "./types.ts";
-import { admitObject } from "./validate.ts";
+import { admitObject, isServedKind } from "./validate.ts";
 
 /** One object admitted: the defaulted copy, or the problems that keep it out. */
 type Admitted = { obj: KubeObject; problems?: never } | { obj?: never; problems: Problem[] };
@@ -27,9 +27,11 @@ function admitOne(raw: KubeObject): Admitted {
 /**
  * The defaulted objects the API server would accept, in input order; every other object's
  * problems are appended to `problems`. The returned objects are shared between resolves: treat
- * them as read-only.
+ * them as read-only. With `admitted` (the objects came from the Kubernetes API server, which
+ * defaulted and validated them already), an object of a served kind and apiVersion is taken as it
+ * is, without walking its schema again; any other is admitted as usual (and so reported).
  */
-export function admit(objects: KubeObject[], problems: Problem[]): KubeObject[] {
+export function admit(objects: KubeObject[], problems: Problem[], admitted = false): KubeObject[] {
   const valid: KubeObject[] = [];
   for (const [i, raw] of objects.entries()) {
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
@@ -39,6 +41,10 @@ export function admit(objects: KubeObject[], problems: Problem[]): KubeObject[] 
         field: "",
         message: "not a Kubernetes object",
       });
+      continue;
+    }
+    if (admitted && isServedKind(raw)) {
+      valid.push(raw);
       continue;
     }
     const done = admitOne(raw);

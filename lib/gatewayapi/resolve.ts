@@ -43,6 +43,12 @@ export interface ResolveOptions {
   meshControllerName?: string;
   /** The route kinds served; default the registry ROUTE_KINDS (a test may add its own). */
   routeKinds?: readonly RouteKindDef[];
+  /**
+   * The objects came from the Kubernetes API server, which defaulted and validated them on
+   * write: they are not admitted again (objects of a kind or version aether does not know still
+   * are, and reported). Default false (files, memory: admitted as the API server would).
+   */
+  admitted?: boolean;
 }
 
 /** The computed status of one object, in exactly the Gateway API status shape. */
@@ -87,7 +93,7 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   const routeKinds = options.routeKinds ?? ROUTE_KINDS;
   const problems: Problem[] = [];
   const built = buildSnapshot(
-    admitAll(objects, routeKinds, problems),
+    admitAll(objects, routeKinds, problems, options.admitted === true),
     routeKinds.map((k) => k.kind),
   );
   problems.push(...built.problems);
@@ -240,9 +246,10 @@ function admitAll(
   objects: KubeObject[],
   routeKinds: readonly RouteKindDef[],
   problems: Problem[],
+  admitted: boolean,
 ): KubeObject[] {
   const own = new Map(routeKinds.flatMap((k) => (k.admit ? [[k.kind, k.admit] as const] : [])));
-  if (own.size === 0) return admit(objects, problems);
+  if (own.size === 0) return admit(objects, problems, admitted);
   const out: KubeObject[] = [];
   const rest: KubeObject[] = [];
   for (const o of objects) {
@@ -255,5 +262,5 @@ function admitAll(
     if (done.problems.length > 0) problems.push(...done.problems);
     else out.push(done.obj);
   }
-  return [...admit(rest, problems), ...out];
+  return [...admit(rest, problems, admitted), ...out];
 }

@@ -52,6 +52,12 @@ export function applyDefaults(obj: KubeObject): KubeObject {
   return defaultedWithErrors(obj, info).obj;
 }
 
+/** Whether `obj` is of a kind and apiVersion aether admits (its schema is known). */
+export function isServedKind(obj: KubeObject): boolean {
+  return typeof obj.kind === "string" && Object.hasOwn(KINDS, obj.kind) &&
+    KINDS[obj.kind].apiVersions.includes(obj.apiVersion);
+}
+
 /**
  * applyDefaults and validateObject in one walk: the defaulted copy, or every problem of it.
  */

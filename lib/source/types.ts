@@ -27,6 +27,11 @@ export interface SourceSnapshot {
    * watched). Route kinds not listed are not served nor advertised; absent = every kind (files).
    */
   kinds?: readonly string[];
+  /**
+   * The objects were defaulted and validated by the Kubernetes API server (the API-server source
+   * sets it): resolve does not admit them again (`ResolveOptions.admitted`). Absent = false.
+   */
+  admitted?: boolean;
 }
 
 /** A file whose current content cannot be used; its last good objects keep serving. */
