@@ -43,6 +43,11 @@ flags:
   --envoy-log-level <lvl>  Envoy log level (default warning)
   --node-name <name>       (node) this node: serves Pods with this spec.nodeName; Envoy node id
                            (default $NODE_NAME, else the host name)
+  --spire-admin-socket <p> (node) SPIRE agent admin socket (Delegated Identity API): turns on
+                           SPIFFE mTLS on every mesh hop (docs/identity.md); needs --trust-domain
+  --spire-socket <path>    SPIFFE Workload API socket: the agent's own SVID (logged at start)
+  --trust-domain <td>      SPIFFE trust domain, e.g. cluster.local
+  --spiffe-id-template <t> SPIFFE ID of a service account (default spiffe://{td}/ns/{ns}/sa/{sa})
 ${limitFlagsUsage}`;
 
 async function main(args: string[]): Promise<number> {
@@ -66,6 +71,10 @@ async function main(args: string[]): Promise<number> {
       "dns-upstream": { type: "string", multiple: true },
       "envoy-log-level": { type: "string", default: "warning" },
       "node-name": { type: "string" },
+      "spire-admin-socket": { type: "string" },
+      "spire-socket": { type: "string" },
+      "trust-domain": { type: "string" },
+      "spiffe-id-template": { type: "string" },
       help: { type: "boolean", short: "h" },
       ...limitFlagSpecs,
     },
@@ -104,7 +113,15 @@ async function main(args: string[]): Promise<number> {
   const nodeId = role === "node" ? nodeName : values["node-id"]!;
   const stateDir = limits.stateDir ?? defaultStateDir(nodeId);
   const agent = role === "node"
-    ? await runNode({ ...common, stateDir, nodeName })
+    ? await runNode({
+      ...common,
+      stateDir,
+      nodeName,
+      spireAdminSocket: values["spire-admin-socket"],
+      spireSocket: values["spire-socket"],
+      trustDomain: values["trust-domain"],
+      spiffeIdTemplate: values["spiffe-id-template"],
+    })
     : await runStandalone({
       ...common,
       stateDir,

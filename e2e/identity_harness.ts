@@ -8,9 +8,11 @@ import { Logger } from "../lib/log/mod.ts";
 import type { SourceObject } from "../lib/source/types.ts";
 import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/run.ts";
 import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
-import type { NetPod } from "./netns.ts";
+import { join } from "node:path";
+import { createPodNetwork, type NetPod, type PodNetwork } from "./netns.ts";
 import { type Proc, spawn, waitFor } from "./peers/proc.ts";
-import type { Spire } from "./spire.ts";
+import { type Spire, startSpire } from "./spire.ts";
+import { toYaml } from "./harness.ts";
 import { ensurePeer } from "../lib/peers/mod.ts";
 
 /** A Pod object for a bridge pod: namespace, service account, IP, node. */
@@ -118,4 +120,105 @@ export function secretPem(
     key: r.tls_certificate?.private_key.inline_string,
     ca: r.validation_context?.trusted_ca.inline_string,
   };
+}
+
+/** A small identity mesh: pod a/client calls service b (pod b/b, echo on 9090) on one node. */
+export interface IdentityMesh {
+  spire: Spire;
+  net: PodNetwork;
+  a: NetPod;
+  b: NetPod;
+  node: NodeAgent;
+  nodeName: string;
+  dir: string;
+  logs: string[];
+  /** Objects written to the config folder; `write` rewrites the folder with them. */
+  objects: SourceObject[];
+  write(): Promise<void>;
+  procs: Proc[];
+  close(): Promise<void>;
+}
+
+/** Starts SPIRE (with `svidTtlSeconds` on the pod entries), the pods and the node agent. */
+export async function startIdentityMesh(svidTtlSeconds?: number): Promise<IdentityMesh> {
+  const spire = await startSpire();
+  const net = await createPodNetwork();
+  const procs: Proc[] = [];
+  const dir = await Deno.makeTempDir({ prefix: "aether-identity-" });
+  const nodeName = "node-1";
+  const logs: string[] = [];
+  let node: NodeAgent | undefined;
+  const close = async () => {
+    await node?.close();
+    for (const p of [...procs].reverse()) await p.stop();
+    await net.remove();
+    await spire.stop();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  try {
+    const clientId = await spire.registerPod("a", "client", svidTtlSeconds);
+    const bId = await spire.registerPod("b", "b", svidTtlSeconds);
+    const a = await net.addPod("aether-a"), b = await net.addPod("aether-b");
+    procs.push(await echoInPod(b, "b", 9090));
+    const objects = [
+      netPodObject(a, "a", "client-0", "client", nodeName),
+      netPodObject(b, "b", "b-0", "b", nodeName),
+      ...podService("b", "b", [b.ip], 9090),
+    ];
+    const write = () => Deno.writeTextFile(join(dir, "mesh.yaml"), toYaml(...objects));
+    await write();
+    node = await startIdentityNode(dir, nodeName, spire, logs);
+    const n = node;
+    await waitFor("SVIDs of a/client and b/b", () => {
+      const names = n.snapshots.resources(nodeName)?.secrets.map((s) => s.name) ?? [];
+      return Promise.resolve([clientId, bId].every((w) => names.includes(w)) ? true : undefined);
+    }, 90_000);
+    await n.waitReady(60_000);
+    return { spire, net, a, b, node: n, nodeName, dir, logs, objects, write, procs, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+/** Result of {@link loadFrom}. */
+export interface LoadResult {
+  sent: number;
+  ok: number;
+  failed: number;
+  statuses: Record<string, number>;
+  errors: string[];
+  rate: number;
+}
+
+/** Starts `e2e/load_client.ts` inside `pod`; resolves with its summary when it ends. */
+export async function loadFrom(
+  pod: NetPod,
+  host: string,
+  rate: number,
+  seconds: number,
+): Promise<LoadResult> {
+  const ip = await ensurePeer("ip");
+  const out = await new Deno.Command(ip, {
+    args: [
+      "netns",
+      "exec",
+      pod.netns,
+      Deno.execPath(),
+      "run",
+      "-A",
+      "e2e/load_client.ts",
+      "--host",
+      host,
+      "--rate",
+      String(rate),
+      "--seconds",
+      String(seconds),
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout).trim();
+  if (!out.success) throw new Error(`load client failed: ${new TextDecoder().decode(out.stderr)}`);
+  return JSON.parse(text.split("\n").pop()!);
 }

@@ -28,6 +28,7 @@ import {
   podIdentities,
   wantedIdentities,
   withIdentities,
+  WorkloadApiClient,
 } from "../identity/mod.ts";
 import { bundleSecret, svidSecret } from "../xds/translate/mtls.ts";
 
@@ -58,6 +59,8 @@ export interface NodeAgentOptions extends SourceFlags {
    * mesh hop is SPIFFE mTLS (docs/identity.md); without it the node proxy is plaintext.
    */
   spireAdminSocket?: string;
+  /** --spire-socket: the Workload API socket; the agent's own SVID is fetched and logged. */
+  spireSocket?: string;
   /** --trust-domain (required with the admin socket). */
   trustDomain?: string;
   /** --spiffe-id-template (default `spiffe://{td}/ns/{ns}/sa/{sa}`). */
@@ -128,6 +131,17 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
         ...identities!.bundles().map(bundleSecret),
       ]),
   });
+  const own = opts.spireSocket
+    ? new WorkloadApiClient({
+      socket: opts.spireSocket,
+      logger: logger.child("workload-api"),
+      onUpdate: (u) =>
+        logger.info("own SVID", {
+          spiffeId: u.svids[0]?.spiffeId,
+          expiresAt: u.svids[0] && new Date(u.svids[0].expiresAt).toISOString(),
+        }),
+    })
+    : undefined;
   let status: NodeStatus = { revision: 0, objects: [], problems: [], pods: 0, dependencies: [] };
   const runtime = await startRuntime({
     ...opts,
@@ -202,6 +216,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     close: async (c) => {
       await source.stop();
       identities?.close();
+      own?.close();
       await runtime.close(c);
     },
   };

@@ -1,0 +1,73 @@
+/**
+ * A paced load client run inside a pod: `--rate` requests per second (spread over `--workers`
+ * keep-alive connections) to the node proxy's egress listener with a mesh Host, for
+ * `--seconds`. Prints one JSON line: sent, ok (2xx), failed, statuses, errors (first few).
+ *
+ * deno run -A e2e/load_client.ts --host b.aether.internal:8080 --rate 250 --seconds 120
+ * @module
+ */
+import http from "node:http";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    host: { type: "string" },
+    port: { type: "string", default: "18081" },
+    rate: { type: "string", default: "250" },
+    seconds: { type: "string", default: "10" },
+    workers: { type: "string", default: "8" },
+  },
+});
+const rate = Number(values.rate), seconds = Number(values.seconds);
+const workers = Number(values.workers);
+const agent = new http.Agent({ keepAlive: true, maxSockets: workers });
+const statuses: Record<string, number> = {};
+const errors: string[] = [];
+let sent = 0, ok = 0, failed = 0;
+
+function once(): Promise<void> {
+  return new Promise((resolve) => {
+    const req = http.request({
+      host: "127.0.0.1",
+      port: Number(values.port),
+      path: "/load",
+      headers: { host: values.host },
+      agent,
+      timeout: 10_000,
+    }, (res) => {
+      res.resume();
+      res.on("end", () => {
+        const s = String(res.statusCode);
+        statuses[s] = (statuses[s] ?? 0) + 1;
+        if ((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300) ok++;
+        else failed++;
+        resolve();
+      });
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", (e) => {
+      failed++;
+      if (errors.length < 5) errors.push(e.message);
+      resolve();
+    });
+    req.end();
+  });
+}
+
+const start = performance.now();
+const end = start + seconds * 1000;
+const interval = (1000 * workers) / rate;
+await Promise.all(Array.from({ length: workers }, async (_, w) => {
+  let next = start + (interval * w) / workers;
+  while (next < end) {
+    sent++;
+    await once();
+    next += interval;
+    const wait = next - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+}));
+agent.destroy();
+const elapsed = (performance.now() - start) / 1000;
+console.log(JSON.stringify({ sent, ok, failed, statuses, errors, rate: sent / elapsed }));
