@@ -45,7 +45,8 @@ flags:
                            (default $NODE_NAME, else the host name)
   --spire-admin-socket <p> (node) SPIRE agent admin socket (Delegated Identity API): turns on
                            SPIFFE mTLS on every mesh hop (docs/identity.md); needs --trust-domain
-  --spire-socket <path>    SPIFFE Workload API socket: the agent's own SVID (logged at start)
+  --spire-socket <path>    SPIFFE Workload API socket: the agent's own SVID; (standalone) the edge
+                           dials pods with a known identity over mTLS presenting it
   --trust-domain <td>      SPIFFE trust domain, e.g. cluster.local
   --spiffe-id-template <t> SPIFFE ID of a service account (default spiffe://{td}/ns/{ns}/sa/{sa})
 ${limitFlagsUsage}`;
@@ -127,6 +128,9 @@ async function main(args: string[]): Promise<number> {
       stateDir,
       bindAddress: values["bind-address"]!,
       nodeId,
+      spireSocket: values["spire-socket"],
+      trustDomain: values["trust-domain"],
+      spiffeIdTemplate: values["spiffe-id-template"],
     });
   let stopping = false;
   const stop = (keepEnvoy?: boolean) => async () => {

@@ -17,7 +17,14 @@ import {
 } from "../lib/gatewayapi/mod.ts";
 import { equalData } from "../lib/gatewayapi/clone.ts";
 import { objectKey, type SourceSnapshot } from "../lib/source/types.ts";
-import { translate, translateEndpoints, type TranslateOptions } from "./xds/translate/mod.ts";
+import {
+  type EnvoyResources,
+  type NamedResource,
+  translate,
+  translateEndpoints,
+  type TranslateOptions,
+} from "./xds/translate/mod.ts";
+import { sortedByName } from "./xds/translate/util.ts";
 import { Snapshot, type SnapshotCache } from "./xds/cache/mod.ts";
 import { ResourceReuse } from "./xds/cache/reuse.ts";
 
@@ -49,6 +56,10 @@ export interface PipelineOptions {
   nodeId?: string;
   /** Clock for condition transition times in `/status` (default: the wall clock). */
   now?: () => Date;
+  /** Fills in what resolve cannot know (e.g. endpoint identities from Pods), before translate. */
+  decorate?: (ir: IR, objects: SourceSnapshot["objects"]) => IR;
+  /** SDS secrets served beside the IR's own (e.g. the edge's SVID and trust bundle). */
+  extraSecrets?: () => NamedResource[];
 }
 
 /**
@@ -64,6 +75,7 @@ function sameRouting(a: IR, b: IR): boolean {
 export class Pipeline {
   #status: PipelineStatus = { revision: 0, objects: [], problems: [] };
   #lastIR?: IR;
+  #lastResources?: EnvoyResources;
   readonly #reuse = new ResourceReuse();
   readonly #applied;
   readonly #failures;
@@ -87,6 +99,25 @@ export class Pipeline {
   /** The current status document. */
   get status(): PipelineStatus {
     return this.#status;
+  }
+
+  /**
+   * Serves the current `extraSecrets` with the last translated resources: only secrets change, so
+   * only SDS is pushed (an SVID rotation).
+   */
+  refreshSecrets(): void {
+    if (!this.#lastResources) return;
+    this.#publish(this.#lastResources);
+  }
+
+  #publish(resources: EnvoyResources): void {
+    const extra = this.options.extraSecrets?.() ?? [];
+    const all = extra.length
+      ? { ...resources, secrets: sortedByName([...resources.secrets, ...extra]) }
+      : resources;
+    const snap = Snapshot.fromResources(all);
+    if (this.options.nodeId === undefined) this.options.cache.setDefaultSnapshot(snap);
+    else this.options.cache.setSnapshot(this.options.nodeId, snap);
   }
 
   /** The IR last served. */
@@ -121,11 +152,14 @@ export class Pipeline {
     try {
       // Route kinds the source cannot deliver (their CRD is not installed) are not served.
       const options = this.options.resolve ?? {};
-      const result = resolve(snapshot.objects as Parameters<typeof resolve>[0], {
+      const resolved = resolve(snapshot.objects as Parameters<typeof resolve>[0], {
         ...options,
         routeKinds: servedRouteKinds(snapshot.kinds, options.routeKinds),
         admitted: snapshot.admitted ?? options.admitted,
       });
+      const result = this.options.decorate
+        ? { ...resolved, ir: this.options.decorate(resolved.ir, snapshot.objects) }
+        : resolved;
       const problems = [
         ...sourceProblems,
         ...result.problems.map((p): SourcedProblem => ({ ...p, source: p.source ?? originOf(p) })),
@@ -139,9 +173,8 @@ export class Pipeline {
         cache.setEndpoints(this.options.nodeId, translateEndpoints(result.ir.clusters));
       } else {
         const resources = this.#reuse.apply(translate(result.ir, this.options.translate));
-        const snap = Snapshot.fromResources(resources);
-        if (this.options.nodeId === undefined) cache.setDefaultSnapshot(snap);
-        else cache.setSnapshot(this.options.nodeId, snap);
+        this.#lastResources = resources;
+        this.#publish(resources);
       }
       this.#lastIR = result.ir;
       const served = this.options.nodeId === undefined

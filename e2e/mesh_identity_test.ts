@@ -10,7 +10,11 @@ import { join } from "node:path";
 import { ensurePeer } from "../lib/peers/mod.ts";
 import { run } from "../lib/peers/util.ts";
 import { bundleSecretName } from "../agent/xds/translate/mtls.ts";
-import { toYaml } from "./harness.ts";
+import { gateway, gatewayClass, httpRoute, toYaml } from "./harness.ts";
+import { freePort, request } from "./http_client.ts";
+import { Logger } from "../lib/log/mod.ts";
+import { MemorySource } from "../lib/source/memory.ts";
+import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
 import { curlFrom } from "./mesh_harness.ts";
 import { createPodNetwork, type NetPod } from "./netns.ts";
 import { dumpOutput, exec, type Proc, waitFor } from "./peers/proc.ts";
@@ -221,6 +225,56 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
         assert.notEqual(none.code, 0, `no client certificate got in: ${none.stdout}`);
       },
     );
+
+    await t.step("edge → pod over mTLS: the backend sees the edge's own identity", async () => {
+      const port = freePort();
+      const edgeLogs: string[] = [];
+      const edge = await runStandalone({
+        ...standaloneDefaults,
+        source: new MemorySource([
+          ...objects,
+          gatewayClass(),
+          gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
+          httpRoute("to-b", {
+            parentRefs: [{ name: "gw" }],
+            rules: [{ backendRefs: [{ name: "b", namespace: "b", port: 8080 }] }],
+          }),
+          {
+            apiVersion: "gateway.networking.k8s.io/v1beta1",
+            kind: "ReferenceGrant",
+            metadata: { name: "from-default", namespace: "b" },
+            spec: {
+              from: [{
+                group: "gateway.networking.k8s.io",
+                kind: "HTTPRoute",
+                namespace: "default",
+              }],
+              to: [{ group: "", kind: "Service" }],
+            },
+          },
+        ]),
+        adminAddress: "127.0.0.1:0",
+        xdsAddress: "127.0.0.1:0",
+        dnsAddress: "none",
+        nodeId: `edge-${crypto.randomUUID().slice(0, 8)}`,
+        spireSocket: spire.socket,
+        trustDomain: td,
+        logger: new Logger("edge", (l) => edgeLogs.push(l), "info"),
+      });
+      try {
+        await edge.waitReady(60_000);
+        const r = await waitFor("edge → b", async () => {
+          const r = await request({ port, authority: "edge.test", path: "/e", timeoutMs: 5000 });
+          return r.status === 200 ? r : undefined;
+        }, 60_000).catch((e) => {
+          throw new Error(`${e}\n${edgeLogs.slice(-20).join("\n")}`);
+        });
+        const seen = (r.json!.headers as Record<string, string>)["x-forwarded-client-cert"];
+        assert.match(seen, new RegExp(`^By=${bId};Hash=[0-9a-f]+;URI=${spire.agentId}$`));
+      } finally {
+        await edge.close();
+      }
+    });
 
     await t.step("an endpoint presenting another service account's SVID is refused", async () => {
       // The impostor serves HTTPS on :15008 with b/b's (valid) SVID; the caller expects b/imp.

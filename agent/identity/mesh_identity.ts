@@ -107,11 +107,14 @@ function decorate(c: IRCluster, ids: ReadonlyMap<string, string>, plain: Readonl
   };
 }
 
-/** The mesh with every endpoint's expected identity and the plaintext opt-ins filled in. */
-export function withIdentities(
-  mesh: MeshIR,
+/**
+ * The mesh (or edge IR) with every endpoint's expected identity and the plaintext opt-ins filled
+ * in.
+ */
+export function withIdentities<T extends Pick<MeshIR, "clusters">>(
+  mesh: T,
   ids: ReadonlyMap<string, string>,
   plain: ReadonlySet<string>,
-): MeshIR {
+): T {
   return { ...mesh, clusters: mesh.clusters.map((c) => decorate(c, ids, plain)) };
 }

@@ -13,6 +13,7 @@ import { SnapshotCache } from "../xds/cache/mod.ts";
 import { recordsFromServices } from "../dns/mod.ts";
 import { type Runtime, startRuntime } from "../runtime.ts";
 import type { EdgeLimits } from "../xds/translate/mod.ts";
+import { startEdgeIdentity } from "../identity/edge_identity.ts";
 
 /** Options of `agent standalone` (flag names in comments). */
 export interface StandaloneOptions extends SourceFlags {
@@ -46,6 +47,15 @@ export interface StandaloneOptions extends SourceFlags {
   stateDir?: string;
   /** --keep-envoy: leave Envoy running when the agent stops. */
   keepEnvoy?: boolean;
+  /**
+   * --spire-socket: the SPIFFE Workload API socket. With it (and --trust-domain) the edge dials
+   * every pod endpoint with a known identity over SPIFFE mTLS presenting its own SVID.
+   */
+  spireSocket?: string;
+  /** --trust-domain (required with --spire-socket). */
+  trustDomain?: string;
+  /** --spiffe-id-template (default `spiffe://{td}/ns/{ns}/sa/{sa}`). */
+  spiffeIdTemplate?: string;
   logger?: Logger;
 }
 
@@ -71,13 +81,33 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
   const logger = opts.logger ?? new Logger("agent");
   const metrics = new Registry();
   const cache = new SnapshotCache();
+  if (opts.spireSocket && !opts.trustDomain) throw new Error("--spire-socket needs --trust-domain");
+  let pipelineRef: Pipeline | undefined;
+  const identity = opts.spireSocket
+    ? await startEdgeIdentity({
+      socket: opts.spireSocket,
+      trustDomain: opts.trustDomain!,
+      template: opts.spiffeIdTemplate,
+      logger: logger.child("identity"),
+      onChange: () => pipelineRef?.refreshSecrets(),
+    })
+    : undefined;
   const pipeline = new Pipeline({
     cache,
     logger: logger.child("config"),
     metrics,
     resolve: { bindAddress: opts.bindAddress, meshDomain: opts.meshDomain },
-    translate: { edge: true, edgeLimits: opts.edgeLimits },
+    translate: {
+      edge: true,
+      edgeLimits: opts.edgeLimits,
+      ...(identity
+        ? { mtls: { callerId: identity.callerId, trustDomain: identity.trustDomain } }
+        : {}),
+    },
+    decorate: identity?.decorate,
+    extraSecrets: identity?.secrets,
   });
+  pipelineRef = pipeline;
   const runtime = await startRuntime({
     ...opts,
     logger,
@@ -105,6 +135,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     metrics,
     close: async (c) => {
       await source.stop();
+      identity?.close();
       await runtime.close(c);
     },
   };

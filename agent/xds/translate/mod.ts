@@ -61,7 +61,9 @@ export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResource
     virtualHosts: sortedByName(uniqueByName(
       chains.flatMap(({ c, scheme }) => vhdsVirtualHosts(c, scheme)),
     )),
-    clusters: sortedByName(ir.clusters.map((c) => cluster(c, { connectTimeoutMs }))),
+    clusters: sortedByName(
+      ir.clusters.map((c) => cluster(c, { connectTimeoutMs, mtls: options.mtls })),
+    ),
     endpoints: translateEndpoints(ir.clusters),
     secrets: sortedByName(ir.secrets.map(secret)),
   };

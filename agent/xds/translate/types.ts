@@ -29,4 +29,9 @@ export interface TranslateOptions {
   edgeLimits?: Partial<EdgeLimits>;
   /** Upstream connect timeout in ms. Default 5000. */
   connectTimeoutMs?: number;
+  /**
+   * Dial endpoints that have an identity over SPIFFE mTLS at :15008 presenting `callerId`'s SVID
+   * (the edge's own; SDS secret named by the ID). See docs/identity.md.
+   */
+  mtls?: { callerId: string; trustDomain: string };
 }

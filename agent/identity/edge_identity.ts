@@ -1,0 +1,114 @@
+/**
+ * The edge's identity: its own SVID from the Workload API (`--spire-socket`), presented on every
+ * edge → pod hop (mTLS to `pod:15008`), plus what the edge pipeline needs to dial pods: endpoint
+ * identities from the Pods in its config and the SDS secrets (own SVID, trust bundles), refreshed
+ * on rotation.
+ * @module
+ */
+import type { IR } from "../../lib/ir/types.ts";
+import type { Logger } from "../../lib/log/mod.ts";
+import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
+import { bundleSecret, svidSecret } from "../xds/translate/mtls.ts";
+import type { NamedResource } from "../xds/translate/types.ts";
+import {
+  identityScheme,
+  plaintextServices,
+  podIdentities,
+  withIdentities,
+} from "./mesh_identity.ts";
+import { parseSpiffeId } from "./svid.ts";
+import { WorkloadApiClient, type WorkloadUpdate } from "./workload.ts";
+
+/** Options of {@link startEdgeIdentity}. */
+export interface EdgeIdentityOptions {
+  socket: string;
+  trustDomain: string;
+  template?: string;
+  logger: Logger;
+  /** Called after the SVID or bundles changed (the pipeline re-serves its secrets). */
+  onChange(): void;
+  /** How long to wait for the first SVID. Default 60 s. */
+  timeoutMs?: number;
+}
+
+/** A running edge identity. */
+export interface EdgeIdentity {
+  /** The edge's SPIFFE ID (its SVID's). */
+  callerId: string;
+  trustDomain: string;
+  /** Pipeline hook: endpoint identities from the config's Pods. */
+  decorate(ir: IR, objects: readonly KubeObject[]): IR;
+  /** The SDS secrets: own SVID and every trust bundle. */
+  secrets(): NamedResource[];
+  close(): void;
+}
+
+/** Starts the Workload API stream and waits for the edge's first SVID in the trust domain. */
+export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIdentity> {
+  const scheme = identityScheme(o.trustDomain, o.template);
+  let current: WorkloadUpdate | undefined;
+  let first: (() => void) | undefined;
+  const ready = new Promise<void>((r) => first = r);
+  const mine = (u: WorkloadUpdate) =>
+    u.svids.find((s) => parseSpiffeId(s.spiffeId).trustDomain === o.trustDomain);
+  const client = new WorkloadApiClient({
+    socket: o.socket,
+    logger: o.logger,
+    onUpdate: (u) => {
+      const svid = mine(u);
+      if (!svid) {
+        o.logger.error("the Workload API gave no SVID in the trust domain", {
+          trustDomain: o.trustDomain,
+          got: u.svids.map((s) => s.spiffeId),
+        });
+        return;
+      }
+      const changed = current !== undefined;
+      current = u;
+      o.logger.info("own SVID", {
+        spiffeId: svid.spiffeId,
+        expiresAt: new Date(svid.expiresAt).toISOString(),
+      });
+      first?.();
+      if (changed) o.onChange();
+    },
+  });
+  const timeoutMs = o.timeoutMs ?? 60_000;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<never>((_, reject) =>
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `no SVID from the Workload API at ${o.socket} after ${timeoutMs} ms: ` +
+              "register a SPIRE entry for this agent (its selectors) in trust domain " +
+              o.trustDomain,
+          ),
+        ),
+      timeoutMs,
+    )
+  );
+  try {
+    await Promise.race([ready, timedOut]);
+  } catch (e) {
+    client.close();
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+  const callerId = mine(current!)!.spiffeId;
+  return {
+    callerId,
+    trustDomain: o.trustDomain,
+    decorate: (ir, objects) =>
+      withIdentities(ir, podIdentities(objects, scheme), plaintextServices(objects)),
+    secrets: () => {
+      const svid = current && mine(current);
+      return [
+        ...(svid?.spiffeId === callerId ? [svidSecret(svid)] : []),
+        ...(current?.bundles ?? []).map(bundleSecret),
+      ];
+    },
+    close: () => client.close(),
+  };
+}
