@@ -12,6 +12,7 @@
  */
 import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
+import { runMain } from "../lib/cli/mod.ts";
 import { runStandalone, standaloneDefaults } from "./standalone/run.ts";
 import { runNode } from "./node/run.ts";
 import { limitFlagSpecs, limitFlagsUsage, limitsFromFlags } from "./limits_flags.ts";
@@ -148,11 +149,4 @@ async function main(args: string[]): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) {
-  try {
-    Deno.exit(await main(Deno.args));
-  } catch (e) {
-    console.error(`agent: ${(e as Error).message}`);
-    Deno.exit(1);
-  }
-}
+if (import.meta.main) await runMain("agent", main);

@@ -20,3 +20,5 @@ export {
 export { DEFAULT_KINDS, KubeSource, type KubeSourceOptions } from "./source.ts";
 export { KIND_SPECS, type KindSpec, kindSpec, objectPath } from "./kinds.ts";
 export { type Backoff, Reflector } from "./reflector.ts";
+export { LeaderElector, type LeaseOptions, microTime } from "./lease.ts";
+export { type PatchResult, patchStatus, type StatusTarget } from "./status_patch.ts";

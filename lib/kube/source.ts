@@ -64,6 +64,7 @@ export class KubeSource implements Source {
   #revision = 0;
   #timer?: ReturnType<typeof setTimeout>;
   #started = false;
+  #servedKinds: readonly string[] = [];
 
   constructor(opts: KubeSourceOptions) {
     this.#opts = opts;
@@ -165,6 +166,8 @@ export class KubeSource implements Source {
       // Kinds added after start deliver their objects once listed.
       if (this.#started) reflector.start().then(() => this.#schedule());
     }
+    const served = this.#specs.filter((s) => this.#watched.has(s.kind)).map((s) => s.kind);
+    if (served.join() !== this.#servedKinds.join()) this.#servedKinds = served;
   }
 
   #schedule(): void {
@@ -192,6 +195,7 @@ export class KubeSource implements Source {
       objects,
       problems: [],
       origins: new Map(objects.map((o) => [objectKey(o), server])),
+      kinds: this.#servedKinds,
     });
   }
 }

@@ -122,6 +122,11 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
           assertEquals(kinds.ReferenceGrant, "gateway.networking.k8s.io/v1beta1");
           assertEquals(kinds.TCPRoute, undefined);
           assertEquals(kinds.UDPRoute, undefined);
+          const snap = await c.until(
+            "a snapshot whose kinds name HTTPRoute",
+            (s) => s.kinds?.includes("HTTPRoute") ?? false,
+          );
+          assertEquals(snap.kinds!.includes("TCPRoute"), false);
         },
       );
 

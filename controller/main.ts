@@ -1,0 +1,129 @@
+/**
+ * The aether controller: `controller --kubeconfig <file>` (or `--in-cluster`). Leader-elected on a
+ * Lease; writes Gateway API and GAMMA status. See docs/kubernetes.md.
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { Logger } from "../lib/log/mod.ts";
+import { runMain, untilSignal } from "../lib/cli/mod.ts";
+import { Registry } from "../lib/metrics/mod.ts";
+import { KubeClient } from "../lib/kube/mod.ts";
+import { controllerDefaults as d, runController } from "./run.ts";
+
+const usage = `usage: controller (--kubeconfig <file> | --in-cluster) [flags]
+
+flags:
+  --kubeconfig <file>          API server to read and write (or --in-cluster)
+  --kube-context <name>        kubeconfig context (default: its current-context)
+  --in-cluster                 use the pod's service account
+  --controller-name <name>     GatewayClass controllerName claimed (default ${d.controllerName})
+  --mesh-controller-name <n>   controllerName of mesh (Service parent) status (default ${d.meshControllerName})
+  --gateway-address <ip>       address written to Gateway status.addresses (default ${d.gatewayAddress})
+  --lease-namespace <ns>       namespace of the leader Lease (default ${d.leaseNamespace})
+  --lease-name <name>          leader Lease name (default ${d.leaseName})
+  --identity <id>              this candidate (default $POD_NAME, else host name + random suffix)
+  --lease-duration <s>         seconds a Lease is held without renewal (default ${
+  d.leaseDurationMs / 1000
+})
+  --renew-deadline <s>         a leader that cannot renew for this long steps down (default ${
+  d.renewDeadlineMs / 1000
+})
+  --retry-period <s>           seconds between election attempts and renewals (default ${
+  d.retryPeriodMs / 1000
+})
+  --status-qps <n>             status writes per second, sustained (default ${d.statusQps})
+  --status-burst <n>           status writes at once (default ${d.statusBurst})
+  --admin-address <h:p>        /healthz /readyz /status /metrics (default 127.0.0.1:15010)
+`;
+
+function seconds(flag: string, v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!(n > 0)) throw new Error(`--${flag} must be a positive number of seconds, got ${v}`);
+  return n * 1000;
+}
+
+function positive(flag: string, v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!(n > 0)) throw new Error(`--${flag} must be a positive number, got ${v}`);
+  return n;
+}
+
+async function main(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      kubeconfig: { type: "string" },
+      "kube-context": { type: "string" },
+      "in-cluster": { type: "boolean" },
+      "controller-name": { type: "string", default: d.controllerName },
+      "mesh-controller-name": { type: "string", default: d.meshControllerName },
+      "gateway-address": { type: "string", default: d.gatewayAddress },
+      "lease-namespace": { type: "string", default: d.leaseNamespace },
+      "lease-name": { type: "string", default: d.leaseName },
+      identity: { type: "string" },
+      "lease-duration": { type: "string" },
+      "renew-deadline": { type: "string" },
+      "retry-period": { type: "string" },
+      "status-qps": { type: "string" },
+      "status-burst": { type: "string" },
+      "admin-address": { type: "string", default: "127.0.0.1:15010" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.error(usage);
+    return 0;
+  }
+  if (!values.kubeconfig === !values["in-cluster"]) {
+    console.error(`controller: give one of --kubeconfig <file> and --in-cluster\n\n${usage}`);
+    return 2;
+  }
+  const leaseDurationMs = seconds("lease-duration", values["lease-duration"], d.leaseDurationMs);
+  const renewDeadlineMs = seconds("renew-deadline", values["renew-deadline"], d.renewDeadlineMs);
+  const retryPeriodMs = seconds("retry-period", values["retry-period"], d.retryPeriodMs);
+  if (!(renewDeadlineMs < leaseDurationMs && retryPeriodMs < renewDeadlineMs)) {
+    throw new Error("need --retry-period < --renew-deadline < --lease-duration");
+  }
+  const logger = new Logger("controller");
+  const metrics = new Registry();
+  const client = new KubeClient(
+    values["in-cluster"]
+      ? { inCluster: true }
+      : { kubeconfig: values.kubeconfig!, context: values["kube-context"] },
+  );
+  const identity = values.identity ?? Deno.env.get("POD_NAME") ??
+    `${Deno.hostname()}-${crypto.randomUUID().slice(0, 8)}`;
+  const controller = await runController({
+    client,
+    controllerName: values["controller-name"]!,
+    meshControllerName: values["mesh-controller-name"]!,
+    gatewayAddress: values["gateway-address"]!,
+    leaseNamespace: values["lease-namespace"]!,
+    leaseName: values["lease-name"]!,
+    identity,
+    leaseDurationMs,
+    renewDeadlineMs,
+    retryPeriodMs,
+    statusQps: positive("status-qps", values["status-qps"], d.statusQps),
+    statusBurst: positive("status-burst", values["status-burst"], d.statusBurst),
+    logger,
+    metrics,
+  });
+  const [hostname, port] = values["admin-address"]!.split(/:(?=\d+$)/);
+  const admin = Deno.serve({ hostname, port: Number(port), onListen: () => {} }, (req) => {
+    const path = new URL(req.url).pathname;
+    if (path === "/healthz" || path === "/readyz") return new Response("ok\n");
+    if (path === "/metrics") return new Response(metrics.render());
+    if (path === "/status") return Response.json(controller.status());
+    return new Response("not found\n", { status: 404 });
+  });
+  logger.info("controller running", { identity, admin: values["admin-address"] });
+  return await untilSignal(logger, "shutting down (releasing the Lease)", async () => {
+    await controller.close();
+    await admin.shutdown();
+  });
+}
+
+if (import.meta.main) await runMain("controller", main);

@@ -1,0 +1,161 @@
+/**
+ * The controller: reads the API server (KubeSource), resolves every snapshot with the same
+ * `resolve()` the agents use, and — while it holds the leader Lease — writes the status of the
+ * GatewayClasses, Gateways and routes it owns (edge and mesh controllerNames). Standbys resolve
+ * too, so a new leader starts from a warm state; status writes never hold up anything else.
+ * @module
+ */
+import { Logger } from "../lib/log/mod.ts";
+import { Registry } from "../lib/metrics/mod.ts";
+import {
+  MESH_CONTROLLER_NAME,
+  resolve,
+  type ResolveOptions,
+  servedRouteKinds,
+} from "../lib/gatewayapi/mod.ts";
+import { type KubeClient, KubeSource, LeaderElector } from "../lib/kube/mod.ts";
+import type { SourceSnapshot } from "../lib/source/types.ts";
+import { planStatus } from "./status_plan.ts";
+import { StatusWriter } from "./status_writer.ts";
+
+/** Options of the controller (flag names in docs/kubernetes.md). */
+export interface ControllerOptions {
+  client: KubeClient;
+  /** --controller-name: GatewayClasses claimed (default gateway.aether.io/edge). */
+  controllerName: string;
+  /** --mesh-controller-name: status entries for Service parents (default gateway.aether.io/mesh). */
+  meshControllerName: string;
+  /** --gateway-address: the address written to Gateway status.addresses. */
+  gatewayAddress: string;
+  /** --lease-namespace, --lease-name, --identity. */
+  leaseNamespace: string;
+  leaseName: string;
+  identity: string;
+  /** --lease-duration, --renew-deadline, --retry-period (ms). */
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  /** --status-qps, --status-burst. */
+  statusQps: number;
+  statusBurst: number;
+  logger?: Logger;
+  metrics?: Registry;
+  /** Clock for condition transition times (default: wall clock). */
+  now?: () => Date;
+}
+
+/** Defaults of every option but the client and identity. */
+export const controllerDefaults = {
+  controllerName: "gateway.aether.io/edge",
+  meshControllerName: MESH_CONTROLLER_NAME,
+  gatewayAddress: "127.0.0.1",
+  leaseNamespace: "aether-system",
+  leaseName: "aether-controller",
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+  statusQps: 20,
+  statusBurst: 50,
+};
+
+/** A running controller. */
+export interface Controller {
+  metrics: Registry;
+  elector: LeaderElector;
+  writer: StatusWriter;
+  source: KubeSource;
+  /** The `/status` document: leader state, queue, last revision. */
+  status(): Record<string, unknown>;
+  /** Graceful stop (releases the Lease); `abandon` stops without releasing it (a crash). */
+  close(opts?: { abandon?: boolean }): Promise<void>;
+}
+
+const iso = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
+
+/** Starts the controller; resolves once the first snapshot is planned and the election runs. */
+export async function runController(opts: ControllerOptions): Promise<Controller> {
+  const logger = opts.logger ?? new Logger("controller");
+  const metrics = opts.metrics ?? new Registry();
+  const ours = new Set([opts.controllerName, opts.meshControllerName]);
+  const isOurs = (name: string) => ours.has(name);
+  const source = new KubeSource({ client: opts.client, logger: logger.child("kube"), metrics });
+  let elector: LeaderElector | undefined;
+  const writer = new StatusWriter({
+    client: opts.client,
+    logger: logger.child("status"),
+    metrics,
+    qps: opts.statusQps,
+    burst: opts.statusBurst,
+    isLeader: () => elector?.isLeader ?? false,
+  });
+  const resolveDuration = metrics.histogram(
+    "aether_controller_resolve_seconds",
+    "Time to resolve a snapshot and plan its status.",
+  );
+  let last: SourceSnapshot | undefined;
+  let served: { kinds?: readonly string[]; options: ResolveOptions } | undefined;
+  const apply = (snap: SourceSnapshot) => {
+    last = snap;
+    const started = performance.now();
+    try {
+      if (!served || served.kinds !== snap.kinds) {
+        // Route kinds whose CRD is not installed are neither resolved nor advertised.
+        served = {
+          kinds: snap.kinds,
+          options: {
+            controllerName: opts.controllerName,
+            meshControllerName: opts.meshControllerName,
+            bindAddress: opts.gatewayAddress,
+            routeKinds: servedRouteKinds(snap.kinds),
+          },
+        };
+      }
+      const result = resolve(snap.objects, served.options);
+      const now = iso(opts.now?.() ?? new Date());
+      writer.offer(planStatus(snap.objects, result.statuses, now, isOurs));
+    } catch (e) {
+      logger.error("resolve failed; status not updated for this snapshot", {
+        revision: snap.revision,
+        error: (e as Error).message,
+      });
+    } finally {
+      resolveDuration.observe((performance.now() - started) / 1000);
+    }
+  };
+  elector = new LeaderElector({
+    client: opts.client,
+    namespace: opts.leaseNamespace,
+    name: opts.leaseName,
+    identity: opts.identity,
+    leaseDurationMs: opts.leaseDurationMs,
+    renewDeadlineMs: opts.renewDeadlineMs,
+    retryPeriodMs: opts.retryPeriodMs,
+    logger: logger.child("lease"),
+    metrics,
+    onChange: (leader) => {
+      if (!leader) return;
+      // A new term: plan against what the server holds now, not what an earlier term wrote.
+      writer.reset();
+      if (last) apply(last);
+    },
+  });
+  await source.start(apply);
+  elector.start();
+  return {
+    metrics,
+    elector,
+    writer,
+    source,
+    status: () => ({
+      identity: opts.identity,
+      leader: elector!.isLeader,
+      revision: last?.revision,
+      watched: source.watchedKinds,
+    }),
+    close: async ({ abandon = false } = {}) => {
+      await writer.stop();
+      await elector!.stop(!abandon);
+      await source.stop();
+    },
+  };
+}

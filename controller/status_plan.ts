@@ -1,0 +1,70 @@
+/**
+ * What status each object should carry, from resolve's computed statuses and the object as the
+ * API server holds it. Pure: conditions merged so lastTransitionTime moves only on a status
+ * change; on routes, only our `parents[]` entries are ours to set (other controllers' are kept),
+ * and a route we no longer attach to loses our entries.
+ * @module
+ */
+import { mergeStatus, type ObjectStatus, withOtherParents } from "../lib/gatewayapi/mod.ts";
+import type { StatusTarget } from "../lib/kube/mod.ts";
+import { objectKey, type SourceObject } from "../lib/source/types.ts";
+
+/** The status one object should have, and what it has now. */
+export interface StatusUpdate {
+  key: string;
+  target: StatusTarget;
+  status: unknown;
+  live: unknown;
+}
+
+const ROUTE_KINDS = new Set(["HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"]);
+
+type Parent = { controllerName?: string };
+
+/**
+ * The status updates for `statuses` (resolve's output) over `objects` (the source snapshot, with
+ * their current status). `isOurs` tells our controllerNames; `now` stamps changed conditions.
+ * Every returned update may still equal its live status (the writer compares).
+ */
+export function planStatus(
+  objects: readonly SourceObject[],
+  statuses: readonly ObjectStatus[],
+  now: string,
+  isOurs: (controllerName: string) => boolean,
+): StatusUpdate[] {
+  const live = new Map(objects.map((o) => [objectKey(o), o]));
+  const out: StatusUpdate[] = [];
+  const covered = new Set<string>();
+  const push = (o: SourceObject, status: unknown) => {
+    const key = objectKey(o);
+    covered.add(key);
+    out.push({
+      key,
+      target: {
+        kind: o.kind,
+        apiVersion: o.apiVersion,
+        namespace: o.metadata.namespace,
+        name: o.metadata.name,
+        resourceVersion: String(o.metadata.resourceVersion ?? ""),
+      },
+      status,
+      live: o.status,
+    });
+  };
+  for (const s of statuses) {
+    const o = live.get(
+      objectKey({ kind: s.kind, metadata: { namespace: s.namespace, name: s.name } }),
+    );
+    if (!o) continue;
+    const merged = mergeStatus(o.status, s.status, now);
+    push(o, ROUTE_KINDS.has(o.kind) ? withOtherParents(o.status, merged, isOurs) : merged);
+  }
+  // Routes that still carry an entry of ours that resolve no longer gives: drop ours.
+  for (const o of objects) {
+    if (!ROUTE_KINDS.has(o.kind) || covered.has(objectKey(o))) continue;
+    const parents = ((o.status as { parents?: Parent[] } | undefined)?.parents) ?? [];
+    if (!parents.some((p) => isOurs(p.controllerName ?? ""))) continue;
+    push(o, withOtherParents(o.status, { parents: [] }, isOurs));
+  }
+  return out;
+}
