@@ -5,8 +5,8 @@
  *   --output json`, each to /dev/null, wall time and peak RSS (`/usr/bin/time`);
  * - core translation: Envoy Gateway's Gateway API → IR and IR → xDS stages alone
  *   (tools/peers/envoy-gateway-harness, built by bench/eg_harness.ts; median of its rounds) vs
- *   aether's resolve + translate + encode without admission (bench/eg_core.ts, median of
- *   `--rounds` cold processes).
+ *   aether's resolve + translate + encode without admission (bench/eg_core.ts); both sides as
+ *   the median of `--rounds` rounds in one process, each on freshly loaded objects.
  *
  *   deno run -A bench/eg_translate.ts [--routes 1000,10000] [--rounds 3] [--egctl-max 1000]
  *
@@ -57,7 +57,6 @@ async function json(cmd: string, args: string[], env?: Record<string, string>) {
   return JSON.parse(last) as Record<string, number>;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const rows: Record<string, unknown>[] = [];
 try {
   for (const routes of values.routes!.split(",").map(Number)) {
@@ -68,16 +67,13 @@ try {
       AETHER_EG_INPUT: file,
       AETHER_EG_ROUNDS: String(rounds),
     });
-    const cores: Record<string, number>[] = [];
-    for (let r = 0; r < rounds; r++) {
-      cores.push(await json(Deno.execPath(), ["run", "-A", join(here, "eg_core.ts"), file]));
-    }
-    const core = Object.fromEntries(
-      ["admitMs", "resolveMs", "translateMs", "encodeMs", "coreMs", "peakRssMiB"].map((k) => [
-        k,
-        median(cores.map((c) => c[k])),
-      ]),
-    );
+    const core = await json(Deno.execPath(), [
+      "run",
+      "-A",
+      join(here, "eg_core.ts"),
+      file,
+      String(rounds),
+    ]);
     const aetherWhole = await timed(Deno.execPath(), [
       "run",
       "-A",
@@ -98,6 +94,7 @@ try {
       egCoreMs: eg.totalMs,
       egPeakRssMiB: Math.round(eg.peakRssMiB),
       ...core,
+      aetherCoreMs: core.coreMs,
       speedup: +(eg.totalMs / core.coreMs).toFixed(2),
       aetherWholeS: aetherWhole.s,
       aetherWholeRssMiB: aetherWhole.rssMiB,
@@ -113,14 +110,16 @@ try {
 const load = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
 console.log(`\nload average at the end: ${load}`);
 console.log(
-  "\n| routes | EG GW API→IR ms | EG IR→xDS ms | EG core ms | aether resolve+translate+encode ms | (admission ms) | aether ÷ EG | egctl whole s / MiB | agent translate whole s / MiB |",
+  "\n| routes | EG GW API→IR ms | EG IR→xDS ms | EG core ms | aether resolve+translate+encode ms | (admission ms) | aether ÷ EG | egctl whole s / MiB | agent translate whole s / MiB | aether cold round ms |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows as Record<string, number>[]) {
   console.log(
     `| ${r.routes} | ${r.egIrMs} | ${r.egXdsMs} | ${r.egCoreMs} | ${r.coreMs} (${r.resolveMs} + ${r.translateMs} + ${r.encodeMs}) | ${r.admitMs} | ${r.speedup}× faster | ${
       r.egctlWholeS ?? "not run"
-    } / ${r.egctlWholeRssMiB ?? "-"} | ${r.aetherWholeS} / ${r.aetherWholeRssMiB} |`,
+    } / ${
+      r.egctlWholeRssMiB ?? "-"
+    } | ${r.aetherWholeS} / ${r.aetherWholeRssMiB} | ${r.coldCoreMs} |`,
   );
 }
 console.log(JSON.stringify({ bench: "eg", load, rows }));

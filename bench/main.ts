@@ -1,6 +1,6 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * mesh, fanout, eg, dns; `--only <part>` also works), each size in its own process, and prints one
+ * mesh, fanout, load, eg, dns; `--only <part>` also works), each size in its own process, and prints one
  * JSON line
  * per run plus a Markdown table for docs/performance.md.
  */
@@ -73,6 +73,14 @@ if (want("edit")) {
   for (const r of rows) {
     console.log(`| ${r.routes} | ${r.edits} | ${r.p50Ms} | ${r.p90Ms} | ${r.p99Ms} | ${r.maxMs} |`);
   }
+}
+if (want("load")) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "bench/load.ts"],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error("bench/load.ts failed");
 }
 if (want("eg")) {
   const out = await new Deno.Command(Deno.execPath(), {
