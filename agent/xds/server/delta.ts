@@ -67,7 +67,11 @@ export class DeltaStream extends AdsStream {
         if (!st.wildcard) st.known.delete(name);
       }
     }
-    this.#askOnDemand(typeUrl, subscribe);
+    // A fresh stream from an Envoy that already has resources (it reconnected, e.g. to a
+    // restarted agent) also asks for what it has: the on-demand handler re-learns the node's
+    // dependency set, so nothing the client holds is removed and the resync changes nothing.
+    const known = fresh ? Object.keys(req.initial_resource_versions ?? {}) : [];
+    this.#askOnDemand(typeUrl, known.length ? [...subscribe, ...known] : subscribe);
     this.pump();
   }
 
@@ -208,6 +212,8 @@ export class DeltaStream extends AdsStream {
     for (const n of removed) st.known.delete(n);
     for (const ns of fresh) this.#vhdsOpened.add(ns);
     const empty = notFound.map((n) => ({ name: n, version: "", aliases: [n] }));
-    this.#respond(typeUrl, st, [...resources, ...empty], removed);
+    // Envoy rejects a response naming one resource both as added and removed.
+    const added = new Set([...resources, ...empty].map((r) => r.name));
+    this.#respond(typeUrl, st, [...resources, ...empty], removed.filter((n) => !added.has(n)));
   }
 }

@@ -96,3 +96,45 @@ Deno.test({
       assert.deepEqual(r1.removed_resources, ["c7"]);
     }),
 });
+
+Deno.test({
+  name:
+    "delta on-demand: a reconnecting client's initial_resource_versions are asked for, so a restarted agent keeps them",
+  ...opts,
+  fn: async () => {
+    const asked: string[][] = [];
+    let grow: OnDemandHandler | undefined;
+    await withServer(
+      async ({ cache, delta }) => {
+        cache.setSnapshot("n1", snapshot("one", ["c1"]));
+        const have = new Set(["c1"]);
+        grow = (_node, _type, names) => {
+          asked.push(names);
+          for (const n of names) if (n.startsWith("svc")) have.add(n);
+          cache.setSnapshot("n1", snapshot("one", [...have]));
+        };
+        const first = delta();
+        first.send({ node, type_url: TypeUrl.cluster });
+        const r1 = await first.next();
+        const versions = Object.fromEntries(r1.resources.map((r) => [r.name, r.version]));
+        // The client also holds svc-3, which this (restarted) server's snapshot lacks.
+        const d = delta();
+        d.send({
+          node,
+          type_url: TypeUrl.cluster,
+          initial_resource_versions: { ...versions, "svc-3": "stale-version" },
+        });
+        const r2 = await d.next();
+        assert.deepEqual(asked.at(-1), ["svc-3"]);
+        assert.deepEqual(r2.removed_resources, [], "nothing the client holds is removed");
+        assert.deepEqual(
+          r2.resources.map((r) => r.name),
+          ["svc-3"],
+          "only the changed one is sent",
+        );
+      },
+      undefined,
+      { onDemand: (...a) => grow?.(...a) },
+    );
+  },
+});
