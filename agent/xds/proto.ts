@@ -94,8 +94,17 @@ export function envoyRoot(): protobuf.Root {
 
 /** Looks up a message type by its full name (without a leading dot). */
 export function messageType(fullName: string): protobuf.Type {
-  return envoyRoot().lookupType(fullName);
+  const root = envoyRoot();
+  let types = typesByRoot.get(root);
+  if (!types) typesByRoot.set(root, types = new Map());
+  let type = types.get(fullName);
+  // Root.lookupType walks the namespace tree on every call (≈ 10 % of a cold encode).
+  if (!type) types.set(fullName, type = root.lookupType(fullName));
+  return type;
 }
+
+/** Message types by full name, per loaded Root (the Root never changes once resolved). */
+const typesByRoot = new WeakMap<protobuf.Root, Map<string, protobuf.Type>>();
 
 /** Type URL prefix used in Any and in xDS type_url fields. */
 export const typeUrlPrefix = "type.googleapis.com/";
