@@ -35,6 +35,8 @@ flags:
   --envoy <path|auto|none> envoy to start (default auto: PATH, else the project's peer cache;
                            never downloads; 'deno task peers ensure envoy' installs it)
   --bind-address <ip>      address Gateway listeners bind (default ${standaloneDefaults.bindAddress})
+  --usable-address <cidr>  an address or IPv4 CIDR Gateway spec.addresses may name (repeatable;
+                           default: the bind address and loopback)
   --admin-address <h:p>    admin server: /healthz /readyz /status /debug/xds /metrics (default ${standaloneDefaults.adminAddress})
   --xds-address <h:p>      xDS (ADS gRPC) server (default ${standaloneDefaults.xdsAddress})
   --node-id <id>           Envoy node id (default ${standaloneDefaults.nodeId})
@@ -65,6 +67,7 @@ async function main(args: string[]): Promise<number> {
       "in-cluster": { type: "boolean" },
       envoy: { type: "string", default: standaloneDefaults.envoy },
       "bind-address": { type: "string", default: standaloneDefaults.bindAddress },
+      "usable-address": { type: "string", multiple: true },
       "admin-address": { type: "string", default: standaloneDefaults.adminAddress },
       "xds-address": { type: "string", default: standaloneDefaults.xdsAddress },
       "node-id": { type: "string", default: standaloneDefaults.nodeId },
@@ -128,6 +131,7 @@ async function main(args: string[]): Promise<number> {
       ...common,
       stateDir,
       bindAddress: values["bind-address"]!,
+      usableAddresses: values["usable-address"],
       nodeId,
       spireSocket: values["spire-socket"],
       trustDomain: values["trust-domain"],

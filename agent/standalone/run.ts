@@ -25,6 +25,11 @@ export interface StandaloneOptions extends SourceFlags {
   envoy: string;
   /** --bind-address: address Gateway listeners bind (default 127.0.0.1). */
   bindAddress: string;
+  /**
+   * --usable-address: addresses (IPs, IPv4 CIDRs) a Gateway's spec.addresses may name (default:
+   * the bind address and loopback); any other is Programmed=False AddressNotUsable.
+   */
+  usableAddresses?: string[];
   /** --admin-address: admin server host:port (default 127.0.0.1:15000). */
   adminAddress: string;
   /** --xds-address: xDS gRPC server host:port (default 127.0.0.1:18000). */
@@ -96,7 +101,11 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     cache,
     logger: logger.child("config"),
     metrics,
-    resolve: { bindAddress: opts.bindAddress, meshDomain: opts.meshDomain },
+    resolve: {
+      bindAddress: opts.bindAddress,
+      meshDomain: opts.meshDomain,
+      ...(opts.usableAddresses?.length ? { usableAddresses: opts.usableAddresses } : {}),
+    },
     translate: {
       edge: true,
       edgeLimits: opts.edgeLimits,

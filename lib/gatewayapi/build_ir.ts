@@ -63,21 +63,32 @@ function virtualHosts(listeners: ListenerState[], placements: Placement[]): IRVi
   });
 }
 
-/** Builds the IR listeners for the programmed listeners of our Gateways. */
+/**
+ * Builds the IR listeners for the programmed listeners of our Gateways: one per bound
+ * address:port (a Gateway's spec.addresses, else the default address), sorted by address, port.
+ */
 export function buildListeners(
   listeners: ListenerState[],
   placements: Placement[],
-  address: string,
+  defaultAddress: string,
 ): IRListener[] {
-  const byPort = new Map<number, ListenerState[]>();
+  const bound = new Map<string, { address: string; port: number; here: ListenerState[] }>();
   for (const l of listeners.filter((l) => l.programmed)) {
-    if (!byPort.has(l.listener.port)) byPort.set(l.listener.port, []);
-    byPort.get(l.listener.port)!.push(l);
+    for (const address of l.addresses) {
+      const key = `${address}|${l.listener.port}`;
+      const entry = bound.get(key) ?? { address, port: l.listener.port, here: [] };
+      bound.set(key, entry);
+      entry.here.push(l);
+    }
   }
-  return [...byPort.keys()].sort((a, b) => a - b).flatMap((port): IRListener[] => {
-    const here = byPort.get(port)!;
+  const order = [...bound.values()].sort((a, b) =>
+    a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port
+  );
+  return order.flatMap(({ address, port, here }): IRListener[] => {
     const protocol = here[0].listener.protocol as IRListener["protocol"];
     const name = `${address}:${port}`;
+    // Route configuration names carry the address only off the default one (names stay stable).
+    const at = address === defaultAddress ? `${port}` : `${address}:${port}`;
     let filterChains: IRFilterChain[];
     if (protocol === "TLS" || protocol === "TCP" || protocol === "UDP") {
       // An L4 port without a route has nothing to forward to: no socket, connections refused.
@@ -89,7 +100,7 @@ export function buildListeners(
         name,
         serverNames: [],
         certificateSecrets: [],
-        routeConfigName: `http.${port}`,
+        routeConfigName: `http.${at}`,
         virtualHosts: virtualHosts(here, placements),
       }];
     } else {
@@ -102,7 +113,7 @@ export function buildListeners(
           name: l.id,
           serverNames: l.listener.hostname ? [l.listener.hostname] : [],
           certificateSecrets: [...l.certificateSecrets],
-          routeConfigName: `https.${port}/${l.id}`,
+          routeConfigName: `https.${at}/${l.id}`,
           virtualHosts: virtualHosts([l], placements),
         }));
     }

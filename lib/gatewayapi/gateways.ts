@@ -4,6 +4,7 @@
  * status objects (written after route attachment has counted attachedRoutes).
  * @module
  */
+import { type GatewayAddresses, gatewayAddresses, LOOPBACK_ADDRESSES } from "./addresses.ts";
 import { ConditionFactory, fail, type Outcome, pass } from "./conditions.ts";
 import { referenceAllowed } from "./refs.ts";
 import { byAge, keyOf, type Obj, type Snapshot } from "./snapshot.ts";
@@ -23,6 +24,7 @@ const GATEWAY_FEATURES = [
   "Gateway",
   "GatewayHTTPListenerIsolation",
   "GatewayPort8080",
+  "GatewayStaticAddresses",
   "ReferenceGrant",
 ];
 
@@ -46,6 +48,8 @@ export interface ListenerState {
   conflicted: Outcome;
   /** IRSecret names of its certificates (HTTPS and TLS Terminate, when all resolve). */
   certificateSecrets: string[];
+  /** Addresses it binds: its Gateway's (none when they are not usable). */
+  addresses: string[];
   /** Whether the listener gets data-plane config. */
   programmed: boolean;
   /** Routes attached (Accepted) to this listener; filled in by attachment. */
@@ -56,6 +60,7 @@ export interface ListenerState {
 export interface GatewayState {
   gateway: Obj<GatewaySpec>;
   listeners: ListenerState[];
+  addresses: GatewayAddresses;
 }
 
 const decode = (b64: string): string => {
@@ -150,8 +155,9 @@ function certificates(
 
 /**
  * Finds our GatewayClasses and Gateways and evaluates every listener, including conflicts across
- * all our Gateways (they all bind the same address): a port keeps the protocol of its oldest
- * claimant, and on one port a hostname belongs to the oldest Gateway that lists it.
+ * all our Gateways binding the same address (spec.addresses, else the default bind address): an
+ * address:port keeps the protocol of its oldest claimant, and there a hostname belongs to the
+ * oldest Gateway that lists it.
  * Certificates of HTTPS and TLS Terminate listeners are added to `secrets`.
  */
 export function evaluateGateways(
@@ -159,6 +165,10 @@ export function evaluateGateways(
   controllerName: string,
   secrets: Map<string, IRSecret>,
   routeKinds: readonly RouteKindDef[] = ROUTE_KINDS,
+  addressing: { bindAddress: string; usable: readonly string[] } = {
+    bindAddress: "127.0.0.1",
+    usable: LOOPBACK_ADDRESSES,
+  },
 ): { classes: string[]; gateways: GatewayState[] } {
   const classes = [...snapshot.gatewayClasses.values()]
     .filter((c) => c.spec.controllerName === controllerName)
@@ -167,11 +177,13 @@ export function evaluateGateways(
   const ours = snapshot.gateways.filter((g) => classes.includes(g.spec.gatewayClassName)).sort(
     byAge,
   );
-  const portProtocol = new Map<number, string>();
-  /** Per `<port>/<protocol>/<hostname>`: the Gateway and listener holding it. */
+  /** Per `<address>|<port>`: the protocol holding it. */
+  const portProtocol = new Map<string, string>();
+  /** Per `<address>|<port>/<protocol>/<hostname>`: the Gateway and listener holding it. */
   const hostOwner = new Map<string, { gw: string; id: string }>();
   const gateways: GatewayState[] = [];
   for (const gw of ours) {
+    const addresses = gatewayAddresses(gw.spec, addressing.bindAddress, addressing.usable);
     const protocolsHere = new Map<number, Set<string>>();
     for (const l of gw.spec.listeners) {
       if (!protocolsHere.has(l.port)) protocolsHere.set(l.port, new Set());
@@ -194,11 +206,12 @@ export function evaluateGateways(
       );
       let conflicted = pass("NoConflicts", "no conflicts");
       if (supported) {
-        const claimed = portProtocol.get(l.port);
+        const ports = addresses.bind.map((a) => `${a}|${l.port}`);
+        const claimed = ports.map((p) => portProtocol.get(p)).find((p) => p !== undefined);
         // TCP and UDP listeners have no hostname to tell them apart: one per port.
         const hostname = l.protocol === "TCP" || l.protocol === "UDP" ? "" : l.hostname ?? "";
-        const hostKey = `${l.port}/${l.protocol}/${hostname}`;
-        const owner = hostOwner.get(hostKey);
+        const hostKeys = ports.map((p) => `${p}/${l.protocol}/${hostname}`);
+        const owner = hostKeys.map((k) => hostOwner.get(k)).find((o) => o !== undefined);
         if (protocolsHere.get(l.port)!.size > 1 || (claimed && claimed !== l.protocol)) {
           conflicted = fail("ProtocolConflict", `port ${l.port} is used with another protocol`);
         } else if (owner) {
@@ -211,8 +224,9 @@ export function evaluateGateways(
         }
         if (!conflicted.ok) accepted = fail("PortUnavailable", conflicted.message);
         else {
-          portProtocol.set(l.port, l.protocol);
-          hostOwner.set(hostKey, { gw: keyOf(gw), id: `${keyOf(gw)}/${l.name}` });
+          for (const p of ports) portProtocol.set(p, l.protocol);
+          const id = { gw: keyOf(gw), id: `${keyOf(gw)}/${l.name}` };
+          for (const k of hostKeys) hostOwner.set(k, id);
         }
       }
       // conflicted holds ok=true when there is NO conflict; flip it for the Conflicted condition.
@@ -243,11 +257,13 @@ export function evaluateGateways(
         resolvedRefs,
         conflicted,
         certificateSecrets,
-        programmed: accepted.ok && !conflicted.ok && certsOk && kinds.length > 0,
+        addresses: addresses.bind,
+        programmed: accepted.ok && !conflicted.ok && certsOk && kinds.length > 0 &&
+          addresses.bind.length > 0,
         attachedRoutes: 0,
       };
     });
-    gateways.push({ gateway: gw, listeners });
+    gateways.push({ gateway: gw, listeners, addresses });
   }
   return { classes, gateways };
 }
@@ -266,31 +282,29 @@ export function gatewayClassStatus(
 }
 
 /** Status of one of our Gateways (after attachment counted attachedRoutes). */
-export function gatewayStatus(
-  state: GatewayState,
-  bindAddress: string,
-  now: string,
-): GatewayStatus {
+export function gatewayStatus(state: GatewayState, now: string): GatewayStatus {
   const c = new ConditionFactory(state.gateway.metadata.generation ?? 0, now);
   const accepted = state.listeners.filter((l) => l.accepted.ok).length;
   const programmed = state.listeners.filter((l) => l.programmed).length;
   const total = state.listeners.length;
-  const gwAccepted = accepted === total ? pass("Accepted", "all listeners accepted") : {
+  const problem = state.addresses.problem;
+  let gwAccepted = accepted === total ? pass("Accepted", "all listeners accepted") : {
     ok: accepted > 0,
     reason: "ListenersNotValid",
     message: `${total - accepted} of ${total} listeners are not valid`,
   };
+  if (problem?.condition === "Accepted") gwAccepted = problem;
+  let gwProgrammed = programmed > 0
+    ? pass("Programmed", `${programmed} of ${total} listeners programmed`)
+    : fail("Invalid", "no listener can be programmed");
+  if (problem) {
+    gwProgrammed = problem.condition === "Programmed" ? problem : fail("Invalid", problem.message);
+  }
   return {
-    addresses: programmed > 0 ? [{ type: "IPAddress", value: bindAddress }] : [],
-    conditions: [
-      c.of("Accepted", gwAccepted),
-      c.of(
-        "Programmed",
-        programmed > 0
-          ? pass("Programmed", `${programmed} of ${total} listeners programmed`)
-          : fail("Invalid", "no listener can be programmed"),
-      ),
-    ],
+    addresses: programmed > 0
+      ? state.addresses.bind.map((value) => ({ type: "IPAddress", value }))
+      : [],
+    conditions: [c.of("Accepted", gwAccepted), c.of("Programmed", gwProgrammed)],
     listeners: state.listeners.map((l) => ({
       name: l.listener.name,
       supportedKinds: l.supportedKinds,
@@ -302,6 +316,8 @@ export function gatewayStatus(
           "Programmed",
           l.programmed
             ? pass("Programmed", "listener programmed")
+            : problem
+            ? fail("Invalid", `listener is not programmed: ${problem.message}`)
             : fail("Invalid", "listener is not programmed"),
         ),
         c.of("ResolvedRefs", l.resolvedRefs),

@@ -20,7 +20,7 @@ export function settleL4Conflicts(routes: AttachedRoute[]) {
     s.parents.some((p) => p.attachments.some((a) => L4_PROTOCOLS.has(a.listener.listener.protocol)))
   );
   if (l4.length < 2) return;
-  /** `<port>/<sni>` → the route holding it. */
+  /** `<address>|<port>/<sni>` → the route holding it. */
   const held = new Map<string, AttachedRoute>();
   for (const state of sortByAge(l4, (s) => s.route)) {
     for (const parent of state.parents) {
@@ -30,13 +30,15 @@ export function settleL4Conflicts(routes: AttachedRoute[]) {
         const protocol = a.listener.listener.protocol;
         if (!L4_PROTOCOLS.has(protocol)) return [a];
         const port = a.listener.listener.port;
+        const keys = (h: string) =>
+          a.listener.addresses.map((addr) => `${addr}|${port}/${sniOf(protocol, h)}`);
         const hostnames = a.hostnames.filter((h) => {
-          const owner = held.get(`${port}/${sniOf(protocol, h)}`);
-          if (owner && owner !== state) rival ??= owner;
-          return !owner || owner === state;
+          const owner = keys(h).map((k) => held.get(k)).find((o) => o && o !== state);
+          if (owner) rival ??= owner;
+          return !owner;
         });
         if (parent.accepted.ok) {
-          for (const h of hostnames) held.set(`${port}/${sniOf(protocol, h)}`, state);
+          for (const h of hostnames) for (const k of keys(h)) held.set(k, state);
         }
         return hostnames.length ? [{ ...a, hostnames }] : [];
       });

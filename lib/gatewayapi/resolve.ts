@@ -9,6 +9,7 @@ import { attachContext, attachMemoized } from "./attach_memo.ts";
 import { attachRoute, type ParentOutcome, type RouteSpecCommon } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { conversionContext, convertMemoized } from "./convert_memo.ts";
+import { LOOPBACK_ADDRESSES } from "./addresses.ts";
 import { buildListeners, type Placement } from "./build_ir.ts";
 import {
   evaluateGateways,
@@ -33,8 +34,13 @@ import type { MeshIR } from "../ir/mesh.ts";
 export interface ResolveOptions {
   /** GatewayClass controllerName aether claims; default "gateway.aether.io/edge". */
   controllerName?: string;
-  /** Address every Gateway listener binds; default "127.0.0.1". */
+  /** Address Gateway listeners bind when the Gateway has no spec.addresses; default "127.0.0.1". */
   bindAddress?: string;
+  /**
+   * Addresses (IPs or IPv4 CIDRs) a Gateway's spec.addresses may name; another one is
+   * AddressNotUsable. Default: the bind address and loopback (127.0.0.0/8, ::1).
+   */
+  usableAddresses?: readonly string[];
   /** Mesh domain of cluster names; default "aether.internal". */
   meshDomain?: string;
   /** lastTransitionTime of every condition; default "1970-01-01T00:00:00Z". */
@@ -100,7 +106,17 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   const snapshot = built.snapshot;
 
   const secretMap = new Map<string, IRSecret>();
-  const { classes, gateways } = evaluateGateways(snapshot, controllerName, secretMap, routeKinds);
+  const addressing = {
+    bindAddress,
+    usable: options.usableAddresses ?? [bindAddress, ...LOOPBACK_ADDRESSES],
+  };
+  const { classes, gateways } = evaluateGateways(
+    snapshot,
+    controllerName,
+    secretMap,
+    routeKinds,
+    addressing,
+  );
   const gatewayMap = new Map(gateways.map((g) => [keyOf(g.gateway), g]));
   const backends = new Backends(snapshot, meshDomain, problems);
 
@@ -225,7 +241,7 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   }
   const byKey = (a: { k: string }, b: { k: string }) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
   for (const { g } of gateways.map((g) => ({ g, k: keyOf(g.gateway) })).sort(byKey)) {
-    statuses.push(statusOf(g.gateway, gatewayStatus(g, bindAddress, now)));
+    statuses.push(statusOf(g.gateway, gatewayStatus(g, now)));
   }
   const sides = [
     { controllerName, routes },
