@@ -65,6 +65,7 @@ Deno.test("edge e2e: TLSRoute passthrough by SNI and terminate on real Envoy", a
     }),
     l4Route("TLSRoute", "term", {
       parentRefs: [{ name: "gw", sectionName: "term" }],
+      hostnames: ["t.example.com"],
       rules: [{ backendRefs: [{ name: "plain", port: 7000 }] }],
     }),
   ]);
