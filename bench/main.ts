@@ -1,6 +1,6 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * mesh, fanout, load, eg, dns; `--only <part>` also works), each size in its own process, and prints one
+ * mesh, fanout, load, eg, dns, mtls; `--only <part>` also works), each size in its own process, and prints one
  * JSON line
  * per run plus a Markdown table for docs/performance.md.
  */
@@ -123,6 +123,29 @@ if (want("fanout")) {
       `| ${kind} | ${k.affectedAvg} | ${k.allP50Ms} | ${k.allP99Ms} | ${k.perClientP99Ms} | ${k.agentCpuPct} |`,
     );
   }
+}
+if (want("mtls")) {
+  // Needs SPIRE, Envoy and the CNI plugins (installed on first use); root for netns pods.
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--v8-flags=--expose-gc", "bench/mtls_hop.ts", "--rate", "1000"],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!r.success) throw new Error("bench/mtls_hop.ts failed");
+  const lines = new TextDecoder().decode(r.stdout).trim().split("\n");
+  const m = JSON.parse(lines[lines.length - 1]);
+  console.log(JSON.stringify(m));
+  console.log("\n| hop | target req/s | achieved req/s | failed | p50 ms | p99 ms |");
+  console.log("|---|---|---|---|---|---|");
+  console.log(
+    `| plaintext | ${m.rate} | ${m.plainRate} | ${m.plainFailed} | ${m.plainP50Ms} | ${m.plainP99Ms} |`,
+  );
+  console.log(
+    `| SPIFFE mTLS | ${m.rate} | ${m.mtlsRate} | ${m.mtlsFailed} | ${m.mtlsP50Ms} | ${m.mtlsP99Ms} |`,
+  );
+  console.log(
+    `\nadded: p50 ${m.addedP50Ms} ms, p99 ${m.addedP99Ms} ms; agent heap per 100 SVIDs ${m.heapKiBPer100Svids} KiB`,
+  );
 }
 if (want("dns")) {
   try {

@@ -189,6 +189,8 @@ export interface LoadResult {
   statuses: Record<string, number>;
   errors: string[];
   rate: number;
+  p50Ms: number;
+  p99Ms: number;
 }
 
 /** Starts `e2e/load_client.ts` inside `pod`; resolves with its summary when it ends. */
@@ -197,6 +199,7 @@ export async function loadFrom(
   host: string,
   rate: number,
   seconds: number,
+  workers = 8,
 ): Promise<LoadResult> {
   const ip = await ensurePeer("ip");
   const out = await new Deno.Command(ip, {
@@ -214,6 +217,8 @@ export async function loadFrom(
       String(rate),
       "--seconds",
       String(seconds),
+      "--workers",
+      String(workers),
     ],
     stdout: "piped",
     stderr: "piped",

@@ -1,7 +1,8 @@
 /**
  * A paced load client run inside a pod: `--rate` requests per second (spread over `--workers`
  * keep-alive connections) to the node proxy's egress listener with a mesh Host, for
- * `--seconds`. Prints one JSON line: sent, ok (2xx), failed, statuses, errors (first few).
+ * `--seconds`. Prints one JSON line: sent, ok (2xx), failed, statuses, errors (first few), rate,
+ * and latency percentiles of the completed requests (p50Ms, p99Ms).
  *
  * deno run -A e2e/load_client.ts --host b.aether.internal:8080 --rate 250 --seconds 120
  * @module
@@ -17,6 +18,7 @@ const { values } = parseArgs({
     rate: { type: "string", default: "250" },
     seconds: { type: "string", default: "10" },
     workers: { type: "string", default: "8" },
+    path: { type: "string", default: "/load" },
   },
 });
 const rate = Number(values.rate), seconds = Number(values.seconds);
@@ -24,14 +26,16 @@ const workers = Number(values.workers);
 const agent = new http.Agent({ keepAlive: true, maxSockets: workers });
 const statuses: Record<string, number> = {};
 const errors: string[] = [];
+const latencies: number[] = [];
 let sent = 0, ok = 0, failed = 0;
 
 function once(): Promise<void> {
+  const t0 = performance.now();
   return new Promise((resolve) => {
     const req = http.request({
       host: "127.0.0.1",
       port: Number(values.port),
-      path: "/load",
+      path: values.path,
       headers: { host: values.host },
       agent,
       timeout: 10_000,
@@ -42,6 +46,7 @@ function once(): Promise<void> {
         statuses[s] = (statuses[s] ?? 0) + 1;
         if ((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300) ok++;
         else failed++;
+        latencies.push(performance.now() - t0);
         resolve();
       });
     });
@@ -70,4 +75,18 @@ await Promise.all(Array.from({ length: workers }, async (_, w) => {
 }));
 agent.destroy();
 const elapsed = (performance.now() - start) / 1000;
-console.log(JSON.stringify({ sent, ok, failed, statuses, errors, rate: sent / elapsed }));
+latencies.sort((a, b) => a - b);
+const pct = (q: number) =>
+  latencies.length
+    ? Math.round(latencies[Math.floor(q * (latencies.length - 1))] * 1000) / 1000
+    : 0;
+console.log(JSON.stringify({
+  sent,
+  ok,
+  failed,
+  statuses,
+  errors,
+  rate: sent / elapsed,
+  p50Ms: pct(0.5),
+  p99Ms: pct(0.99),
+}));
