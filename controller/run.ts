@@ -110,7 +110,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
           },
         };
       }
-      const result = resolve(snap.objects, served.options);
+      const result = resolve(snap.objects, { ...served.options, admitted: snap.admitted });
       const now = iso(opts.now?.() ?? new Date());
       writer.offer(planStatus(snap.objects, result.statuses, now, isOurs));
     } catch (e) {

@@ -7,7 +7,12 @@
  */
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
-import { type ObjectStatus, type Problem, resolve } from "../../lib/gatewayapi/mod.ts";
+import {
+  type ObjectStatus,
+  type Problem,
+  resolve,
+  servedRouteKinds,
+} from "../../lib/gatewayapi/mod.ts";
 import { configSource, type SourceFlags } from "../config_source.ts";
 import {
   objectKey,
@@ -162,7 +167,12 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
   const apply = (snap: SourceSnapshot) => {
     staleFiles = snap.stale ?? [];
     try {
-      const result = resolve(snap.objects, { meshDomain: opts.meshDomain });
+      const result = resolve(snap.objects, {
+        meshDomain: opts.meshDomain,
+        // From the API server: only kinds whose CRDs are installed, already admitted.
+        routeKinds: servedRouteKinds(snap.kinds),
+        admitted: snap.admitted,
+      });
       const pods = podsOnNode(snap.objects, opts.nodeName);
       const mesh = scheme
         ? withIdentities(

@@ -1,7 +1,8 @@
 /**
  * A real Kubernetes control plane for tests: Debian's etcd + kube-apiserver built from
  * k8s.io/kubernetes, on ephemeral 127.0.0.1 ports, with an openssl-made CA, serving cert and an
- * admin client cert (system:masters). Authorization is AlwaysAllow: it is a test server.
+ * admin client cert (system:masters). Authorization is AlwaysAllow (a test server) unless
+ * `authorization: "RBAC"` is asked for (the admin cert is in system:masters either way).
  * @module
  */
 import assert from "node:assert/strict";
@@ -77,7 +78,10 @@ current-context: test
 }
 
 /** Starts etcd + kube-apiserver in `dir` and waits until /readyz answers ok. */
-export async function startKube(dir: string): Promise<Kube> {
+export async function startKube(
+  dir: string,
+  opts: { authorization?: "AlwaysAllow" | "RBAC" } = {},
+): Promise<Kube> {
   const [etcd, apiserver] = [await ensurePeer("etcd"), await ensurePeer("kube-apiserver")];
   await ensurePeer("openssl");
   const pki = join(dir, "pki");
@@ -126,7 +130,7 @@ export async function startKube(dir: string): Promise<Kube> {
       `--service-account-signing-key-file=${p("sa.key")}`,
       "--service-account-issuer=https://kubernetes.default.svc",
       "--service-cluster-ip-range=10.96.0.0/16",
-      "--authorization-mode=AlwaysAllow",
+      `--authorization-mode=${opts.authorization ?? "AlwaysAllow"}`,
       "--enable-priority-and-fairness=false",
       "--v=1",
     ];

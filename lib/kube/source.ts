@@ -196,6 +196,8 @@ export class KubeSource implements Source {
       problems: [],
       origins: new Map(objects.map((o) => [objectKey(o), server])),
       kinds: this.#servedKinds,
+      // The API server defaulted and validated every object: resolve does not admit them again.
+      admitted: true,
     });
   }
 }

@@ -143,6 +143,7 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
         let s = await c.until("HTTPRoute created", (s) => names(s, "HTTPRoute").length === 1);
         const created = s.objects.find((o) => o.kind === "HTTPRoute")!;
         assertEquals(created.apiVersion, "gateway.networking.k8s.io/v1");
+        assertEquals(s.admitted, true, "objects from the API server are not admitted again");
         // The API server applied the CRD defaults; managedFields are not kept.
         assertEquals((created.spec as { rules: unknown[] }).rules.length, 1);
         assertEquals(created.metadata.managedFields, undefined);
