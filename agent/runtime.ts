@@ -8,7 +8,8 @@ import type { Registry } from "../lib/metrics/mod.ts";
 import { type AdminServer, splitHostPort, startAdmin } from "./admin/server.ts";
 import { DnsResponder } from "./dns/mod.ts";
 import { EnvoyProcess, recordedEnvoy } from "./envoy/process.ts";
-import { claimStateDir } from "./envoy/state.ts";
+import { claimStateDir, cleanStaleStateDirs, tempStatePrefix } from "./envoy/state.ts";
+import { dirname } from "node:path";
 import { locateEnvoy } from "./envoy/locate.ts";
 import type { SnapshotCache } from "./xds/cache/mod.ts";
 import { envoyBootstrap, XdsServer, type XdsServerOptions } from "./xds/server/mod.ts";
@@ -70,7 +71,12 @@ export interface Runtime {
 /** The state directory: claimed for this agent, with the Envoy a previous agent left running. */
 async function openState(o: RuntimeOptions) {
   const temporary = o.stateDir === undefined;
-  const dir = o.stateDir ?? await Deno.makeTempDir({ prefix: "aether-state-" });
+  const dir = o.stateDir ?? await Deno.makeTempDir({ prefix: tempStatePrefix });
+  if (temporary) {
+    for (const stale of await cleanStaleStateDirs(dirname(dir), dir)) {
+      o.logger.info("removed a crashed agent's temporary state directory", { path: stale });
+    }
+  }
   const claim = await claimStateDir(dir, {
     adminAddress: o.adminAddress,
     xdsAddress: o.xdsAddress,
@@ -80,6 +86,7 @@ async function openState(o: RuntimeOptions) {
   return {
     dir,
     envoy,
+    temporary,
     update: claim.update,
     release: async (keepEnvoy: boolean) => {
       await claim.release();
@@ -173,6 +180,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       runtime.envoy = new EnvoyProcess({
         binary,
         stateDir: state.dir,
+        // Only an Envoy a later agent can find (a lasting state directory) outlives this one.
+        outlive: !state.temporary,
         xdsAddress: `${xdsAddr.hostname}:${xdsPort}`,
         logger: logger.child("envoy"),
         logLevel: o.envoyLogLevel,
@@ -187,7 +196,13 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
           maxDownstreamConnections: o.maxDownstreamConnections,
         }),
       });
-      await runtime.envoy.start();
+      try {
+        await runtime.envoy.start();
+      } catch (e) {
+        // Nothing left behind: no half-started Envoy, listeners or temporary directory.
+        await runtime.close({ keepEnvoy: false }).catch(() => {});
+        throw e;
+      }
     },
     close: async (c = {}) => {
       const keep = c.keepEnvoy ?? o.keepEnvoy ?? false;

@@ -87,3 +87,54 @@ export async function processesNaming(path: string, program?: string): Promise<n
   }
   return out;
 }
+
+/** Flags for a test agent of `role` on loopback: ephemeral admin/xDS ports, no DNS. */
+export function agentArgs(
+  role: "standalone" | "node",
+  o: { config: string; envoy: string; name: string },
+): string[] {
+  return [
+    role,
+    "--config",
+    o.config,
+    "--envoy",
+    o.envoy,
+    "--admin-address",
+    "127.0.0.1:0",
+    "--xds-address",
+    "127.0.0.1:0",
+    "--dns-address",
+    "none",
+    role === "node" ? "--node-name" : "--node-id",
+    o.name,
+  ];
+}
+
+/**
+ * `kill -9` of `agent`, then `whileDown()` (e.g. an edit), then a new agent with `args`: waits
+ * until it is ready and checks that it adopted Envoy `envoyPid` — the record names it and it is
+ * the only Envoy of the state directory. Returns the new agent.
+ */
+export async function killAndRestart(
+  agent: AgentProcess,
+  args: string[],
+  stateDir: string,
+  envoyPid: number,
+  whileDown: () => Promise<void>,
+): Promise<AgentProcess> {
+  agent.child.kill("SIGKILL");
+  await agent.child.status;
+  await whileDown();
+  await new Promise((r) => setTimeout(r, 300));
+  const next = spawnAgent(args, stateDir);
+  await waitAgentReady(await next.admin());
+  const rec = await stateRecord<EnvoyRecord>(stateDir, "envoy");
+  if (rec?.pid !== envoyPid) {
+    throw new Error(`Envoy ${envoyPid} was not adopted: the record names ${rec?.pid}`);
+  }
+  const running = await processesNaming(join(stateDir, "bootstrap.json"), "envoy");
+  if (running.length !== 1 || running[0] !== envoyPid) {
+    throw new Error(`expected one Envoy (${envoyPid}), found ${running.join(", ")}`);
+  }
+  return next;
+}

@@ -20,7 +20,7 @@ import {
 } from "./harness.ts";
 import { request } from "./http_client.ts";
 import { startLoad } from "./load.ts";
-import { spawnAgent, waitAgentReady } from "./agent_process.ts";
+import { agentArgs, spawnAgent, waitAgentReady } from "./agent_process.ts";
 import { mutate } from "./yaml_mutations.ts";
 
 /** Peak resident set size of a process in MiB (VmHWM), or 0 when it is gone. */
@@ -77,21 +77,10 @@ Deno.test("edge: 500 hostile YAML files under load — agent up, 0 non-2xx, boun
       "\n---\n",
     );
   const seed = block(fuzzObjects("seed"));
-  const agent = spawnAgent([
-    "standalone",
-    "--config",
-    config,
-    "--envoy",
-    envoy,
-    "--admin-address",
-    "127.0.0.1:0",
-    "--xds-address",
-    "127.0.0.1:0",
-    "--dns-address",
-    "none",
-    "--node-id",
-    `e2e-fuzz-${crypto.randomUUID().slice(0, 8)}`,
-  ], stateDir);
+  const agent = spawnAgent(
+    agentArgs("standalone", { config, envoy, name: `e2e-fuzz-${crypto.randomUUID().slice(0, 8)}` }),
+    stateDir,
+  );
   let alive = true;
   agent.child.status.then(() => (alive = false));
   try {

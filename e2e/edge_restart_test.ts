@@ -21,7 +21,14 @@ import {
 } from "./harness.ts";
 import { request } from "./http_client.ts";
 import { startLoad } from "./load.ts";
-import { processesNaming, spawnAgent, stateRecord, waitAgentReady } from "./agent_process.ts";
+import {
+  agentArgs,
+  killAndRestart,
+  processesNaming,
+  spawnAgent,
+  stateRecord,
+  waitAgentReady,
+} from "./agent_process.ts";
 
 Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed requests, edits apply", async () => {
   const envoy = await ensurePeer("envoy");
@@ -57,21 +64,11 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
       }],
     }));
   await Deno.writeTextFile(join(config, "edited.yaml"), edited(0));
-  const args = [
-    "standalone",
-    "--config",
+  const args = agentArgs("standalone", {
     config,
-    "--envoy",
     envoy,
-    "--admin-address",
-    "127.0.0.1:0",
-    "--xds-address",
-    "127.0.0.1:0",
-    "--dns-address",
-    "none",
-    "--node-id",
-    `e2e-restart-${crypto.randomUUID().slice(0, 8)}`,
-  ];
+    name: `e2e-restart-${crypto.randomUUID().slice(0, 8)}`,
+  });
   await Deno.mkdir(stateDir);
   let agent = spawnAgent(args, stateDir);
   const editSeen = async () =>
@@ -84,19 +81,13 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
     await waitFor("edit 0 serves", async () => (await editSeen())?.["x-edit"] === "0", 30000);
     const load = startLoad({ port, authorities: ["app.example.com"], concurrency: 8 });
     for (let i = 1; i <= 5; i++) {
-      agent.child.kill("SIGKILL");
-      await agent.child.status;
       // Edited while no agent runs: Envoy keeps serving the old config meanwhile.
-      await Deno.writeTextFile(join(config, "edited.yaml"), edited(i));
-      await new Promise((r) => setTimeout(r, 300));
-      agent = spawnAgent(args, stateDir);
-      await waitAgentReady(await agent.admin());
-      const rec = (await stateRecord<EnvoyRecord>(stateDir, "envoy"))!;
-      assert.equal(rec.pid, first.pid, `restart ${i}: the same Envoy was adopted`);
-      assert.deepEqual(
-        await processesNaming(join(stateDir, "bootstrap.json"), "envoy"),
-        [first.pid],
-        `restart ${i}: one Envoy process`,
+      agent = await killAndRestart(
+        agent,
+        args,
+        stateDir,
+        first.pid,
+        () => Deno.writeTextFile(join(config, "edited.yaml"), edited(i)),
       );
       await waitFor(
         `edit ${i} applies`,

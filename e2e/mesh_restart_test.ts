@@ -11,7 +11,14 @@ import { ensurePeer } from "../lib/peers/mod.ts";
 import type { EnvoyRecord } from "../agent/envoy/state.ts";
 import { closeEchos, startEchos, waitFor } from "./harness.ts";
 import { createPod, curlFrom, meshService, podObject, toYaml } from "./mesh_harness.ts";
-import { processesNaming, spawnAgent, stateRecord, waitAgentReady } from "./agent_process.ts";
+import {
+  agentArgs,
+  killAndRestart,
+  processesNaming,
+  spawnAgent,
+  stateRecord,
+  waitAgentReady,
+} from "./agent_process.ts";
 
 Deno.test("mesh: kill -9 of the node agent ×5 under a pod's load — Envoy adopted, 0 failed, edits apply", async () => {
   const envoy = await ensurePeer("envoy");
@@ -48,21 +55,7 @@ Deno.test("mesh: kill -9 of the node agent ×5 under a pod's load — Envoy adop
     toYaml(...meshService("web", "mesh", echos.web), podObject(pod, "team1", "client-1", nodeName)),
   );
   await Deno.writeTextFile(join(config, "route.yaml"), toYaml(route(0)));
-  const args = [
-    "node",
-    "--config",
-    config,
-    "--node-name",
-    nodeName,
-    "--envoy",
-    envoy,
-    "--admin-address",
-    "127.0.0.1:0",
-    "--xds-address",
-    "127.0.0.1:0",
-    "--dns-address",
-    "none",
-  ];
+  const args = agentArgs("node", { config, envoy, name: nodeName });
   let agent = spawnAgent(args, stateDir);
   const stopFile = join(dir, "stop-load");
   let loader: Deno.ChildProcess | undefined;
@@ -93,18 +86,12 @@ Deno.test("mesh: kill -9 of the node agent ×5 under a pod's load — Envoy adop
     }).spawn();
     await new Promise((r) => setTimeout(r, 1000));
     for (let i = 1; i <= 5; i++) {
-      agent.child.kill("SIGKILL");
-      await agent.child.status;
-      await Deno.writeTextFile(join(config, "route.yaml"), toYaml(route(i)));
-      await new Promise((r) => setTimeout(r, 300));
-      agent = spawnAgent(args, stateDir);
-      await waitAgentReady(await agent.admin());
-      const rec = (await stateRecord<EnvoyRecord>(stateDir, "envoy"))!;
-      assert.equal(rec.pid, first.pid, `restart ${i}: the same Envoy was adopted`);
-      assert.deepEqual(
-        await processesNaming(join(stateDir, "bootstrap.json"), "envoy"),
-        [first.pid],
-        `restart ${i}: one Envoy process`,
+      agent = await killAndRestart(
+        agent,
+        args,
+        stateDir,
+        first.pid,
+        () => Deno.writeTextFile(join(config, "route.yaml"), toYaml(route(i))),
       );
       await waitFor(
         `edit ${i} applies`,

@@ -36,6 +36,12 @@ export interface EnvoyProcessOptions {
   extraArgs?: string[];
   /** Restart Envoy when it exits unexpectedly (default true). */
   restart?: boolean;
+  /**
+   * Let Envoy outlive the agent (default true): its own session, a waiting `sh` as its parent.
+   * False (a temporary state directory nobody could adopt from): a plain child, which Envoy
+   * leaves when the agent dies.
+   */
+  outlive?: boolean;
 }
 
 /** The recorded Envoy of a state directory, if that very process is still running. */
@@ -140,19 +146,27 @@ export class EnvoyProcess {
     // it and outlives the agent.
     const pidFile = `${paths.envoy}.pid`;
     await Deno.remove(pidFile).catch(() => {});
-    const child = new Deno.Command("sh", {
-      args: [
-        "-c",
-        '"$0" "$@" & echo $! > "$AETHER_ENVOY_PID_FILE"; wait $!',
-        this.options.binary,
-        ...args,
-      ],
-      env: { AETHER_ENVOY_PID_FILE: pidFile },
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-      detached: true,
-    }).spawn();
+    const child = this.options.outlive === false
+      ? new Deno.Command(this.options.binary, {
+        args,
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).spawn()
+      : new Deno.Command("sh", {
+        args: [
+          "-c",
+          '"$0" "$@" & echo $! > "$AETHER_ENVOY_PID_FILE"; wait $!',
+          this.options.binary,
+          ...args,
+        ],
+        env: { AETHER_ENVOY_PID_FILE: pidFile },
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+        detached: true,
+      }).spawn();
+    if (this.options.outlive === false) await Deno.writeTextFile(pidFile, String(child.pid));
     this.#child = child;
     this.#pid = undefined;
     this.adopted = false;

@@ -130,3 +130,46 @@ export async function claimStateDir(
     },
   };
 }
+
+/** Prefix of the temporary state directories of agents run without `--state-dir`. */
+export const tempStatePrefix = "aether-state-";
+
+/**
+ * Removes temporary state directories (`aether-state-*` under `parent`) that a crashed agent left:
+ * its agent record names a process that is gone and no recorded Envoy runs; or it has no agent
+ * record and is older than `graceMs` (a directory being set up right now has none yet).
+ * Returns the paths removed.
+ */
+export async function cleanStaleStateDirs(
+  parent: string,
+  keep: string,
+  graceMs = 10 * 60_000,
+): Promise<string[]> {
+  const removed: string[] = [];
+  let entries: Deno.DirEntry[];
+  try {
+    entries = await Array.fromAsync(Deno.readDir(parent));
+  } catch {
+    return removed;
+  }
+  for (const e of entries) {
+    if (!e.isDirectory || !e.name.startsWith(tempStatePrefix)) continue;
+    const dir = join(parent, e.name);
+    if (dir === keep) continue;
+    const paths = statePaths(dir);
+    const agent = await readRecord<AgentRecord>(paths.agent);
+    const envoy = await readRecord<ProcessId>(paths.envoy);
+    let stale: boolean;
+    if (agent) {
+      stale = !await isSameProcess(agent) && !(envoy && await isSameProcess(envoy));
+    } else {
+      const info = await Deno.stat(dir).catch(() => undefined);
+      stale = !!info?.mtime && Date.now() - info.mtime.getTime() > graceMs &&
+        !(envoy && await isSameProcess(envoy));
+    }
+    if (stale) {
+      await Deno.remove(dir, { recursive: true }).then(() => removed.push(dir), () => {});
+    }
+  }
+  return removed;
+}
