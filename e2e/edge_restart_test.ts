@@ -1,8 +1,8 @@
 /**
  * Envoy outlives the agent: `kill -9` of the agent five times under load gives 0 failed requests;
  * each restarted agent adopts the running Envoy (one Envoy process throughout, same pid), and a
- * route edit made while the agent was down applies once it is back. `agent stop` then stops Envoy
- * and removes its records.
+ * route edit made while the agent was down applies once it is back. `agent stop --keep-envoy`
+ * leaves Envoy serving for the next agent; `agent stop` stops Envoy and removes its records.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -106,19 +106,32 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
     const log = await Deno.readTextFile(join(stateDir, "agent.log"));
     assert.equal(log.match(/adopted the running envoy/g)?.length, 5, "five adoptions logged");
 
+    const agentStop = (...extra: string[]) =>
+      new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          new URL("../agent/main.ts", import.meta.url).pathname,
+          "stop",
+          "--state-dir",
+          stateDir,
+          ...extra,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    // `agent stop --keep-envoy`: the agent exits, Envoy keeps serving; the next agent adopts it.
+    const kept = await agentStop("--keep-envoy");
+    assert.ok(kept.success, new TextDecoder().decode(kept.stderr));
+    await agent.child.status;
+    assert.deepEqual(await processesNaming(join(stateDir, "bootstrap.json"), "envoy"), [first.pid]);
+    assert.equal((await request({ port, authority: "app.example.com" })).status, 200);
+    agent = spawnAgent(args, stateDir);
+    await waitAgentReady(await agent.admin());
+    assert.equal((await stateRecord<EnvoyRecord>(stateDir, "envoy"))?.pid, first.pid);
+
     // `agent stop`: the agent and its Envoy stop, the records go.
-    const stop = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        new URL("../agent/main.ts", import.meta.url).pathname,
-        "stop",
-        "--state-dir",
-        stateDir,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const stop = await agentStop();
     assert.ok(stop.success, new TextDecoder().decode(stop.stderr));
     await agent.child.status;
     assert.deepEqual(await processesNaming(join(stateDir, "bootstrap.json")), [], "envoy stopped");
