@@ -2,7 +2,7 @@
  * Real Envoy 1.40, TLSRoute: Passthrough — two backends with their own certificates behind one
  * listener port, chosen by SNI, never decrypted at the edge (no HTTP connection manager, no
  * transport socket on the chain), an unknown SNI refused; Terminate — the client sees the
- * listener's certificate and the backend gets plaintext TCP.
+ * listener's certificate and the backend gets plaintext TCP; Mixed — both modes on one port.
  */
 import { assert, assertEquals } from "../lib/testing/assert.ts";
 import { freePort, gateway, gatewayClass, startEdge } from "./harness.ts";
@@ -20,7 +20,7 @@ type Chain = {
 Deno.test("edge e2e: TLSRoute passthrough by SNI and terminate on real Envoy", async (t) => {
   const certA = await makeCert(["a.example.com"]);
   const certB = await makeCert(["b.example.com"]);
-  const edgeCert = await makeCert(["t.example.com"]);
+  const edgeCert = await makeCert(["t.example.com", "m.example.com"]);
   const a = startLineServer("a", "127.0.0.1", certA);
   const b = startLineServer("b", "127.0.0.1", certB);
   const plain = startLineServer("plain");
@@ -34,6 +34,14 @@ Deno.test("edge e2e: TLSRoute passthrough by SNI and terminate on real Envoy", a
         port: passPort,
         hostname: "*.example.com",
         tls: { mode: "Passthrough" },
+      },
+      {
+        // Mixed termination: a Terminate listener on the Passthrough listener's port.
+        name: "mixed",
+        protocol: "TLS",
+        port: passPort,
+        hostname: "m.example.com",
+        tls: { mode: "Terminate", certificateRefs: [{ name: "edge-cert" }] },
       },
       {
         name: "term",
@@ -62,6 +70,11 @@ Deno.test("edge e2e: TLSRoute passthrough by SNI and terminate on real Envoy", a
       parentRefs: [{ name: "gw", sectionName: "pass" }],
       hostnames: ["b.example.com"],
       rules: [{ backendRefs: [{ name: "b", port: 8443 }] }],
+    }),
+    l4Route("TLSRoute", "mixed", {
+      parentRefs: [{ name: "gw", sectionName: "mixed" }],
+      hostnames: ["m.example.com"],
+      rules: [{ backendRefs: [{ name: "plain", port: 7000 }] }],
     }),
     l4Route("TLSRoute", "term", {
       parentRefs: [{ name: "gw", sectionName: "term" }],
@@ -95,13 +108,17 @@ Deno.test("edge e2e: TLSRoute passthrough by SNI and terminate on real Envoy", a
       const pass = listeners.find((l) => l.name === `127.0.0.1:${passPort}`)!.resource;
       const chains = pass.filter_chains as Chain[];
       assertEquals(
-        chains.map((c) => [c.filter_chain_match?.server_names, c.filters.map((f) => f.name)]),
+        chains.map((c) => [
+          c.filter_chain_match?.server_names,
+          c.filters.map((f) => f.name),
+          c.transport_socket === undefined ? "passthrough" : "terminate",
+        ]),
         [
-          [["a.example.com"], ["envoy.filters.network.tcp_proxy"]],
-          [["b.example.com"], ["envoy.filters.network.tcp_proxy"]],
+          [["m.example.com"], ["envoy.filters.network.tcp_proxy"], "terminate"],
+          [["a.example.com"], ["envoy.filters.network.tcp_proxy"], "passthrough"],
+          [["b.example.com"], ["envoy.filters.network.tcp_proxy"], "passthrough"],
         ],
       );
-      assert(chains.every((c) => c.transport_socket === undefined), "a chain terminates TLS");
       assertEquals(
         (pass.listener_filters as { name: string }[]).map((f) => f.name),
         ["envoy.filters.listener.tls_inspector"],
@@ -119,6 +136,13 @@ Deno.test("edge e2e: TLSRoute passthrough by SNI and terminate on real Envoy", a
         assertEquals(other.line, "");
       },
     );
+
+    await t.step("Mixed: Terminate and Passthrough listeners on one port", async () => {
+      const m = await tlsExchange(passPort, "m.example.com", ca, "ping\n");
+      assertEquals([m.cn, m.authorized, m.line], ["t.example.com", true, "plain ping\n"]);
+      const p = await tlsExchange(passPort, "a.example.com", ca, "ping\n");
+      assertEquals([p.cn, p.line], ["a.example.com", "a ping\n"]);
+    });
   } finally {
     await edge.close();
     for (const x of [a, b, plain]) await x.close();

@@ -62,7 +62,7 @@ function summary(kinds = ROUTE_KINDS) {
 
 Deno.test("gating: every L4 kind known (file mode) serves TCP and UDP listeners", () => {
   assert.deepEqual(summary(), {
-    features: ["TCPRoute", "TLSRoute", "TLSRouteModeTerminate", "UDPRoute"],
+    features: ["TCPRoute", "TLSRoute", "TLSRouteModeMixed", "TLSRouteModeTerminate", "UDPRoute"],
     accepted: ["tcp=True/Accepted", "udp=True/Accepted"],
     listeners: ["127.0.0.1:7000 TCP"],
     routeStatus: true,
@@ -72,7 +72,7 @@ Deno.test("gating: every L4 kind known (file mode) serves TCP and UDP listeners"
 Deno.test("gating: without the TCPRoute CRD, TCP listeners and TCPRoutes are not served", () => {
   const kinds = ROUTE_KINDS.filter((k) => k.kind !== "TCPRoute");
   assert.deepEqual(summary(kinds), {
-    features: ["TLSRoute", "TLSRouteModeTerminate", "UDPRoute"],
+    features: ["TLSRoute", "TLSRouteModeMixed", "TLSRouteModeTerminate", "UDPRoute"],
     accepted: ["tcp=False/UnsupportedProtocol", "udp=True/Accepted"],
     listeners: [],
     routeStatus: false,

@@ -17,6 +17,6 @@ export const TLS_ROUTE: RouteKindDef = {
   protocols: ["TLS"],
   chain: "tlsPassthrough",
   http2Backends: false,
-  features: ["TLSRoute", "TLSRouteModeTerminate"],
+  features: ["TLSRoute", "TLSRouteModeMixed", "TLSRouteModeTerminate"],
   convert: (backends, route, mesh) => convertL4Route(backends, "TLSRoute", "TCP", route, mesh),
 };
