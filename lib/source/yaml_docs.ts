@@ -10,7 +10,13 @@
 // @ts-types="@types/js-yaml"
 import { CORE_SCHEMA, load, YAMLException } from "js-yaml";
 import type { SourceObject, SourceProblem } from "./types.ts";
-import { defaultParseLimits, LimitError, measure, type ParseLimits } from "./yaml_limits.ts";
+import {
+  checkDepth,
+  defaultParseLimits,
+  LimitError,
+  measure,
+  type ParseLimits,
+} from "./yaml_limits.ts";
 import { hasContent, splitYamlDocuments } from "./yaml_split.ts";
 
 /** A problem of one document, before it is placed (document number, file line). */
@@ -87,10 +93,15 @@ export function parseDocument(text: string, limits: ParseLimits = defaultParseLi
   let value: unknown;
   try {
     value = load(text, { schema: CORE_SCHEMA });
-    const { shared } = measure(value, limits);
-    // Aliases make several places share one object; give each its own copy (bounded by the
-    // maxNodes check above) so nothing downstream sees one edit in two places.
-    if (shared) value = JSON.parse(JSON.stringify(value));
+    if (!text.includes("&")) {
+      // No anchor, so no alias: only the depth needs checking.
+      checkDepth(value, limits);
+    } else {
+      const { shared } = measure(value, limits);
+      // Aliases make several places share one object; give each its own copy (bounded by the
+      // maxNodes check above) so nothing downstream sees one edit in two places.
+      if (shared) value = JSON.parse(JSON.stringify(value));
+    }
   } catch (e) {
     if (e instanceof YAMLException) {
       return {

@@ -41,6 +41,22 @@ export interface Measure {
 }
 
 /**
+ * Checks only the depth of a document that has no aliases (its text has no anchor `&`, so every
+ * node is reached once and its size is its text's): a plain bounded walk, no memo.
+ */
+export function checkDepth(value: unknown, limits: ParseLimits): void {
+  const walk = (v: unknown, depth: number): void => {
+    if (typeof v !== "object" || v === null) return;
+    if (depth > limits.maxDepth) {
+      throw new LimitError(`nesting deeper than ${limits.maxDepth} levels`);
+    }
+    if (Array.isArray(v)) { for (const c of v) walk(c, depth + 1); }
+    else for (const k in v) walk((v as Record<string, unknown>)[k], depth + 1);
+  };
+  walk(value, 1);
+}
+
+/**
  * Counts the expanded nodes and checks the depth of a parsed document. Throws LimitError when
  * the depth passes `maxDepth` or the expanded size passes `maxNodes`.
  */
