@@ -19,6 +19,25 @@ export interface SourceFlags {
   kubeContext?: string;
   /** --in-cluster: read from the API server with the pod's service account. */
   inCluster?: boolean;
+  /** --gateway <namespace>/<name>: serve only this Gateway (a per-Gateway edge in a cluster). */
+  gateway?: string;
+}
+
+/** A source whose snapshots hold only Gateway `key` (`namespace/name`) of all Gateways. */
+export function onlyGateway(source: Source, key: string): Source {
+  const [namespace, name] = key.split("/");
+  return {
+    start: (onSnapshot) =>
+      source.start((s) =>
+        onSnapshot({
+          ...s,
+          objects: s.objects.filter((o) =>
+            o.kind !== "Gateway" || (o.metadata.namespace === namespace && o.metadata.name === name)
+          ),
+        })
+      ),
+    stop: () => source.stop(),
+  };
 }
 
 /** Kinds the node role reads: everything but Secrets (its identities come from SPIRE), plus its Pods. */
@@ -42,6 +61,12 @@ export function configSource(
   f: SourceFlags,
   ctx: { logger: Logger; metrics: Registry; nodeName?: string },
 ): Source {
+  if (f.gateway) {
+    if (!/^[^/]+\/[^/]+$/.test(f.gateway)) {
+      throw new Error(`--gateway must be <namespace>/<name>, got ${JSON.stringify(f.gateway)}`);
+    }
+    return onlyGateway(configSource({ ...f, gateway: undefined }, ctx), f.gateway);
+  }
   if (!f.kubeconfig && !f.inCluster) {
     return new FileSource({ path: f.config ?? ".", logger: ctx.logger.child("files") });
   }

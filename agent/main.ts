@@ -32,6 +32,7 @@ flags:
   --kubeconfig <file>      read Gateway API and core objects from this kubeconfig's API server
   --kube-context <name>    kubeconfig context (default: its current-context)
   --in-cluster             read from the API server with the pod's service account
+  --gateway <ns>/<name>    (standalone) serve only this Gateway: a per-Gateway edge in a cluster
   --envoy <path|auto|none> envoy to start (default auto: PATH, else the project's peer cache;
                            never downloads; 'deno task peers ensure envoy' installs it)
   --bind-address <ip>      address Gateway listeners bind (default ${standaloneDefaults.bindAddress})
@@ -65,6 +66,7 @@ async function main(args: string[]): Promise<number> {
       kubeconfig: { type: "string" },
       "kube-context": { type: "string" },
       "in-cluster": { type: "boolean" },
+      gateway: { type: "string" },
       envoy: { type: "string", default: standaloneDefaults.envoy },
       "bind-address": { type: "string", default: standaloneDefaults.bindAddress },
       "usable-address": { type: "string", multiple: true },
@@ -94,6 +96,7 @@ async function main(args: string[]): Promise<number> {
     kubeconfig: values.kubeconfig,
     kubeContext: values["kube-context"],
     inCluster: values["in-cluster"],
+    gateway: values.gateway,
   };
   const flagsError = sourceFlagsError(sourceFlags);
   if (flagsError) {

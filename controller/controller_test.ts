@@ -11,6 +11,7 @@ import { ensurePeer } from "../lib/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { installCrds, type Kube, startKube } from "../e2e/peers/kube.ts";
+import { waitFor } from "../e2e/peers/proc.ts";
 import { type Controller, controllerDefaults, runController } from "./run.ts";
 
 const GW = "/apis/gateway.networking.k8s.io/v1";
@@ -24,15 +25,9 @@ async function must(kube: Kube, method: string, path: string, body?: unknown): P
   return res.json;
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+/** Waits until `f` gives a truthy value (errors count as not yet). */
+const until = <T>(what: string, f: () => Promise<T | undefined | false>, ms = 60_000) =>
+  waitFor(what, async () => (await f()) || undefined, ms) as Promise<T>;
 
 const cond = (conds: Any[] | undefined, type: string) => conds?.find((c) => c.type === type);
 

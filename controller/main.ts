@@ -34,6 +34,10 @@ flags:
   --status-qps <n>             status writes per second, sustained (default ${d.statusQps})
   --status-burst <n>           status writes at once (default ${d.statusBurst})
   --admin-address <h:p>        /healthz /readyz /status /metrics (default 127.0.0.1:15010)
+  --edge-namespace <ns>        run each Gateway's edge (Deployment + LoadBalancer Service) here;
+                               Gateway addresses then come from the Service (default: no edges)
+  --edge-image <ref>           image of the edge pods (default aether.local/aether:dev)
+  --edge-service-account <sa>  ServiceAccount of the edge pods (default aether-edge)
 `;
 
 function seconds(flag: string, v: string | undefined, dflt: number): number {
@@ -69,6 +73,9 @@ async function main(args: string[]): Promise<number> {
       "status-qps": { type: "string" },
       "status-burst": { type: "string" },
       "admin-address": { type: "string", default: "127.0.0.1:15010" },
+      "edge-namespace": { type: "string" },
+      "edge-image": { type: "string", default: "aether.local/aether:dev" },
+      "edge-service-account": { type: "string", default: "aether-edge" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -110,6 +117,15 @@ async function main(args: string[]): Promise<number> {
     statusBurst: positive("status-burst", values["status-burst"], d.statusBurst),
     logger,
     metrics,
+    ...(values["edge-namespace"]
+      ? {
+        edge: {
+          namespace: values["edge-namespace"],
+          image: values["edge-image"]!,
+          serviceAccount: values["edge-service-account"]!,
+        },
+      }
+      : {}),
   });
   const [hostname, port] = values["admin-address"]!.split(/:(?=\d+$)/);
   const admin = Deno.serve({ hostname, port: Number(port), onListen: () => {} }, (req) => {

@@ -16,6 +16,8 @@ import {
 import { type KubeClient, KubeSource, LeaderElector } from "../lib/kube/mod.ts";
 import type { SourceSnapshot } from "../lib/source/types.ts";
 import { planStatus } from "./status_plan.ts";
+import { EdgeReconciler } from "./edge_reconcile.ts";
+import type { EdgeOptions } from "./edge.ts";
 import { StatusWriter } from "./status_writer.ts";
 
 /** Options of the controller (flag names in docs/kubernetes.md). */
@@ -42,6 +44,11 @@ export interface ControllerOptions {
   metrics?: Registry;
   /** Clock for condition transition times (default: wall clock). */
   now?: () => Date;
+  /**
+   * --edge-namespace / --edge-image: run each Gateway's edge (Deployment + LoadBalancer Service)
+   * and take its addresses from the Service. Unset: no edges, addresses from --gateway-address.
+   */
+  edge?: EdgeOptions;
 }
 
 /** Defaults of every option but the client and identity. */
@@ -92,6 +99,15 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     "aether_controller_resolve_seconds",
     "Time to resolve a snapshot and plan its status.",
   );
+  const edges = opts.edge
+    ? new EdgeReconciler({
+      client: opts.client,
+      options: opts.edge,
+      logger: logger.child("edge"),
+      metrics,
+      isLeader: () => elector?.isLeader ?? false,
+    })
+    : undefined;
   let last: SourceSnapshot | undefined;
   let served: { kinds?: readonly string[]; options: ResolveOptions } | undefined;
   const apply = (snap: SourceSnapshot) => {
@@ -107,12 +123,15 @@ export async function runController(opts: ControllerOptions): Promise<Controller
             meshControllerName: opts.meshControllerName,
             bindAddress: opts.gatewayAddress,
             routeKinds: servedRouteKinds(snap.kinds),
+            // With edges, the LoadBalancer decides which addresses are usable.
+            ...(opts.edge ? { usableAddresses: ["0.0.0.0/0"] } : {}),
           },
         };
       }
       const result = resolve(snap.objects, { ...served.options, admitted: snap.admitted });
       const now = iso(opts.now?.() ?? new Date());
-      writer.offer(planStatus(snap.objects, result.statuses, now, isOurs));
+      const statuses = edges ? edges.reconcile(snap.objects, result.statuses) : result.statuses;
+      writer.offer(planStatus(snap.objects, statuses, now, isOurs));
     } catch (e) {
       logger.error("resolve failed; status not updated for this snapshot", {
         revision: snap.revision,
@@ -136,6 +155,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       if (!leader) return;
       // A new term: plan against what the server holds now, not what an earlier term wrote.
       writer.reset();
+      edges?.reset();
       if (last) apply(last);
     },
   });
@@ -154,6 +174,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     }),
     close: async ({ abandon = false } = {}) => {
       await writer.stop();
+      await edges?.stop();
       await elector!.stop(!abandon);
       await source.stop();
     },

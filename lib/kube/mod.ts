@@ -22,3 +22,4 @@ export { KIND_SPECS, type KindSpec, kindSpec, objectPath } from "./kinds.ts";
 export { type Backoff, Reflector } from "./reflector.ts";
 export { LeaderElector, type LeaseOptions, microTime } from "./lease.ts";
 export { type PatchResult, patchStatus, type StatusTarget } from "./status_patch.ts";
+export { applyObject, deleteObject, type Manifest, OWNED_KINDS } from "./apply.ts";

@@ -1,0 +1,154 @@
+/**
+ * The edge data plane of one Gateway in a cluster (pure): a Deployment running `agent standalone`
+ * for that Gateway only (with Envoy), and a Service of type LoadBalancer exposing its listener
+ * ports. Whatever LoadBalancer implementation the cluster has (MetalLB, a cloud's) fills the
+ * Service's `status.loadBalancer.ingress`; those addresses become the Gateway's
+ * `status.addresses`. Both objects live in the controller's namespace (one ServiceAccount, one
+ * RBAC grant for every edge), named after the Gateway and labelled with it.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { Manifest } from "../lib/kube/mod.ts";
+import type { SourceObject } from "../lib/source/types.ts";
+
+/** Where and how edges run. */
+export interface EdgeOptions {
+  /** Namespace of the edge Deployments and Services (the controller's). */
+  namespace: string;
+  /** aether's image. */
+  image: string;
+  /** ServiceAccount of the edge pods (lists/watches what `agent standalone` reads). */
+  serviceAccount: string;
+  pullPolicy?: string;
+}
+
+/** Label naming the Gateway an edge object belongs to (`<namespace>.<name>`). */
+export const GATEWAY_LABEL = "gateway.aether.io/gateway";
+
+/** The edge objects' name for a Gateway: DNS-label safe, at most 63 characters. */
+export function edgeName(namespace: string, name: string): string {
+  const base = `aether-edge-${namespace}-${name}`;
+  if (base.length <= 63) return base;
+  const hash = createHash("sha256").update(`${namespace}/${name}`).digest("hex").slice(0, 8);
+  return `${base.slice(0, 54).replace(/-+$/, "")}-${hash}`;
+}
+
+type Listener = { name: string; port: number; protocol: string };
+
+/** The Deployment and Service of one Gateway's edge. */
+export function edgeResources(gateway: SourceObject, o: EdgeOptions): Manifest[] {
+  const ns = gateway.metadata.namespace ?? "default", gw = gateway.metadata.name;
+  const name = edgeName(ns, gw);
+  const labels = { "app.kubernetes.io/name": "aether-edge", [GATEWAY_LABEL]: `${ns}.${gw}` };
+  const listeners = (gateway.spec as { listeners?: Listener[] })?.listeners ?? [];
+  const ports = [...new Map(listeners.map((l) => [l.port, l])).values()]
+    .sort((a, b) => a.port - b.port)
+    .map((l) => ({
+      name: `p${l.port}`,
+      port: l.port,
+      targetPort: l.port,
+      protocol: l.protocol === "UDP" ? "UDP" : "TCP",
+    }));
+  const addresses = ((gateway.spec as { addresses?: { type?: string; value?: string }[] })
+    ?.addresses ?? []).filter((a) => (a.type ?? "IPAddress") === "IPAddress" && a.value)
+    .map((a) => a.value!);
+  return [
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name, namespace: o.namespace, labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: o.serviceAccount,
+            containers: [{
+              name: "edge",
+              image: o.image,
+              imagePullPolicy: o.pullPolicy ?? "IfNotPresent",
+              args: [
+                "agent/main.ts",
+                "standalone",
+                "--in-cluster",
+                `--gateway=${ns}/${gw}`,
+                "--bind-address=$(POD_IP)",
+                "--admin-address=$(POD_IP):15000",
+                "--dns-address=none",
+                "--envoy=auto",
+              ],
+              env: [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }],
+              ports: ports.map((p) => ({ containerPort: p.port, protocol: p.protocol })),
+              readinessProbe: { httpGet: { path: "/readyz", port: 15000 } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                capabilities: { drop: ["ALL"], add: ["NET_BIND_SERVICE"] },
+              },
+            }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: {
+        name,
+        namespace: o.namespace,
+        labels,
+        // spec.addresses honoured the way MetalLB reads it.
+        ...(addresses.length
+          ? { annotations: { "metallb.io/loadBalancerIPs": addresses.join(",") } }
+          : {}),
+      },
+      spec: {
+        type: "LoadBalancer",
+        selector: labels,
+        ports,
+        externalTrafficPolicy: "Local",
+      },
+    },
+  ];
+}
+
+/** The addresses a LoadBalancer implementation gave an edge Service (empty: none yet). */
+export function loadBalancerAddresses(service: SourceObject | undefined): string[] {
+  const ingress =
+    (service?.status as { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } })
+      ?.loadBalancer?.ingress ?? [];
+  return ingress.map((i) => i.ip ?? i.hostname ?? "").filter(Boolean);
+}
+
+type Cond = { type: string; status: string; reason: string; message: string; [k: string]: unknown };
+
+/**
+ * A Gateway status with the edge's addresses: `status.addresses` from the LoadBalancer; while it
+ * has none, Programmed=False AddressNotAssigned (pure; other conditions as resolve computed them).
+ */
+export function withEdgeAddresses(status: unknown, addresses: string[], service: string): unknown {
+  const s = status as { addresses?: unknown; conditions?: Cond[] };
+  if (addresses.length > 0) {
+    return {
+      ...s,
+      addresses: addresses.map((value) => ({
+        type: /^[\d.:a-fA-F]+$/.test(value) ? "IPAddress" : "Hostname",
+        value,
+      })),
+    };
+  }
+  return {
+    ...s,
+    addresses: [],
+    conditions: (s.conditions ?? []).map((c) =>
+      c.type === "Programmed" && c.status === "True"
+        ? {
+          ...c,
+          status: "False",
+          reason: "AddressNotAssigned",
+          message: `waiting for the LoadBalancer Service ${service} to get an address`,
+        }
+        : c
+    ),
+  };
+}

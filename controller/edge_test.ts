@@ -1,0 +1,149 @@
+/**
+ * Per-Gateway edges against a real kube-apiserver: the controller applies a Deployment (the edge
+ * agent for that Gateway only) and a LoadBalancer Service (its listener ports, spec.addresses as
+ * MetalLB's annotation); until the Service has an address the Gateway is Programmed=False
+ * AddressNotAssigned; the address the LoadBalancer writes into the Service status becomes the
+ * Gateway's status.addresses; deleting the Gateway deletes its edge. (No LoadBalancer
+ * implementation runs here: the test writes the Service status as one would.)
+ */
+import { join } from "node:path";
+import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { ensurePeer } from "../lib/peers/mod.ts";
+import { Logger } from "../lib/log/mod.ts";
+import { KubeClient } from "../lib/kube/mod.ts";
+import { MemorySource } from "../lib/source/memory.ts";
+import type { SourceSnapshot } from "../lib/source/types.ts";
+import { onlyGateway } from "../agent/config_source.ts";
+import { installCrds, type Kube, startKube } from "../e2e/peers/kube.ts";
+import { waitFor } from "../e2e/peers/proc.ts";
+import { controllerDefaults, runController } from "./run.ts";
+import { edgeName } from "./edge.ts";
+
+// deno-lint-ignore no-explicit-any
+type Any = any;
+const cond = (conds: Any[] | undefined, type: string) => conds?.find((c) => c.type === type);
+
+/** Waits until `f` gives a truthy value (errors count as not yet). */
+const until = <T>(what: string, f: () => Promise<T | undefined | false>, ms = 60_000) =>
+  waitFor(what, async () => (await f()) || undefined, ms) as Promise<T>;
+
+Deno.test("edge names: DNS-label safe, at most 63 characters, distinct", () => {
+  assertEquals(edgeName("default", "gw"), "aether-edge-default-gw");
+  const long = edgeName("a".repeat(60), "b".repeat(60));
+  assert(long.length <= 63 && /^[a-z0-9-]+[a-z0-9]$/.test(long), long);
+  assert(long !== edgeName("a".repeat(60), "b".repeat(59)));
+});
+
+Deno.test("agent --gateway: snapshots hold only that Gateway", async () => {
+  const gw = (namespace: string, name: string) => ({
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { namespace, name },
+    spec: {},
+  });
+  const seen: SourceSnapshot[] = [];
+  const source = onlyGateway(new MemorySource([gw("a", "x"), gw("a", "y"), gw("b", "x")]), "a/x");
+  await source.start((s) => seen.push(s));
+  await source.stop();
+  assertEquals(seen[0].objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`), ["a/x"]);
+});
+
+Deno.test("controller: one edge per Gateway; its LoadBalancer address is the Gateway's", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "aether-edge-" });
+  const kube: Kube = await startKube(dir);
+  const logs: string[] = [];
+  let controller;
+  try {
+    await installCrds(kube, join(await ensurePeer("gateway-api-crds"), "standard"));
+    const post = async (path: string, body: unknown) => {
+      const r = await kube.request("POST", path, body);
+      assertEquals(r.status, 201, JSON.stringify(r.json));
+    };
+    await post("/api/v1/namespaces", { metadata: { name: "aether-system" } });
+    const GW = "/apis/gateway.networking.k8s.io/v1";
+    await post(`${GW}/gatewayclasses`, {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "GatewayClass",
+      metadata: { name: "aether" },
+      spec: { controllerName: "gateway.aether.io/edge" },
+    });
+    await post(`${GW}/namespaces/default/gateways`, {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "Gateway",
+      metadata: { name: "gw" },
+      spec: {
+        gatewayClassName: "aether",
+        addresses: [{ type: "IPAddress", value: "10.216.0.7" }],
+        listeners: [
+          { name: "http", port: 80, protocol: "HTTP" },
+          { name: "alt", port: 8080, protocol: "HTTP" },
+        ],
+      },
+    });
+    controller = await runController({
+      ...controllerDefaults,
+      client: new KubeClient({ kubeconfig: kube.kubeconfig }),
+      identity: "edge-test",
+      leaseNamespace: "aether-system",
+      retryPeriodMs: 500,
+      logger: new Logger("controller", (l) => logs.push(l), "info"),
+      edge: {
+        namespace: "aether-system",
+        image: "aether.local/aether:dev",
+        serviceAccount: "aether-edge",
+      },
+    });
+    const name = "aether-edge-default-gw";
+    const get = (path: string) => kube.request("GET", path);
+    const deployPath = `/apis/apps/v1/namespaces/aether-system/deployments/${name}`;
+    const svcPath = `/api/v1/namespaces/aether-system/services/${name}`;
+    const gwPath = `${GW}/namespaces/default/gateways/gw`;
+
+    const deploy = await until("edge Deployment", async () => {
+      const r = await get(deployPath);
+      return r.status === 200 ? r.json : undefined;
+    });
+    const args: string[] = deploy.spec.template.spec.containers[0].args;
+    assert(args.includes("--gateway=default/gw") && args.includes("standalone"), args.join(" "));
+    assertEquals(deploy.spec.template.spec.serviceAccountName, "aether-edge");
+    const svc = await until("edge Service", async () => {
+      const r = await get(svcPath);
+      return r.status === 200 ? r.json : undefined;
+    });
+    assertEquals(svc.spec.type, "LoadBalancer");
+    assertEquals(svc.spec.ports.map((p: Any) => p.port), [80, 8080]);
+    assertEquals(svc.metadata.annotations["metallb.io/loadBalancerIPs"], "10.216.0.7");
+
+    const pending = await until("Gateway waits for an address", async () => {
+      const s = (await get(gwPath)).json.status;
+      return cond(s?.conditions, "Programmed")?.reason === "AddressNotAssigned" ? s : undefined;
+    });
+    assertEquals(pending.addresses ?? [], []);
+    assertEquals(cond(pending.conditions, "Accepted").status, "True");
+
+    // What the LoadBalancer implementation does: write the Service's ingress.
+    const lb = await kube.request("PATCH", `${svcPath}/status`, {
+      status: { loadBalancer: { ingress: [{ ip: "10.216.0.7", ipMode: "VIP" }] } },
+    });
+    assertEquals(lb.status, 200, JSON.stringify(lb.json));
+    const ready = await until("Gateway address from the LoadBalancer", async () => {
+      const s = (await get(gwPath)).json.status;
+      return cond(s?.conditions, "Programmed")?.status === "True" ? s : undefined;
+    });
+    assertEquals(ready.addresses, [{ type: "IPAddress", value: "10.216.0.7" }]);
+
+    const del = await kube.request("DELETE", gwPath);
+    assertEquals(del.status, 200);
+    await until(
+      "edge deleted",
+      async () => (await get(deployPath)).status === 404 && (await get(svcPath)).status === 404,
+    );
+  } catch (e) {
+    console.error(logs.slice(-30).join("\n"));
+    throw e;
+  } finally {
+    await controller?.close();
+    await kube.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
