@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
+import type { MeshIR } from "../../lib/ir/mesh.ts";
+import {
+  identityScheme,
+  plaintextServices,
+  podIdentities,
+  spiffeIdOf,
+  wantedIdentities,
+  withIdentities,
+} from "./mesh_identity.ts";
+
+const pod = (ns: string, name: string, sa: string | undefined, ip?: string, phase = "Running") =>
+  ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { namespace: ns, name },
+    spec: { nodeName: "n", ...(sa ? { serviceAccountName: sa } : {}) },
+    status: { phase, ...(ip ? { podIP: ip } : {}) },
+  }) as unknown as KubeObject;
+
+Deno.test("identityScheme: default template, custom template, bad ones refused", () => {
+  const s = identityScheme("td.test");
+  assert.equal(spiffeIdOf(s, "a", "client"), "spiffe://td.test/ns/a/sa/client");
+  const c = identityScheme("td.test", "spiffe://{td}/k8s/{ns}/{sa}");
+  assert.equal(spiffeIdOf(c, "a", "b"), "spiffe://td.test/k8s/a/b");
+  assert.throws(() => identityScheme("TD"), /trust domain/);
+  assert.throws(() => identityScheme("td.test", "spiffe://{td}/ns/{ns}"), /\{sa\}/);
+  assert.throws(() => identityScheme("td.test", "spiffe://other/{ns}/{sa}"), /trust domain/);
+});
+
+Deno.test("podIdentities: by pod IP, default service account, finished pods left out", () => {
+  const s = identityScheme("td.test");
+  const ids = podIdentities([
+    pod("a", "p1", "client", "10.0.0.1"),
+    pod("b", "p2", undefined, "10.0.0.2"),
+    pod("b", "p3", "x", "10.0.0.3", "Succeeded"),
+    pod("b", "p4", "x"),
+  ], s);
+  assert.deepEqual([...ids], [
+    ["10.0.0.1", "spiffe://td.test/ns/a/sa/client"],
+    ["10.0.0.2", "spiffe://td.test/ns/b/sa/default"],
+  ]);
+});
+
+Deno.test("wantedIdentities: one per service account, with k8s selectors", () => {
+  const s = identityScheme("td.test");
+  const w = wantedIdentities([
+    { namespace: "a", name: "p1", netnsPath: "/x", serviceAccount: "client" },
+    { namespace: "a", name: "p2", netnsPath: "/y", serviceAccount: "client" },
+    { namespace: "b", name: "p3", netnsPath: "/z" },
+  ], s);
+  assert.deepEqual(w, [
+    {
+      spiffeId: "spiffe://td.test/ns/a/sa/client",
+      selectors: [{ type: "k8s", value: "ns:a" }, { type: "k8s", value: "sa:client" }],
+    },
+    {
+      spiffeId: "spiffe://td.test/ns/b/sa/default",
+      selectors: [{ type: "k8s", value: "ns:b" }, { type: "k8s", value: "sa:default" }],
+    },
+  ]);
+});
+
+Deno.test("withIdentities: endpoint identities, sorted identity list, plaintext opt-in", () => {
+  const mesh: MeshIR = {
+    services: [],
+    clusters: [{
+      name: "b.aether.internal",
+      service: "b/b",
+      port: 8080,
+      protocol: "http1",
+      endpoints: [{ address: "10.0.0.2", port: 9090 }, { address: "10.0.0.1", port: 9090 }, {
+        address: "192.0.2.1",
+        port: 80,
+      }],
+    }],
+  };
+  const ids = new Map([["10.0.0.1", "spiffe://t/ns/b/sa/z"], ["10.0.0.2", "spiffe://t/ns/b/sa/a"]]);
+  const svc = {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { namespace: "b", name: "b", annotations: { "aether.io/mesh-plaintext": "allow" } },
+  } as unknown as KubeObject;
+  const out = withIdentities(mesh, ids, plaintextServices([svc]));
+  const c = out.clusters[0];
+  assert.deepEqual(c.identities, ["spiffe://t/ns/b/sa/a", "spiffe://t/ns/b/sa/z"]);
+  assert.equal(c.endpoints[0].identity, "spiffe://t/ns/b/sa/a");
+  assert.equal(c.endpoints[2].identity, undefined);
+  assert.equal(c.plaintextAllowed, true);
+  assert.equal(mesh.clusters[0].endpoints[0].identity, undefined, "input not mutated");
+  assert.equal(withIdentities(mesh, ids, new Set()).clusters[0].plaintextAllowed, undefined);
+});
