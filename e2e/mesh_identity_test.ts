@@ -36,7 +36,7 @@ async function curlIn(pod: NetPod, args: string[]) {
 }
 
 Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusals", async (t) => {
-  const spire = await startSpire();
+  const spire = await startSpire({ upstreamCa: true });
   const net = await createPodNetwork();
   const procs: Proc[] = [];
   const dir = await Deno.makeTempDir({ prefix: "aether-identity-" });
@@ -225,6 +225,28 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
         assert.notEqual(none.code, 0, `no client certificate got in: ${none.stdout}`);
       },
     );
+
+    await t.step("a certificate of the trust domain with two URI SANs is refused", async () => {
+      // Minted with the trust domain's root (SPIRE never issues such a certificate).
+      const one = await spire.mint("one", [clientId]);
+      const okOne = await curlIn(a, ["-k", "--cert", one.cert, "--key", one.key, ...tlsTo(b)]);
+      assert.equal(okOne.code, 0, okOne.stderr);
+      assert.match(JSON.parse(okOne.stdout).headers["x-forwarded-client-cert"], xfcc);
+      const two = await spire.mint("two", [clientId, `spiffe://${td}/ns/kube-system/sa/admin`]);
+      const r = await curlIn(a, [
+        "-k",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "--cert",
+        two.cert,
+        "--key",
+        two.key,
+        ...tlsTo(b),
+      ]);
+      assert.equal(r.stdout, "403", `two URI SANs: ${r.stdout} ${r.stderr}`);
+    });
 
     await t.step("edge → pod over mTLS: the backend sees the edge's own identity", async () => {
       const port = freePort();

@@ -15,6 +15,11 @@ export interface SpireOptions {
   trustDomain?: string;
   /** Default X.509-SVID TTL, e.g. "1h" or "120s" (rotation at half-life). */
   svidTtl?: string;
+  /**
+   * Root the trust domain in a CA made here (SPIRE's `disk` UpstreamAuthority), so a test can
+   * mint certificates SPIRE would never issue (see {@link Spire.mint}).
+   */
+  upstreamCa?: boolean;
 }
 
 /** A running SPIRE pair. */
@@ -36,11 +41,57 @@ export interface Spire {
   stopAgent(): Promise<void>;
   /** Starts the SPIRE agent again (same data dir, so it keeps its node identity). */
   startAgent(): Promise<void>;
+  /**
+   * With `upstreamCa`: a leaf certificate signed by the trust domain's root with these URI SANs;
+   * returns its PEM file paths.
+   */
+  mint(name: string, uris: string[]): Promise<{ cert: string; key: string }>;
   /** Stops both and removes the dir. */
   stop(): Promise<void>;
 }
 
-function serverConf(dir: string, port: number, td: string, ttl: string): string {
+async function openssl(dir: string, args: string[]): Promise<void> {
+  const r = await exec(await ensurePeer("openssl"), args, dir);
+  if (r.code !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
+}
+
+/** A CA for the trust domain (basic constraints CA, URI SAN of the trust domain). */
+async function makeCa(dir: string, td: string): Promise<void> {
+  await openssl(dir, [
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=aether test upstream CA",
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+    "-addext",
+    `subjectAltName=URI:spiffe://${td}`,
+  ]);
+}
+
+function serverConf(dir: string, port: number, td: string, ttl: string, ca: boolean): string {
+  const upstream = ca
+    ? `  UpstreamAuthority "disk" {
+    plugin_data {
+      cert_file_path = "${join(dir, "ca.pem")}"
+      key_file_path = "${join(dir, "ca.key")}"
+    }
+  }
+`
+    : "";
   return `server {
   bind_address = "127.0.0.1"
   bind_port = "${port}"
@@ -63,7 +114,7 @@ plugins {
   KeyManager "memory" {
     plugin_data {}
   }
-}
+${upstream}}
 `;
 }
 
@@ -108,9 +159,10 @@ export async function startSpire(opts: SpireOptions = {}): Promise<Spire> {
   const procs: Proc[] = [];
   const port = freePort();
   const agentId = `spiffe://${td}/ns/aether-system/sa/aether-agent`;
+  if (opts.upstreamCa) await makeCa(dir, td);
   await Deno.writeTextFile(
     join(dir, "server.conf"),
-    serverConf(dir, port, td, opts.svidTtl ?? "1h"),
+    serverConf(dir, port, td, opts.svidTtl ?? "1h", opts.upstreamCa ?? false),
   );
   await Deno.writeTextFile(join(dir, "agent.conf"), agentConf(dir, port, td, agentId));
   const sock = ["-socketPath", join(dir, "server.sock")];
@@ -195,6 +247,48 @@ export async function startSpire(opts: SpireOptions = {}): Promise<Spire> {
     },
     stopAgent,
     startAgent,
+    mint: async (name, uris) => {
+      if (!opts.upstreamCa) throw new Error("mint needs startSpire({ upstreamCa: true })");
+      await Deno.writeTextFile(
+        join(dir, `${name}.ext`),
+        `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n` +
+          `extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=${
+            uris.map((u) => `URI:${u}`).join(",")
+          }\n`,
+      );
+      await openssl(dir, [
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        `${name}.key`,
+        "-out",
+        `${name}.csr`,
+        "-subj",
+        `/CN=${name}`,
+      ]);
+      await openssl(dir, [
+        "x509",
+        "-req",
+        "-in",
+        `${name}.csr`,
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        `${name}.pem`,
+        "-days",
+        "1",
+        "-extfile",
+        `${name}.ext`,
+      ]);
+      return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
+    },
     stop,
   };
 }
