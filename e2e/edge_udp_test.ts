@@ -1,7 +1,8 @@
 /**
  * Real Envoy 1.40, UDPRoute: real DNS queries (dig) through a UDP listener to two real unbound
- * resolvers on loopback ports, weighted 80/20 (each dig query is a session of its own); garbage
- * datagrams sent meanwhile do not disturb the queries.
+ * resolvers on loopback ports, weighted 80/20 (each dig query is a session of its own); one source
+ * address:port keeps its resolver (udp_proxy session affinity); garbage datagrams sent meanwhile
+ * do not disturb the queries.
  */
 import dgram from "node:dgram";
 import { assert, assertEquals } from "../lib/testing/assert.ts";
@@ -54,6 +55,36 @@ async function garbage(port: number, n: number): Promise<void> {
   }
 }
 
+/** A DNS query for who.l4.test A with id `id`. */
+function whoQuery(id: number): Uint8Array {
+  const name = ["who", "l4", "test"].flatMap((l) => [l.length, ...new TextEncoder().encode(l)]);
+  return new Uint8Array([id >> 8, id & 255, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, ...name, 0, 0, 1, 0, 1]);
+}
+
+/** Sends `n` queries from one socket (one source port: one session); the A answers seen. */
+async function sameSourceAnswers(port: number, n: number): Promise<string[]> {
+  const s = dgram.createSocket("udp4");
+  const answers: string[] = [];
+  try {
+    await new Promise<void>((r) => s.bind(0, "127.0.0.1", () => r()));
+    for (let i = 0; i < n; i++) {
+      const reply = new Promise<Uint8Array>((res, rej) => {
+        const timer = setTimeout(() => rej(new Error(`query ${i}: no answer`)), 5000);
+        s.once("message", (m: Uint8Array) => {
+          clearTimeout(timer);
+          res(new Uint8Array(m));
+        });
+      });
+      s.send(whoQuery(i + 1), port, "127.0.0.1");
+      const m = await reply;
+      answers.push([...m.subarray(m.length - 4)].join("."));
+    }
+  } finally {
+    s.close();
+  }
+  return answers;
+}
+
 Deno.test("edge e2e: UDPRoute with dig to two unbound resolvers on real Envoy", async (t) => {
   const one = await resolver("192.0.2.1"), two = await resolver("192.0.2.2");
   const port = await freePort();
@@ -89,6 +120,18 @@ Deno.test("edge e2e: UDPRoute with dig to two unbound resolvers on real Envoy", 
       const p1 = (counts.get("192.0.2.1")! / n) * 100;
       assert(Math.abs(p1 - 80) <= 5, `resolver one answered ${p1}%, want 80 ± 5`);
     });
+
+    await t.step(
+      "one source address:port is one session: every datagram, one resolver",
+      async () => {
+        for (let k = 0; k < 3; k++) {
+          const answers = await sameSourceAnswers(port, 20);
+          assertEquals(answers.length, 20);
+          assertEquals(new Set(answers).size, 1, `answers of one source: ${answers}`);
+          assert(["192.0.2.1", "192.0.2.2"].includes(answers[0]), answers[0]);
+        }
+      },
+    );
 
     await t.step("garbage datagrams do not disturb the queries", async () => {
       const n = 200;
