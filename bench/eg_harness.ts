@@ -48,6 +48,7 @@ export async function ensureEgHarness(): Promise<string> {
         "-c",
         // As the egctl peer is built, so the packages it compiled are reused from Go's cache.
         "-trimpath",
+        "-vet=off",
         "-o",
         bin,
         "./internal/aetherbench",
