@@ -71,3 +71,25 @@ Deno.test("incremental node translation equals a full translation after every ch
   }
   assert.ok(incremental > 0, "some nodes were re-translated in part");
 });
+
+Deno.test("an endpoint change gives every node holding the cluster the same CLA object", () => {
+  const ns = new NodeSnapshots({ cache: new SnapshotCache() });
+  ns.setMesh(meshOf([]));
+  const deps = [`svc-1.${domain}`, `svc-2.${domain}`];
+  for (const n of ["a", "b"]) {
+    ns.setView({
+      nodeId: n,
+      pods: [{ namespace: `ns-${n}`, name: "p", netnsPath: "" }],
+      dependencies: deps,
+    });
+  }
+  const before = ns.resources("a")!;
+  assert.deepEqual(ns.setMesh(meshOf([{ endpoint: 1, endpointVersion: 7 }])), ["a", "b"]);
+  const cla = (n: string) => ns.resources(n)!.endpoints.find((e) => e.name === `svc-1.${domain}`);
+  assert.ok(cla("a"));
+  assert.equal(cla("a"), cla("b"), "one object, encoded once");
+  assert.notDeepEqual(cla("a"), before.endpoints.find((e) => e.name === `svc-1.${domain}`));
+  // The untouched service keeps its very object.
+  const other = (r: typeof before) => r.endpoints.find((e) => e.name === `svc-2.${domain}`);
+  assert.equal(other(ns.resources("a")!), other(before));
+});
