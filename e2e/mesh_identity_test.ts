@@ -128,6 +128,11 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
         new RegExp(`^By=${expectBy};Hash=[0-9a-f]+;URI=${clientId}$`),
       );
       assert.equal(headers["x-consumer"], "a");
+      // /status lists the node's identities and whether SPIRE is reachable.
+      const st = await (await fetch(`http://${n.admin.address}/status`)).json();
+      assert.equal(st.identity.spireConnected, true);
+      assert.deepEqual(st.identity.trustDomains, [td]);
+      assert.ok(st.identity.svids.some((v: { spiffeId: string }) => v.spiffeId === clientId));
     });
 
     await t.step("weights over mTLS: both backends answer", async () => {

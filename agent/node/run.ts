@@ -160,6 +160,18 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     status: () => ({
       config: { ...status, dependencies: snapshots.dependencies(opts.nodeName) ?? [] },
       staleFiles,
+      ...(identities
+        ? {
+          identity: {
+            spireConnected: identities.connected,
+            trustDomains: identities.bundles().map((b) => b.trustDomain),
+            svids: identities.svids().map((v) => ({
+              spiffeId: v.spiffeId,
+              expiresAt: new Date(v.expiresAt).toISOString(),
+            })),
+          },
+        }
+        : {}),
     }),
   });
 
