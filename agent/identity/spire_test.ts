@@ -25,6 +25,7 @@ Deno.test("identity: Workload API and Delegated Identity API against real SPIRE"
   const spire = await startSpire();
   const metrics = new Registry();
   let changes = 0;
+  let skewMs = 0;
   let own: WorkloadUpdate | undefined;
   const workload = new WorkloadApiClient({
     socket: spire.socket,
@@ -37,6 +38,7 @@ Deno.test("identity: Workload API and Delegated Identity API against real SPIRE"
     metrics,
     onChange: () => changes++,
     countdownMs: 200,
+    now: () => Date.now() + skewMs,
   });
   try {
     // The agent's own identity (the edge's client certificate).
@@ -117,6 +119,19 @@ Deno.test("identity: Workload API and Delegated Identity API against real SPIRE"
       () => Promise.resolve(workload.connected || undefined),
       30_000,
     );
+
+    // An SVID past its expiry (clock moved 2 h on) is dropped, not served.
+    const before = changes;
+    skewMs = 2 * 3600_000;
+    await waitFor(
+      "expired SVIDs dropped",
+      () => Promise.resolve(node.svids().length === 0 || undefined),
+    );
+    assert.ok(changes > before, "the drop was reported");
+    assert.ok(
+      metrics.render().includes(`aether_identity_svid_expiry_seconds{spiffe_id="${id}"} 0`),
+    );
+    skewMs = 0;
 
     // Dropping an identity closes its subscription and forgets its SVID.
     node.setWanted([]);
