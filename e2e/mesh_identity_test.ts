@@ -19,6 +19,8 @@ import { curlFrom } from "./mesh_harness.ts";
 import { createPodNetwork, type NetPod } from "./netns.ts";
 import { dumpOutput, exec, type Proc, waitFor } from "./peers/proc.ts";
 import { startSpire } from "./spire.ts";
+import { startEcho } from "./echo/server.ts";
+import { PLAINTEXT_ANNOTATION } from "../agent/identity/mod.ts";
 import {
   echoInPod,
   netPodObject,
@@ -42,6 +44,7 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
   const dir = await Deno.makeTempDir({ prefix: "aether-identity-" });
   const logs: string[] = [];
   let node: Awaited<ReturnType<typeof startIdentityNode>> | undefined;
+  let bareEcho: Awaited<ReturnType<typeof startEcho>> | undefined;
   try {
     const td = spire.trustDomain;
     const clientId = await spire.registerPod("a", "client");
@@ -54,6 +57,9 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
       await net.addPod("aether-imp"),
     ];
     procs.push(await echoInPod(b, "b", 9090), await echoInPod(b2, "b2", 9090));
+    // A backend that is no pod (bare metal: the bridge's host-side address): no identity.
+    const bare = await startEcho("bare", net.gateway, 0);
+    bareEcho = bare;
     const objects = [
       netPodObject(a, "a", "client-0", "client", NODE),
       netPodObject(b, "b", "b-0", "b", NODE),
@@ -63,6 +69,8 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
       ...podService("b", "b", [b.ip], 9090),
       ...podService("b-v2", "b", [b2.ip], 9090),
       ...podService("imp", "b", [imp.ip], 9090),
+      ...podService("bare", "b", [net.gateway], bare.port),
+      ...podService("bare-ok", "b", [net.gateway], bare.port, { [PLAINTEXT_ANNOTATION]: "allow" }),
       {
         apiVersion: "gateway.networking.k8s.io/v1",
         kind: "HTTPRoute",
@@ -303,6 +311,17 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
       }
     });
 
+    await t.step("an endpoint without identity: refused unless its Service opts in", async () => {
+      const no = await curlFrom(a, "bare.aether.internal:8080");
+      assert.equal(no.first.status, 503, "never a silent downgrade to plaintext");
+      assert.equal(bare.requests.length, 0);
+      const yes = await curlFrom(a, "bare-ok.aether.internal:8080");
+      assert.equal(yes.first.status, 200, JSON.stringify(yes.first));
+      assert.equal(yes.first.json!.backend, "bare");
+      const h = yes.first.json!.headers as Record<string, string>;
+      assert.equal(h["x-forwarded-client-cert"], undefined, "plaintext: no XFCC");
+    });
+
     await t.step("an endpoint presenting another service account's SVID is refused", async () => {
       // The impostor serves HTTPS on :15008 with b/b's (valid) SVID; the caller expects b/imp.
       const stolen = secretPem(n, NODE, bId)!;
@@ -320,6 +339,7 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
       assert.equal(r.first.status, 503, JSON.stringify(r.first));
     });
   } finally {
+    await bareEcho?.close();
     await node?.close();
     for (const p of procs.reverse()) await p.stop();
     await net.remove();
