@@ -59,7 +59,7 @@ export function sourceFlagsError(f: SourceFlags): string | undefined {
 /** The source the flags name; `nodeName` set = the node role (its Pods only). */
 export function configSource(
   f: SourceFlags,
-  ctx: { logger: Logger; metrics: Registry; nodeName?: string },
+  ctx: { logger: Logger; metrics: Registry; nodeName?: string; keepDir?: string },
 ): Source {
   if (f.gateway) {
     if (!/^[^/]+\/[^/]+$/.test(f.gateway)) {
@@ -68,7 +68,11 @@ export function configSource(
     return onlyGateway(configSource({ ...f, gateway: undefined }, ctx), f.gateway);
   }
   if (!f.kubeconfig && !f.inCluster) {
-    return new FileSource({ path: f.config ?? ".", logger: ctx.logger.child("files") });
+    return new FileSource({
+      path: f.config ?? ".",
+      logger: ctx.logger.child("files"),
+      keepDir: ctx.keepDir,
+    });
   }
   const client = new KubeClient(
     f.inCluster ? { inCluster: true } : { kubeconfig: f.kubeconfig!, context: f.kubeContext },

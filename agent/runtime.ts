@@ -59,6 +59,8 @@ export interface Runtime {
   admin: AdminServer;
   dns?: { responder: DnsResponder; port: number };
   envoy?: EnvoyProcess;
+  /** The state directory (the CLI's lasting one, or a temporary one). */
+  stateDir: string;
   readiness(): { ready: boolean; detail: string };
   ready(): boolean;
   waitReady(timeoutMs?: number): Promise<void>;
@@ -163,6 +165,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     xdsPort,
     admin,
     dns,
+    stateDir: state.dir,
     readiness,
     ready,
     waitReady: async (timeoutMs = 15000) => {

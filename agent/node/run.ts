@@ -5,6 +5,7 @@
  * Kubernetes source exists it reads the same config folder as standalone (plus Pod objects).
  * @module
  */
+import { join } from "node:path";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
 import {
@@ -227,7 +228,12 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
       });
     }
   };
-  const source = opts.source ?? configSource(opts, { logger, metrics, nodeName: opts.nodeName });
+  const source = opts.source ?? configSource(opts, {
+    logger,
+    metrics,
+    nodeName: opts.nodeName,
+    keepDir: join(runtime.stateDir, "last-good"),
+  });
   await source.start(apply);
   await runtime.startEnvoy();
   return {

@@ -4,6 +4,7 @@
  * This is a contract (docs/standalone.md): flags and endpoints stay stable.
  * @module
  */
+import { join } from "node:path";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
 import { configSource, type SourceFlags } from "../config_source.ts";
@@ -129,7 +130,8 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
   });
   // Files whose current content does not parse; their last good objects keep serving.
   let staleFiles: StaleFile[] = [];
-  const source = opts.source ?? configSource(opts, { logger, metrics });
+  const source = opts.source ??
+    configSource(opts, { logger, metrics, keepDir: join(runtime.stateDir, "last-good") });
   await source.start((snap) => {
     staleFiles = snap.stale ?? [];
     pipeline.apply(snap);

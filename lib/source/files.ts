@@ -7,6 +7,7 @@
 import { extname, join, resolve } from "node:path";
 import { type ParsedFile, parseYamlObjects } from "./yaml_docs.ts";
 import { defaultParseLimits } from "./yaml_limits.ts";
+import { loadKept, syncKept } from "./kept.ts";
 import {
   objectKey,
   type Source,
@@ -29,6 +30,11 @@ export interface FileSourceOptions {
   watch?: boolean;
   /** Where a failure of a reload is logged (it never rejects; the last snapshot stays). */
   logger?: Logger;
+  /**
+   * Keep each file's last good content in this folder (kept.ts), so a restarted agent still
+   * serves a file's last good objects when the file is broken at start-up.
+   */
+  keepDir?: string;
 }
 
 async function listFiles(path: string): Promise<string[]> {
@@ -48,8 +54,8 @@ async function listFiles(path: string): Promise<string[]> {
 export interface FileMemo {
   text: string;
   parsed: ParsedFile;
-  /** The last parse that had no invalid document, and when it was read (ISO time). */
-  good?: { parsed: ParsedFile; at: string };
+  /** The last parse that had no invalid document, its text and when it was read (ISO time). */
+  good?: { parsed: ParsedFile; at: string; text: string };
 }
 
 /**
@@ -69,7 +75,9 @@ function serve(
   now: string,
 ): { parsed: ParsedFile; stale?: StaleFile } {
   if (!entry.parsed.invalid) {
-    if (entry.good?.parsed !== entry.parsed) entry.good = { parsed: entry.parsed, at: now };
+    if (entry.good?.parsed !== entry.parsed) {
+      entry.good = { parsed: entry.parsed, at: now, text: entry.text };
+    }
     return { parsed: entry.parsed };
   }
   if (!entry.good) return { parsed: entry.parsed };
@@ -194,10 +202,20 @@ export class FileSource implements Source {
   }
 
   async start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void> {
+    const keepDir = this.options.keepDir;
+    const kept = keepDir ? await loadKept(keepDir, this.#parsed) : undefined;
     // Never rejects: a failing read or consumer is logged and the next change tries again.
     const deliver = async () => {
       try {
         const snap = await readConfig(this.path, this.#parsed);
+        if (keepDir && kept) {
+          await syncKept(keepDir, this.#parsed, kept).catch((e) =>
+            this.options.logger?.warn("cannot keep the last good config files", {
+              dir: keepDir,
+              error: String(e),
+            })
+          );
+        }
         if (!this.#stopped) onSnapshot({ revision: ++this.#revision, ...snap });
       } catch (e) {
         this.options.logger?.error("config reload failed; the last snapshot keeps serving", {

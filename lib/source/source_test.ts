@@ -3,6 +3,7 @@ import { FileSource, readConfig } from "./files.ts";
 import { MemorySource } from "./memory.ts";
 import { parseYamlObjects } from "./yaml_docs.ts";
 import { contractService, sourceContract } from "./contract.ts";
+import type { SourceSnapshot } from "./types.ts";
 
 const svc = (name: string) => ({
   apiVersion: "v1",
@@ -139,5 +140,31 @@ Deno.test("FileSource: a consumer that throws is logged; reloads go on", async (
   } finally {
     await source.stop();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("FileSource keepDir: a file broken while no agent ran still serves its last good objects", async () => {
+  const dir = await Deno.makeTempDir();
+  const keepDir = `${dir}.kept`;
+  try {
+    await Deno.writeTextFile(`${dir}/a.yaml`, JSON.stringify(svc("a")));
+    await Deno.writeTextFile(`${dir}/gone.yaml`, JSON.stringify(svc("gone")));
+    const first = new FileSource({ path: dir, watch: false, keepDir });
+    await first.start(() => {});
+    await first.stop();
+    // While no agent runs: a.yaml is half-written, gone.yaml deleted.
+    await Deno.writeTextFile(`${dir}/a.yaml`, `{"apiVersion": "v1", "kind": "Ser`);
+    await Deno.remove(`${dir}/gone.yaml`);
+    const seen: SourceSnapshot[] = [];
+    const second = new FileSource({ path: dir, watch: false, keepDir });
+    await second.start((s) => seen.push(s));
+    await second.stop();
+    assertEquals(seen[0].objects.map((o) => o.metadata.name), ["a"]);
+    assertEquals(seen[0].stale?.map((s) => s.source), [`${dir}/a.yaml`]);
+    // The deleted file's kept copy went with it.
+    assertEquals([...Deno.readDirSync(keepDir)].length, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(keepDir, { recursive: true }).catch(() => {});
   }
 });
