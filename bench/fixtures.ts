@@ -89,7 +89,11 @@ export function syntheticConfig(o: SyntheticOptions): SourceObject[] {
         apiVersion: "v1",
         kind: "Service",
         metadata: { name, namespace: "default" },
-        spec: { ports: [{ name: "http", port: 8080, targetPort: o.endpointPort ?? 9000 }] },
+        spec: {
+          // A cluster IP as the API server assigns one (Envoy Gateway's egctl needs it).
+          clusterIP: `10.96.${s >> 8}.${s & 255}`,
+          ports: [{ name: "http", port: 8080, targetPort: o.endpointPort ?? 9000 }],
+        },
       },
       {
         apiVersion: "discovery.k8s.io/v1",
