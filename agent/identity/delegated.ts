@@ -18,6 +18,8 @@ import { type BackoffOptions, ReconnectingStream, unixClient } from "./stream.ts
 import { certsPem, splitDer, type Svid, svidFromDer, type TrustBundle } from "./svid.ts";
 
 const SERVICE = "spire.api.agent.delegatedidentity.v1.DelegatedIdentity";
+const HINT = "check that the SPIRE agent runs with admin_socket_path at this socket " +
+  "(--spire-admin-socket) and lists this agent's SPIFFE ID in authorized_delegates";
 
 /** Converts a SubscribeToX509SVIDs message (pure); SVIDs without an id or chain are dropped. */
 export function delegatedSvids(res: DelegatedSvidsResponse): Svid[] {
@@ -75,6 +77,7 @@ export class DelegatedIdentityClient {
       request: { selectors },
       onMessage: (m) => o.onUpdate(delegatedSvids(m)),
       logger: this.logger,
+      hint: HINT,
       what: `delegated SVIDs ${selectors.map((s) => `${s.type}:${s.value}`).join(",")}`,
     });
   }
@@ -88,6 +91,7 @@ export class DelegatedIdentityClient {
       request: {},
       onMessage: (m) => o.onUpdate(delegatedBundles(m)),
       logger: this.logger,
+      hint: HINT,
       what: "delegated bundles",
     });
   }

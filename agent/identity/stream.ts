@@ -38,6 +38,8 @@ export interface ReconnectingStreamOptions<Req, Res> extends BackoffOptions {
   logger: Logger;
   /** What the stream is, for logs. */
   what: string;
+  /** What to check when it is down (logged with each retry). */
+  hint?: string;
 }
 
 /** One reconnecting server stream; {@link close} ends it for good. */
@@ -96,6 +98,7 @@ export class ReconnectingStream<Req, Res> {
         what: this.o.what,
         error,
         retryMs: Math.round(delay),
+        ...(this.o.hint ? { hint: this.o.hint } : {}),
       });
       this.#timer = setTimeout(() => this.#open(), delay);
     };

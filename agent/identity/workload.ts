@@ -69,6 +69,8 @@ export class WorkloadApiClient {
       metadata: { "workload.spiffe.io": "true" },
       onMessage: (m) => o.onUpdate(workloadUpdate(m)),
       what: `workload API ${o.socket}`,
+      hint: "check that the SPIRE agent's socket_path is this socket (--spire-socket) and that a " +
+        "registration entry matches this agent (e.g. its unix uid or k8s service account)",
     });
   }
 
