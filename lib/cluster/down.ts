@@ -168,6 +168,10 @@ export async function nodeDown(l: Layout, log: Logger): Promise<void> {
   if (mounts.length > 0) {
     throw new Error(`mounts left under ${l.dir} (state kept): ${mounts.join(", ")}`);
   }
+  // The daemons' logs of the last run stay readable next to the state folder.
+  const lastLogs = `${l.dir}.last-logs`;
+  await Deno.remove(lastLogs, { recursive: true }).catch(() => {});
+  await Deno.rename(p.logs, lastLogs).catch(() => {});
   await Deno.remove(l.dir, { recursive: true }).catch(() => {});
-  log.info("cluster down", { elapsedMs: Date.now() - started });
+  log.info("cluster down", { elapsedMs: Date.now() - started, logs: lastLogs });
 }

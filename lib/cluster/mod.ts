@@ -129,7 +129,13 @@ async function lockedUp(opts: ClusterOptions, lock: string): Promise<Cluster> {
   }
   await Deno.writeTextFile(lock, `${l.dir}\n`);
   const peerImages = (opts.images ?? ["echoBasic", "busybox"]).filter((k) => k !== "aether");
-  await nodeUp(l, { images: peerImages, imagesDir, log });
+  try {
+    await nodeUp(l, { images: peerImages, imagesDir, log });
+  } catch (e) {
+    log.error("cluster up failed; tearing down what started", { error: String(e) });
+    await nodeDown(l, log).catch((d) => log.error("teardown failed", { error: String(d) }));
+    throw e;
+  }
   if (opts.images?.includes("aether")) await c.importImage("aether");
   return c;
 }
