@@ -9,11 +9,12 @@
  * `deno run -A --cached-only`, the working directory `/app`).
  * @module
  */
+import { createHash } from "node:crypto";
 import { join, relative } from "node:path";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
 import { exists, run } from "../peers/util.ts";
 import { imageNames } from "./images.ts";
-import type { ImageFile, ImageSpec } from "./oci.ts";
+import { buildImage, type ImageFile, type ImageSpec } from "./oci.ts";
 
 /** Top-level folders of the repository the binaries need at run time. */
 export const sourceDirs = ["agent", "controller", "cni", "lib", "proto"];
@@ -66,6 +67,51 @@ async function walk(dir: string, base: string, out: ImageFile[], prefix: string)
   }
 }
 
+/** The checkout's files that go into the image (tracked or new, not ignored, still present). */
+async function imageSources(): Promise<string[]> {
+  const listed = await run("git", ["ls-files", "--cached", "--others", "--exclude-standard"], {
+    cwd: projectRoot,
+  });
+  const out: string[] = [];
+  for (const path of listed.split("\n").filter(isImageSource).sort()) {
+    if (await exists(join(projectRoot, path))) out.push(path); // deleted but not yet committed
+  }
+  return out;
+}
+
+/**
+ * A key over the image's inputs (each source's path, size and mtime, the Deno and Envoy binaries),
+ * computed without staging anything, so an unchanged checkout reuses its archive.
+ */
+export async function aetherInputsKey(): Promise<string> {
+  const h = createHash("sha256");
+  const files = [
+    ...(await imageSources()).map((p) => join(projectRoot, p)),
+    Deno.execPath(),
+    await ensurePeer("envoy"),
+  ];
+  for (const f of files) {
+    const st = await Deno.stat(f);
+    h.update(`${f}\0${st.size}\0${st.mtime?.getTime()}\n`);
+  }
+  return h.digest("hex").slice(0, 16);
+}
+
+/**
+ * Returns `<imagesDir>/aether-<inputs key>.tar`, staging and building it first when missing
+ * (older aether archives are removed).
+ */
+export async function ensureAetherArchive(imagesDir: string): Promise<string> {
+  await Deno.mkdir(imagesDir, { recursive: true });
+  const out = join(imagesDir, `aether-${await aetherInputsKey()}.tar`);
+  if (await exists(out)) return out;
+  for await (const e of Deno.readDir(imagesDir)) {
+    if (/^aether-[0-9a-f]{16}\.tar$/.test(e.name)) await Deno.remove(join(imagesDir, e.name));
+  }
+  await buildImage(await aetherImageSpec(join(imagesDir, "aether-stage")), out);
+  return out;
+}
+
 /**
  * Stages the sources and their dependencies under `stageDir` (`app/` and `deno-dir/`) with
  * `deno install`, and returns the image spec.
@@ -76,11 +122,7 @@ export async function aetherImageSpec(stageDir: string): Promise<ImageSpec> {
   const app = join(stageDir, "app"), denoDir = join(stageDir, "deno-dir");
   await Deno.remove(app, { recursive: true }).catch(() => {});
   await Deno.mkdir(app, { recursive: true });
-  const listed = await run("git", ["ls-files", "--cached", "--others", "--exclude-standard"], {
-    cwd: projectRoot,
-  });
-  for (const path of listed.split("\n").filter(isImageSource)) {
-    if (!(await exists(join(projectRoot, path)))) continue; // deleted but not yet committed
+  for (const path of await imageSources()) {
     await Deno.mkdir(join(app, path, ".."), { recursive: true });
     await Deno.copyFile(join(projectRoot, path), join(app, path));
   }

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Logger } from "../log/mod.ts";
 import { projectRoot } from "../peers/mod.ts";
 import { withFileLock } from "../peers/util.ts";
-import { aetherImageSpec } from "./aether_image.ts";
+import { ensureAetherArchive } from "./aether_image.ts";
 import { openApi } from "./api.ts";
 import { type Leftovers, leftovers, nodeDown } from "./down.ts";
 import {
@@ -81,10 +81,9 @@ export async function importKnownImage(
   log: Logger,
 ): Promise<void> {
   const started = Date.now();
-  const spec = key === "aether"
-    ? await aetherImageSpec(join(imagesDir, "aether-stage"))
-    : await peerImageSpec(key);
-  const archive = await ensureImageArchive(imagesDir, spec);
+  const archive = key === "aether"
+    ? await ensureAetherArchive(imagesDir)
+    : await ensureImageArchive(imagesDir, await peerImageSpec(key));
   await importImage(containerdSock, archive);
   log.info("image imported", { image: imageNames[key], ms: Date.now() - started });
 }

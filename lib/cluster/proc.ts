@@ -81,9 +81,11 @@ export async function daemonPid(l: Layout, name: string): Promise<number | undef
   } catch {
     return undefined;
   }
-  // A recycled pid (e.g. after a reboot) is not ours: every daemon names the state folder.
-  const args = await cmdline(pid);
-  return args?.some((a) => a.includes(l.dir)) ? pid : undefined;
+  // A recycled pid (e.g. after a reboot) is not ours: every daemon names the state folder. (The
+  // command line reads empty for a moment while the env → nsenter → setsid chain execs.)
+  const raw = await Deno.readTextFile(`/proc/${pid}/cmdline`).catch(() => undefined);
+  if (raw === undefined) return undefined;
+  return raw === "" || raw.includes(l.dir) ? pid : undefined;
 }
 
 /** Waits until `pid` is gone, up to `ms`; true when it is. */
