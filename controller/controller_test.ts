@@ -128,7 +128,10 @@ Deno.test("controller: status, transition times, one PATCH per change, leader fa
         const o = await must(kube, "GET", `${GW}/gatewayclasses/aether`);
         return cond(o.status?.conditions, "Accepted")?.status === "True" ? o : undefined;
       });
-      assert(gc.status.supportedFeatures.some((f: Any) => f.name === "HTTPRoute"));
+      const features = gc.status.supportedFeatures.map((f: Any) => f.name);
+      assert(features.includes("HTTPRoute") && features.includes("TLSRoute"), features.join());
+      // Only the standard channel is installed: TCPRoute and UDPRoute are not advertised.
+      assert(!features.includes("TCPRoute") && !features.includes("UDPRoute"), features.join());
       assertEquals(cond(gc.status.conditions, "Accepted").observedGeneration, 1);
       const gw = await until("Gateway programmed", async () => {
         const o = await must(kube, "GET", `${GW}/namespaces/default/gateways/gw`);
