@@ -1,7 +1,10 @@
 /**
- * The agent's pipeline for one proxy role: source snapshot → resolve → IR → translate → xDS
- * cache. A snapshot that fails at any stage is reported and the last good config keeps serving.
- * Endpoint-only changes take the fast path: EDS is rebuilt, routes are not re-translated.
+ * The agent's pipeline, the same for every role: source snapshot → resolve → IR → the role's
+ * program step → xDS cache. The edge's step (the default) translates the IR; the node role cuts
+ * the MeshIR per node (`program`); every role's DNS records come from the same resolve result
+ * (`onServed`). A snapshot that fails at any stage is reported and the last good config keeps
+ * serving. Edge endpoint-only changes take the fast path: EDS is rebuilt, routes are not
+ * re-translated.
  * @module
  */
 import type { IR } from "../lib/ir/types.ts";
@@ -13,6 +16,8 @@ import {
   type Problem,
   resolve,
   type ResolveOptions,
+  type ResolveResult,
+  ResolveState,
   servedRouteKinds,
 } from "../lib/gatewayapi/mod.ts";
 import { equalData } from "../lib/gatewayapi/clone.ts";
@@ -22,10 +27,11 @@ import {
   type NamedResource,
   translate,
   translateEndpoints,
+  TranslateMemo,
   type TranslateOptions,
 } from "./xds/translate/mod.ts";
 import { sortedByName } from "./xds/translate/util.ts";
-import { Snapshot, type SnapshotCache } from "./xds/cache/mod.ts";
+import { Encodings, Snapshot, type SnapshotCache } from "./xds/cache/mod.ts";
 import { ResourceReuse } from "./xds/cache/reuse.ts";
 
 /** A problem with the file (or other origin) it came from. */
@@ -60,6 +66,13 @@ export interface PipelineOptions {
   decorate?: (ir: IR, objects: SourceSnapshot["objects"]) => IR;
   /** SDS secrets served beside the IR's own (e.g. the edge's SVID and trust bundle). */
   extraSecrets?: () => NamedResource[];
+  /**
+   * The role's data-plane step instead of the edge's translate → cache (the node role: per-node
+   * snapshots from the MeshIR). It throws to keep the last good config.
+   */
+  program?: (result: ResolveResult, snapshot: SourceSnapshot) => void;
+  /** Called with every resolve result that was served (e.g. DNS records from its mesh). */
+  onServed?: (result: ResolveResult) => void;
 }
 
 /**
@@ -77,6 +90,11 @@ export class Pipeline {
   #lastIR?: IR;
   #lastResources?: EnvoyResources;
   readonly #reuse = new ResourceReuse();
+  /** The memos of this pipeline's resolves (its own: other pipelines never evict them). */
+  readonly resolveState: ResolveState = new ResolveState();
+  /** What this pipeline's translations and encodings remember. */
+  readonly #translateMemo = new TranslateMemo();
+  readonly #encodings = new Encodings();
   readonly #applied;
   readonly #failures;
   readonly #duration;
@@ -115,7 +133,7 @@ export class Pipeline {
     const all = extra.length
       ? { ...resources, secrets: sortedByName([...resources.secrets, ...extra]) }
       : resources;
-    const snap = Snapshot.fromResources(all);
+    const snap = Snapshot.fromResources(all, undefined, this.#encodings);
     if (this.options.nodeId === undefined) this.options.cache.setDefaultSnapshot(snap);
     else this.options.cache.setSnapshot(this.options.nodeId, snap);
   }
@@ -152,11 +170,15 @@ export class Pipeline {
     try {
       // Route kinds the source cannot deliver (their CRD is not installed) are not served.
       const options = this.options.resolve ?? {};
-      const resolved = resolve(snapshot.objects as Parameters<typeof resolve>[0], {
-        ...options,
-        routeKinds: servedRouteKinds(snapshot.kinds, options.routeKinds),
-        admitted: snapshot.admitted ?? options.admitted,
-      });
+      const resolved = resolve(
+        snapshot.objects as Parameters<typeof resolve>[0],
+        {
+          ...options,
+          routeKinds: servedRouteKinds(snapshot.kinds, options.routeKinds),
+          admitted: snapshot.admitted ?? options.admitted,
+        },
+        this.resolveState,
+      );
       const result = this.options.decorate
         ? { ...resolved, ir: this.options.decorate(resolved.ir, snapshot.objects) }
         : resolved;
@@ -166,13 +188,18 @@ export class Pipeline {
       ];
       for (const p of problems) log.warn("config problem", { ...p });
       this.#problems.set(problems.length);
-      stage = "translate";
       const cache = this.options.cache;
-      if (this.#lastIR && sameRouting(result.ir, this.#lastIR)) {
+      if (this.options.program) {
+        stage = "program";
+        this.options.program(result, snapshot);
+      } else if (this.#lastIR && sameRouting(result.ir, this.#lastIR)) {
         stage = "endpoints";
         cache.setEndpoints(this.options.nodeId, translateEndpoints(result.ir.clusters));
       } else {
-        const resources = this.#reuse.apply(translate(result.ir, this.options.translate));
+        stage = "translate";
+        const resources = this.#reuse.apply(
+          translate(result.ir, this.options.translate, this.#translateMemo),
+        );
         this.#lastResources = resources;
         this.#publish(resources);
       }
@@ -187,12 +214,15 @@ export class Pipeline {
         objects: this.#mergeStatuses(result.statuses),
         problems,
       };
+      stage = "serve";
+      this.options.onServed?.(result);
       this.#applied.inc({ result: "served" });
       log.info("config applied", {
         revision: snapshot.revision,
         version: served?.version,
         listeners: result.ir.listeners.length,
         clusters: result.ir.clusters.length,
+        meshServices: result.mesh.services.length,
         problems: problems.length,
       });
     } catch (e) {

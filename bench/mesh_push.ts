@@ -10,7 +10,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
-import { resolve } from "../lib/gatewayapi/mod.ts";
+import { resolve, ResolveState } from "../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../lib/gatewayapi/mod.ts";
 import { type Edit, lcg, serviceObjects } from "./mesh_fixtures.ts";
 import { SnapshotCache } from "../agent/xds/cache/mod.ts";
@@ -36,7 +36,8 @@ function objects(edit: Edit): KubeObject[] {
   return base.flatMap((objs, i) => (i === changed ? serviceObjects(i, edit) : objs));
 }
 
-// The control plane: resolve → NodeSnapshots → cache → XdsServer.
+// The control plane: resolve (with its own state) → NodeSnapshots → cache → XdsServer.
+const state = new ResolveState();
 const cache = new SnapshotCache();
 const snapshots = new NodeSnapshots({ cache });
 const server = new XdsServer({
@@ -47,7 +48,7 @@ const server = new XdsServer({
 });
 const port = await server.listen({ port: 0 });
 const t0 = performance.now();
-snapshots.setMesh(resolve(objects({}), { meshDomain: domain }).mesh);
+snapshots.setMesh(resolve(objects({}), { meshDomain: domain }, state).mesh);
 const sets: string[][] = [];
 for (let n = 0; n < nodes; n++) {
   const rnd = lcg(n + 7);
@@ -135,7 +136,7 @@ async function measure(
       : { endpoint: svc, endpointVersion: i + 1 },
   );
   const r0 = performance.now();
-  const mesh = resolve(objs, { meshDomain: domain }).mesh;
+  const mesh = resolve(objs, { meshDomain: domain }, state).mesh;
   const resolveMs = performance.now() - r0;
   snapshots.setMesh(mesh);
   // A route edit reaches a node proxy as one VirtualHost (VHDS); an endpoint change as EDS only.
@@ -155,7 +156,7 @@ async function measure(
     0,
   );
   // Reset the snapshot to the base so the next change starts from the same state.
-  snapshots.setMesh(resolve(objects({}), { meshDomain: domain }).mesh);
+  snapshots.setMesh(resolve(objects({}), { meshDomain: domain }, state).mesh);
   await new Promise((r) => setTimeout(r, 30));
   return { ms: done - start, resolveMs, affected: affected.length, others };
 }

@@ -11,6 +11,7 @@ import {
   MESH_CONTROLLER_NAME,
   resolve,
   type ResolveOptions,
+  ResolveState,
   servedRouteKinds,
 } from "../lib/gatewayapi/mod.ts";
 import { type KubeClient, KubeSource, LeaderElector } from "../lib/kube/mod.ts";
@@ -110,6 +111,8 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     : undefined;
   let last: SourceSnapshot | undefined;
   let served: { kinds?: readonly string[]; options: ResolveOptions } | undefined;
+  // The controller's own resolve memos: its resolves after an edit redo only what changed.
+  const resolveState = new ResolveState();
   const apply = (snap: SourceSnapshot) => {
     last = snap;
     const started = performance.now();
@@ -128,7 +131,11 @@ export async function runController(opts: ControllerOptions): Promise<Controller
           },
         };
       }
-      const result = resolve(snap.objects, { ...served.options, admitted: snap.admitted });
+      const result = resolve(
+        snap.objects,
+        { ...served.options, admitted: snap.admitted },
+        resolveState,
+      );
       const now = iso(opts.now?.() ?? new Date());
       const statuses = edges ? edges.reconcile(snap.objects, result.statuses) : result.statuses;
       writer.offer(planStatus(snap.objects, statuses, now, isOurs));

@@ -7,7 +7,7 @@
  * ```
  *
  * `--record name=ip[,ip…]` (name relative to the mesh domain, repeatable); `--records-file` holds a
- * JSON array of Kubernetes Services (or a `{items: [...]}` list); `--upstream` is repeatable and
+ * JSON array of Kubernetes Services (or a `{items: [...]}` list), resolved like the agent does; `--upstream` is repeatable and
  * replaces resolv.conf; `--rate-limit-qps 0` disables the per-source limit. Prints
  * `listening <address> <port>` on stdout once both sockets are bound; SIGTERM/SIGINT stop it.
  * @module
@@ -16,7 +16,8 @@ import { parseArgs } from "node:util";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
 import { DEFAULT_DNS_PORT, DnsResponder, type RecordSet } from "./mod.ts";
-import { recordsFromServices, type ServiceLike } from "./records_from_services.ts";
+import { type KubeObject, resolve } from "../../lib/gatewayapi/mod.ts";
+import { recordsFromMesh } from "./records_from_mesh.ts";
 import { ipv4Bytes } from "./records.ts";
 
 /** Splits "host:port", "[v6]:port" or a bare host. */
@@ -47,8 +48,11 @@ if (import.meta.main) {
   const records = new Map<string, RecordSet>();
   if (values["records-file"]) {
     const doc = JSON.parse(await Deno.readTextFile(values["records-file"]));
-    const items: ServiceLike[] = Array.isArray(doc) ? doc : doc.items ?? [];
-    for (const [k, v] of recordsFromServices(items, domain)) records.set(k, v);
+    const items: KubeObject[] = Array.isArray(doc) ? doc : doc.items ?? [];
+    // The same pipeline as the agent: resolve's mesh services and their one owner rule.
+    const { mesh, problems } = resolve(items, { meshDomain: domain });
+    for (const p of problems) console.error(`records-file: ${p.kind} ${p.name}: ${p.message}`);
+    for (const [k, v] of recordsFromMesh(mesh)) records.set(k, v);
   }
   for (const r of values.record ?? []) {
     const [name, ips = ""] = r.split("=");

@@ -5,7 +5,7 @@
  * ```ts
  * const dns = new DnsResponder({ meshDomain: "aether.internal", records, metrics, logger });
  * await dns.listen({ address: "127.0.0.1", port: 18054 });
- * dns.setRecords(recordsFromServices(services, "aether.internal"));
+ * dns.setRecords(recordsFromMesh(resolve(objects, { meshDomain: "aether.internal" }).mesh));
  * await dns.close();
  * ```
  * @module
@@ -26,7 +26,7 @@ import { MmsgUdpServer } from "./mmsg_server.ts";
 
 export type { MeshRecords, RecordMap, RecordSet } from "./records.ts";
 export { StaticRecords } from "./records.ts";
-export { recordsFromServices, type ServiceLike } from "./records_from_services.ts";
+export { recordsFromMesh } from "./records_from_mesh.ts";
 export type { RateLimitOptions } from "./rate_limit.ts";
 export type { CacheOptions } from "./cache.ts";
 export type { TcpOptions } from "./tcp_server.ts";

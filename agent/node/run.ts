@@ -8,20 +8,10 @@
 import { join } from "node:path";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
-import {
-  type ObjectStatus,
-  type Problem,
-  resolve,
-  servedRouteKinds,
-} from "../../lib/gatewayapi/mod.ts";
 import { configSource, type SourceFlags } from "../config_source.ts";
-import {
-  objectKey,
-  type Source,
-  type SourceSnapshot,
-  type StaleFile,
-} from "../../lib/source/types.ts";
-import { recordsFromServices } from "../dns/mod.ts";
+import type { Source, StaleFile } from "../../lib/source/types.ts";
+import { recordsFromMesh } from "../dns/mod.ts";
+import { Pipeline, type PipelineStatus } from "../pipeline.ts";
 import { type Runtime, startRuntime } from "../runtime.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { podsOnNode } from "./pods.ts";
@@ -82,15 +72,8 @@ export const nodeDefaults: Omit<NodeAgentOptions, "config" | "source" | "logger"
   dnsAddress: "127.0.0.1:18054",
 };
 
-/** What `/status` shows for a node agent. */
-export interface NodeStatus {
-  revision: number;
-  objects: ObjectStatus[];
-  problems: (Problem & { source?: string })[];
-  pods: number;
-  dependencies: string[];
-  error?: string;
-}
+/** What `/status` shows for a node agent: the pipeline's status plus this node's view. */
+export type NodeStatus = PipelineStatus & { pods: number; dependencies: string[] };
 
 /** A running node agent. */
 export interface NodeAgent extends Runtime {
@@ -104,10 +87,6 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
   const logger = opts.logger ?? new Logger("agent");
   const metrics = new Registry();
   const cache = new SnapshotCache();
-  const failures = metrics.counter(
-    "aether_config_failures_total",
-    "Snapshots not served, by stage.",
-  );
   const invalid = metrics.counter(
     "aether_xds_invalid_resources_total",
     "Resources left out of a snapshot.",
@@ -148,7 +127,39 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
         }),
     })
     : undefined;
-  let status: NodeStatus = { revision: 0, objects: [], problems: [], pods: 0, dependencies: [] };
+  let pods = 0;
+  // The shared pipeline (resolve with its own state, problems, status, DNS); the node role's
+  // step is its own: this node's pods and the MeshIR → per-node snapshots.
+  const pipeline = new Pipeline({
+    cache,
+    logger: logger.child("config"),
+    metrics,
+    resolve: { meshDomain: opts.meshDomain },
+    nodeId: opts.nodeName,
+    program: (result, snap) => {
+      const mine = podsOnNode(snap.objects, opts.nodeName);
+      const mesh = scheme
+        ? withIdentities(
+          result.mesh,
+          podIdentities(snap.objects, scheme),
+          plaintextServices(snap.objects),
+        )
+        : result.mesh;
+      if (scheme && identities!.setWanted(wantedIdentities(mine, scheme))) {
+        identities!.o.onChange();
+      }
+      snapshots.setMesh(mesh);
+      snapshots.setView({ nodeId: opts.nodeName, pods: mine, dependencies: [] });
+      pods = mine.length;
+    },
+    // Mesh names answer with the VIPs of resolve's mesh services (one owner rule with xDS).
+    onServed: (result) => runtime.dns?.responder.setRecords(recordsFromMesh(result.mesh)),
+  });
+  const status = (): NodeStatus => ({
+    ...pipeline.status,
+    pods,
+    dependencies: snapshots.dependencies(opts.nodeName) ?? [],
+  });
   const runtime = await startRuntime({
     ...opts,
     logger,
@@ -159,7 +170,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     delta: true,
     xds: { onDemand: snapshots.onDemand },
     status: () => ({
-      config: { ...status, dependencies: snapshots.dependencies(opts.nodeName) ?? [] },
+      config: status(),
       staleFiles,
       ...(identities
         ? {
@@ -177,70 +188,22 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
   });
 
   let staleFiles: StaleFile[] = [];
-  const apply = (snap: SourceSnapshot) => {
-    staleFiles = snap.stale ?? [];
-    try {
-      const result = resolve(snap.objects, {
-        meshDomain: opts.meshDomain,
-        // From the API server: only kinds whose CRDs are installed, already admitted.
-        routeKinds: servedRouteKinds(snap.kinds),
-        admitted: snap.admitted,
-      });
-      const pods = podsOnNode(snap.objects, opts.nodeName);
-      const mesh = scheme
-        ? withIdentities(
-          result.mesh,
-          podIdentities(snap.objects, scheme),
-          plaintextServices(snap.objects),
-        )
-        : result.mesh;
-      if (scheme && identities!.setWanted(wantedIdentities(pods, scheme))) {
-        identities!.o.onChange();
-      }
-      snapshots.setMesh(mesh);
-      snapshots.setView({ nodeId: opts.nodeName, pods, dependencies: [] });
-      const originOf = (p: Problem) =>
-        snap.origins.get(
-          objectKey({ kind: p.kind, metadata: { namespace: p.namespace, name: p.name } }),
-        );
-      status = {
-        revision: snap.revision,
-        objects: result.statuses,
-        problems: [
-          ...snap.problems,
-          ...result.problems.map((p) => ({ ...p, source: p.source ?? originOf(p) })),
-        ],
-        pods: pods.length,
-        dependencies: [],
-      };
-      const services = snap.objects.filter((o) => o.kind === "Service" && o.apiVersion === "v1");
-      runtime.dns?.responder.setRecords(recordsFromServices(services, opts.meshDomain));
-      logger.info("config applied", {
-        revision: snap.revision,
-        pods: pods.length,
-        services: result.mesh.services.length,
-      });
-    } catch (e) {
-      failures.inc({ stage: "node" });
-      status = { ...status, revision: snap.revision, error: (e as Error).message };
-      logger.error("config not served; the last good config keeps serving", {
-        error: (e as Error).message,
-      });
-    }
-  };
   const source = opts.source ?? configSource(opts, {
     logger,
     metrics,
     nodeName: opts.nodeName,
     keepDir: join(runtime.stateDir, "last-good"),
   });
-  await source.start(apply);
+  await source.start((snap) => {
+    staleFiles = snap.stale ?? [];
+    pipeline.apply(snap);
+  });
   await runtime.startEnvoy();
   return {
     ...runtime,
     snapshots,
     metrics,
-    status: () => status,
+    status,
     close: async (c) => {
       await source.stop();
       identities?.close();

@@ -7,7 +7,7 @@
  * @module
  */
 import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
-import { type InvalidResource, Snapshot, type SnapshotCache } from "../xds/cache/mod.ts";
+import { Encodings, type InvalidResource, Snapshot, type SnapshotCache } from "../xds/cache/mod.ts";
 import type { OnDemandHandler } from "../xds/server/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
 import type { NamedResource } from "../xds/translate/types.ts";
@@ -102,6 +102,8 @@ export class NodeSnapshots {
   #fingerprints = serviceFingerprints(this.#index);
   #nodes = new Map<string, NodeState>();
   #secrets: NamedResource[] = [];
+  /** Encodings shared by every node's snapshots (equal resources are often the same objects). */
+  readonly #encodings = new Encodings();
 
   constructor(readonly options: NodeSnapshotsOptions = {}) {}
 
@@ -277,7 +279,7 @@ export class NodeSnapshots {
   }
 
   #publish(st: NodeState): void {
-    st.snapshot = Snapshot.fromResources(st.resources, this.options.onInvalid);
+    st.snapshot = Snapshot.fromResources(st.resources, this.options.onInvalid, this.#encodings);
     this.options.cache?.setSnapshot(st.view.nodeId, st.snapshot);
   }
 

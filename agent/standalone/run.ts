@@ -11,7 +11,7 @@ import { configSource, type SourceFlags } from "../config_source.ts";
 import type { Source, StaleFile } from "../../lib/source/types.ts";
 import { Pipeline } from "../pipeline.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
-import { recordsFromServices } from "../dns/mod.ts";
+import { recordsFromMesh } from "../dns/mod.ts";
 import { type Runtime, startRuntime } from "../runtime.ts";
 import type { EdgeLimits } from "../xds/translate/mod.ts";
 import { startEdgeIdentity } from "../identity/edge_identity.ts";
@@ -116,6 +116,8 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     },
     decorate: identity?.decorate,
     extraSecrets: identity?.secrets,
+    // Mesh names answer with the VIPs of resolve's mesh services (one owner rule with xDS).
+    onServed: (result) => runtime.dns?.responder.setRecords(recordsFromMesh(result.mesh)),
   });
   pipelineRef = pipeline;
   const runtime = await startRuntime({
@@ -135,9 +137,6 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
   await source.start((snap) => {
     staleFiles = snap.stale ?? [];
     pipeline.apply(snap);
-    // Mesh names answer with each Service's clusterIP (standalone: from the config folder).
-    const services = snap.objects.filter((o) => o.kind === "Service" && o.apiVersion === "v1");
-    runtime.dns?.responder.setRecords(recordsFromServices(services, opts.meshDomain));
   });
   await runtime.startEnvoy();
   return {

@@ -126,10 +126,14 @@ export const TypeUrl = {
  * names, nested Any as `{"@type": url, ...fields}`) into protobuf bytes. Throws naming the type
  * when the object does not fit the schema.
  */
-export function encodeResource(typeUrl: string, resource: Record<string, unknown>): Uint8Array {
+export function encodeResource(
+  typeUrl: string,
+  resource: Record<string, unknown>,
+  elements: ElementEncodings = new WeakMap(),
+): Uint8Array {
   const type = messageType(typeUrl.slice(typeUrlPrefix.length));
   try {
-    return encodeInChunks(type, resource);
+    return encodeInChunks(type, resource, elements);
   } catch (e) {
     if (e instanceof DoesNotFit) throw new Error(`${type.fullName}: ${e.message}`);
     throw e;
@@ -140,11 +144,12 @@ export function encodeResource(typeUrl: string, resource: Record<string, unknown
 class DoesNotFit extends Error {}
 
 /**
- * Encodings of long-list elements (a virtual host, a route) by element object: a caller that
- * passes an unchanged element object again inside a new message (agent/xds/cache/reuse.ts makes
- * equal elements the same object) gets its bytes without converting, verifying or encoding it.
+ * Encodings of long-list elements (a virtual host, a route) by element object, owned by the
+ * caller (a snapshot's Encodings): a caller that passes an unchanged element object again inside
+ * a new message (agent/xds/cache/reuse.ts makes equal elements the same object) gets its bytes
+ * without converting, verifying or encoding it.
  */
-const elementBytes = new WeakMap<object, { type: protobuf.Type; bytes: Uint8Array }>();
+export type ElementEncodings = WeakMap<object, { type: protobuf.Type; bytes: Uint8Array }>;
 
 /** Lists longer than this are encoded one element at a time. */
 const CHUNK_AT = 8;
@@ -159,7 +164,11 @@ const CHUNK_AT = 8;
  * enum numbers, so the translator emits numbers; see translate/enums.ts); a misfit throws
  * DoesNotFit with the field path verify gives for the whole message.
  */
-function encodeInChunks(type: protobuf.Type, object: Record<string, unknown>): Uint8Array {
+function encodeInChunks(
+  type: protobuf.Type,
+  object: Record<string, unknown>,
+  elements: ElementEncodings,
+): Uint8Array {
   const long = type.fieldsArray.filter((f) =>
     f.repeated && f.resolvedType instanceof protobuf.Type &&
     Array.isArray(object[f.name]) && (object[f.name] as unknown[]).length > CHUNK_AT
@@ -181,7 +190,7 @@ function encodeInChunks(type: protobuf.Type, object: Record<string, unknown>): U
       if (typeof item !== "object" || item === null) {
         throw new TypeError(`${type.fullName}.${f.name}: object expected`);
       }
-      const bytes = encodeElement(element, item, f.name);
+      const bytes = encodeElement(element, item, f.name, elements);
       parts.push(
         protobuf.Writer.create().uint32(((f.id << 3) | 2) >>> 0).uint32(bytes.length).finish(),
       );
@@ -198,18 +207,23 @@ function encodeInChunks(type: protobuf.Type, object: Record<string, unknown>): U
   return out;
 }
 
-/** One element of a long list, from {@link elementBytes} when this very object was seen before. */
-function encodeElement(type: protobuf.Type, item: Record<string, unknown>, field: string) {
-  const known = elementBytes.get(item);
+/** One element of a long list, from `elements` when this very object was seen before. */
+function encodeElement(
+  type: protobuf.Type,
+  item: Record<string, unknown>,
+  field: string,
+  elements: ElementEncodings,
+) {
+  const known = elements.get(item);
   if (known?.type === type) return known.bytes;
   let bytes: Uint8Array;
   try {
-    bytes = encodeInChunks(type, item);
+    bytes = encodeInChunks(type, item, elements);
   } catch (e) {
     if (e instanceof DoesNotFit) throw new DoesNotFit(`${field}.${e.message}`);
     throw e;
   }
-  elementBytes.set(item, { type, bytes });
+  elements.set(item, { type, bytes });
   return bytes;
 }
 

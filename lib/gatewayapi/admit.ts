@@ -1,26 +1,26 @@
 /**
  * Admission: what the API server does to each object on create (CRD defaults, then schema and CEL
- * validation). Memoized per input object, so a resolve after an edit only admits the objects the
- * edit replaced: sources hand unchanged objects over by identity (MemorySource keeps them, the
- * file source reuses the objects of an unchanged file). Input objects must therefore not be
- * mutated after they are passed to resolve — the same contract the xDS encoder has.
+ * validation). Memoized per input object in the caller's memo (a ResolveState's), so a resolve
+ * after an edit only admits the objects the edit replaced: sources hand unchanged objects over by
+ * identity (the Source contract). Input objects must therefore not be mutated after they are
+ * passed to resolve — the same contract the xDS encoder has.
  * @module
  */
+import { IdentityMemo } from "../memo/mod.ts";
 import type { KubeObject, Problem } from "./types.ts";
 import { admitObject, isServedKind } from "./validate.ts";
 
 /** One object admitted: the defaulted copy, or the problems that keep it out. */
-type Admitted = { obj: KubeObject; problems?: never } | { obj?: never; problems: Problem[] };
+export type Admitted = { obj: KubeObject; problems?: never } | { obj?: never; problems: Problem[] };
 
-const memo = new WeakMap<KubeObject, Admitted>();
-
-function admitOne(raw: KubeObject): Admitted {
-  let done = memo.get(raw);
-  if (!done) {
-    const { obj, problems } = admitObject(raw);
-    done = problems.length > 0 ? { problems } : { obj };
-    memo.set(raw, done);
-  }
+function admitOne(raw: KubeObject, memo: IdentityMemo<KubeObject, Admitted>): Admitted {
+  // peek/set rather than get(make): no closure per object on this hot path.
+  const seen = memo.peek(raw);
+  memo.count(seen !== undefined);
+  if (seen) return seen;
+  const { obj, problems } = admitObject(raw);
+  const done: Admitted = problems.length > 0 ? { problems } : { obj };
+  memo.set(raw, done);
   return done;
 }
 
@@ -31,7 +31,12 @@ function admitOne(raw: KubeObject): Admitted {
  * defaulted and validated them already), an object of a served kind and apiVersion is taken as it
  * is, without walking its schema again; any other is admitted as usual (and so reported).
  */
-export function admit(objects: KubeObject[], problems: Problem[], admitted = false): KubeObject[] {
+export function admit(
+  objects: KubeObject[],
+  problems: Problem[],
+  admitted = false,
+  memo: IdentityMemo<KubeObject, Admitted> = new IdentityMemo(),
+): KubeObject[] {
   const valid: KubeObject[] = [];
   for (const [i, raw] of objects.entries()) {
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
@@ -47,7 +52,7 @@ export function admit(objects: KubeObject[], problems: Problem[], admitted = fal
       valid.push(raw);
       continue;
     }
-    const done = admitOne(raw);
+    const done = admitOne(raw, memo);
     if (done.obj) valid.push(done.obj);
     else problems.push(...done.problems.map((p) => ({ ...p })));
   }

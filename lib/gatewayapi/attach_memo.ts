@@ -3,13 +3,15 @@
  * object and what attachment reads is the same — our Gateways (the same objects in the same
  * order) and the labels of every Namespace. A hit rebuilds the outcomes onto this resolve's
  * listeners (by listener id), so later steps may still change them; only a route an edit replaced
- * is attached again. Remembered parentRefs, outcomes and hostnames are shared: read-only.
+ * is attached again. Remembered parentRefs, outcomes and hostnames are shared: read-only. One
+ * AttachMemo per resolver (a ResolveState's).
  * @module
  */
 import type { Attachment, ParentOutcome, RouteSpecCommon } from "./attachment.ts";
 import type { Outcome } from "./conditions.ts";
 import type { GatewayState, ListenerState } from "./gateways.ts";
 import type { RouteKind } from "./route_kinds.ts";
+import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import type { Obj } from "./snapshot.ts";
 import type { KubeObject, ParentReference } from "./types.ts";
 
@@ -33,14 +35,6 @@ interface Entry {
   parents: Remembered[];
 }
 
-const memo = new WeakMap<KubeObject, Entry>();
-
-/** The context of the last resolve; a resolve over the same Gateways and labels gets it again. */
-let last: AttachContext | undefined;
-
-const sameItems = (a: readonly unknown[], b: readonly unknown[]) =>
-  a.length === b.length && a.every((x, i) => x === b[i]);
-
 function sameLabels(
   a: ReadonlyMap<string, Record<string, string>>,
   b: ReadonlyMap<string, Record<string, string>>,
@@ -56,42 +50,61 @@ function sameLabels(
   return true;
 }
 
-/**
- * The attachment context of one resolve: the previous resolve's (with this resolve's listeners)
- * when the Gateways and Namespace labels are the same, else a new one.
- */
-export function attachContext(
-  gateways: readonly GatewayState[],
-  namespaces: ReadonlyMap<string, Record<string, string>>,
-): AttachContext {
-  const listeners = new Map<string, ListenerState>();
-  let unique = true;
-  for (const g of gateways) {
-    for (const l of g.listeners) {
-      if (listeners.has(l.id)) unique = false;
-      listeners.set(l.id, l);
-    }
-  }
-  const objects = gateways.map((g) => g.gateway);
-  // Listener ids name listeners again only when unique; otherwise remember nothing.
-  if (!unique) return { gateways: objects, namespaces, listeners };
-  if (last && sameItems(last.gateways, objects) && sameLabels(last.namespaces, namespaces)) {
-    last.listeners = listeners;
-    return last;
-  }
-  return last = { gateways: objects, namespaces, listeners };
-}
+/** Attachment outcomes by route, and the context of the owner's last resolve. */
+export class AttachMemo {
+  readonly routes = new IdentityMemo<KubeObject, Entry>();
+  /** The context of the last resolve; a resolve over the same Gateways and labels gets it again. */
+  #last: AttachContext | undefined;
 
-/** `attach()` of `route`, or its remembered outcomes rebuilt onto this resolve's listeners. */
-export function attachMemoized(
-  context: AttachContext,
-  kind: RouteKind,
-  route: Obj<RouteSpecCommon>,
-  attach: () => ParentOutcome[],
-): ParentOutcome[] {
-  const hit = memo.get(route);
-  if (hit?.context === context && hit.kind === kind) {
-    return hit.parents.map((p) => ({
+  /**
+   * The attachment context of one resolve: the previous resolve's (with this resolve's
+   * listeners) when the Gateways and Namespace labels are the same, else a new one.
+   */
+  context(
+    gateways: readonly GatewayState[],
+    namespaces: ReadonlyMap<string, Record<string, string>>,
+  ): AttachContext {
+    const listeners = new Map<string, ListenerState>();
+    let unique = true;
+    for (const g of gateways) {
+      for (const l of g.listeners) {
+        if (listeners.has(l.id)) unique = false;
+        listeners.set(l.id, l);
+      }
+    }
+    const objects = gateways.map((g) => g.gateway);
+    // Listener ids name listeners again only when unique; otherwise remember nothing.
+    if (!unique) return { gateways: objects, namespaces, listeners };
+    const last = this.#last;
+    if (last && sameItems(last.gateways, objects) && sameLabels(last.namespaces, namespaces)) {
+      last.listeners = listeners;
+      return last;
+    }
+    return this.#last = { gateways: objects, namespaces, listeners };
+  }
+
+  /** `attach()` of `route`, or its remembered outcomes rebuilt onto this resolve's listeners. */
+  attach(
+    context: AttachContext,
+    kind: RouteKind,
+    route: Obj<RouteSpecCommon>,
+    attach: () => ParentOutcome[],
+  ): ParentOutcome[] {
+    let made: ParentOutcome[] | undefined;
+    const entry = this.routes.get(route, () => {
+      made = attach();
+      return {
+        context,
+        kind,
+        parents: made.map((p) => ({
+          parentRef: p.parentRef,
+          accepted: p.accepted,
+          attachments: p.attachments.map((a) => ({ id: a.listener.id, hostnames: a.hostnames })),
+        })),
+      };
+    }, (hit) => hit.context === context && hit.kind === kind);
+    if (made) return made;
+    return entry.parents.map((p) => ({
       parentRef: p.parentRef,
       accepted: p.accepted,
       attachments: p.attachments.map((a): Attachment => ({
@@ -100,15 +113,4 @@ export function attachMemoized(
       })),
     }));
   }
-  const parents = attach();
-  memo.set(route, {
-    context,
-    kind,
-    parents: parents.map((p) => ({
-      parentRef: p.parentRef,
-      accepted: p.accepted,
-      attachments: p.attachments.map((a) => ({ id: a.listener.id, hostnames: a.hostnames })),
-    })),
-  });
-  return parents;
 }

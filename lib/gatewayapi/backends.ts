@@ -12,7 +12,8 @@ import {
   type ServiceSpec,
 } from "./core_types.ts";
 import { referenceAllowed } from "./refs.ts";
-import { meshNameOwners, portClusterName } from "./mesh_names.ts";
+import { IdentityMemo, sameItems } from "../memo/mod.ts";
+import { meshNameOwners, type OwnersMemo, portClusterName } from "./mesh_names.ts";
 import { keyOf, type Obj, type Snapshot } from "./snapshot.ts";
 import {
   type BackendObjectReference,
@@ -22,36 +23,62 @@ import {
 } from "./types.ts";
 import type { IRCluster, IREndpoint } from "../ir/types.ts";
 
-/** A resolved reference: the cluster name, and the failure when it is invalid. */
+/** A cluster a valid reference needs: one port of a Service owning its mesh name. */
+export interface ClusterUse {
+  svc: Obj<ServiceSpec>;
+  port: ServicePort;
+  /** The referring kind's backends speak HTTP/2. */
+  http2: boolean;
+}
+
+/** A reference to a Service that has no mesh name: it and the older owner of that name. */
+export type NameConflict = readonly [svc: Obj<ServiceSpec>, owner: Obj<ServiceSpec>];
+
+/**
+ * A resolved reference: the cluster name, and the failure when it is invalid; what the reference
+ * needs of the resolve, as data: the cluster to make, or the mesh-name conflict to report.
+ */
 export interface ResolvedBackend {
   cluster: string;
   error?: Outcome;
+  use?: ClusterUse;
+  conflict?: NameConflict;
 }
 
 const HTTP2_APP_PROTOCOLS = new Set(["kubernetes.io/h2c", "grpc"]);
 const SUPPORTED_APP_PROTOCOLS = new Set(["", "http", "HTTP", ...HTTP2_APP_PROTOCOLS]);
 
-/**
- * What resolving references did to a Backends besides answering: clusters made or upgraded to
- * http2, mesh-name conflicts reported. Replaying it on another Backends of the same Services and
- * ReferenceGrants has the same effect (convert_memo.ts).
- */
-export type BackendEffect =
-  | { cluster: [Obj<ServiceSpec>, ServicePort, boolean] }
-  | { conflict: [Obj<ServiceSpec>, Obj<ServiceSpec>] };
+/** Endpoints by Service and port, with the slices they were read from. */
+export type EndpointsMemo = IdentityMemo<
+  Obj<ServiceSpec>,
+  WeakMap<ServicePort, { slices: readonly KubeObject[]; endpoints: IREndpoint[] }>
+>;
+
+/** What a Backends remembers across resolves (owned by a ResolveState). */
+export interface BackendsMemo {
+  endpoints: EndpointsMemo;
+  owners: OwnersMemo;
+  /** Cluster names by Service port (the same strings every resolve: their hashes are kept). */
+  clusterNames?: IdentityMemo<ServicePort, { svc: Obj<ServiceSpec>; domain: string; name: string }>;
+}
 
 /** Resolves backendRefs for one resolve and collects the clusters they use. */
 export class Backends {
   #clusters = new Map<string, IRCluster>();
-  /** Effects being recorded (see {@link Backends.record}). */
-  #effects?: BackendEffect[];
+  #memo: BackendsMemo;
   #owners: ReadonlyMap<string, Obj<ServiceSpec>>;
   #reported = new Set<string>();
   /** EndpointSlices (in snapshot order) by the `<ns>/<name>` of the Service they label. */
   #slices = new Map<string, (KubeObject & EndpointSliceBody)[]>();
 
-  constructor(private snapshot: Snapshot, private meshDomain: string, private problems: Problem[]) {
-    this.#owners = meshNameOwners(snapshot.services.values());
+  constructor(
+    private snapshot: Snapshot,
+    private meshDomain: string,
+    private problems: Problem[],
+    memo: BackendsMemo = { endpoints: new IdentityMemo(), owners: {} },
+  ) {
+    this.#memo = memo;
+    this.#owners = meshNameOwners(snapshot.services.values(), memo.owners);
     for (const slice of snapshot.slices) {
       const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
       if (service === undefined) continue;
@@ -64,6 +91,7 @@ export class Backends {
 
   /**
    * Resolves `ref` from a route of `routeKind` in `routeNs`. `grpc` marks the cluster http2.
+   * Pure: the cluster to make or the conflict to report is returned ({@link Backends.apply}).
    * Failure reasons: InvalidKind, RefNotPermitted, BackendNotFound, UnsupportedProtocol. With
    * `options.mesh` (a route on a Service parent) a cross-namespace reference needs no
    * ReferenceGrant (GEP-1294: mesh routes only augment Services every caller can reach anyway).
@@ -106,15 +134,17 @@ export class Backends {
     if (!svc) return bad("BackendNotFound", `Service ${ns}/${ref.name} not found`);
     const owner = this.#owners.get(svc.metadata.name)!;
     if (owner !== svc) {
-      this.#reportConflict(svc, owner);
-      return bad(
-        "BackendNotFound",
-        `Service ${
-          keyOf(svc)
-        } has no mesh name: ${ref.name}.${this.meshDomain} belongs to the older Service ${
-          keyOf(owner)
-        }`,
-      );
+      return {
+        ...bad(
+          "BackendNotFound",
+          `Service ${
+            keyOf(svc)
+          } has no mesh name: ${ref.name}.${this.meshDomain} belongs to the older Service ${
+            keyOf(owner)
+          }`,
+        ),
+        conflict: [svc, owner],
+      };
     }
     const ports = svc.spec?.ports ?? [];
     const port = ports.find((p) => p.port === ref.port);
@@ -137,26 +167,16 @@ export class Backends {
         }, not HTTP`,
       );
     }
-    return { cluster: this.serviceCluster(svc, port, grpc).name };
+    return {
+      cluster: this.#clusterName(svc, port),
+      use: { svc, port, http2: grpc },
+    };
   }
 
-  /** Runs `fn`, returning its result and the effects it had on this Backends. Not reentrant. */
-  record<T>(fn: () => T): { result: T; effects: BackendEffect[] } {
-    const effects: BackendEffect[] = [];
-    this.#effects = effects;
-    try {
-      return { result: fn(), effects };
-    } finally {
-      this.#effects = undefined;
-    }
-  }
-
-  /** Has recorded effects again, as if the calls that made them were repeated. */
-  replay(effects: readonly BackendEffect[]) {
-    for (const e of effects) {
-      if ("cluster" in e) this.serviceCluster(...e.cluster);
-      else this.#reportConflict(...e.conflict);
-    }
+  /** Makes the clusters and reports the conflicts a converted route's references need. */
+  apply(needs: { clusters: readonly ClusterUse[]; conflicts: readonly NameConflict[] }) {
+    for (const u of needs.clusters) this.serviceCluster(u.svc, u.port, u.http2);
+    for (const [svc, owner] of needs.conflicts) this.#reportConflict(svc, owner);
   }
 
   /** Owner Service of each mesh name (by Service name). */
@@ -169,8 +189,7 @@ export class Backends {
    * shared by the edge and the mesh; http2 when `http2` or the port's appProtocol is h2c/grpc.
    */
   serviceCluster(svc: Obj<ServiceSpec>, port: ServicePort, http2: boolean): IRCluster {
-    this.#effects?.push({ cluster: [svc, port, http2] });
-    const name = portClusterName(svc, port, this.meshDomain);
+    const name = this.#clusterName(svc, port);
     const h2 = http2 || HTTP2_APP_PROTOCOLS.has(port.appProtocol ?? "");
     const existing = this.#clusters.get(name);
     if (existing) {
@@ -179,7 +198,7 @@ export class Backends {
     }
     const cluster: IRCluster = {
       name,
-      service: keyOf(svc),
+      service: this.snapshot.keyOf(svc),
       port: port.port,
       protocol: h2 ? "http2" : "http1",
       endpoints: this.#endpoints(svc, port),
@@ -196,10 +215,19 @@ export class Backends {
     ) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
+  #clusterName(svc: Obj<ServiceSpec>, port: ServicePort): string {
+    const names = this.#memo.clusterNames ??= new IdentityMemo();
+    const domain = this.meshDomain;
+    const seen = names.peek(port);
+    if (seen?.svc === svc && seen.domain === domain) return seen.name;
+    const name = portClusterName(svc, port, domain);
+    names.set(port, { svc, domain, name });
+    return name;
+  }
+
   #reportConflict(svc: Obj<ServiceSpec>, owner: Obj<ServiceSpec>) {
-    this.#effects?.push({ conflict: [svc, owner] });
-    if (this.#reported.has(keyOf(svc))) return;
-    this.#reported.add(keyOf(svc));
+    if (this.#reported.has(this.snapshot.keyOf(svc))) return;
+    this.#reported.add(this.snapshot.keyOf(svc));
     this.problems.push({
       kind: "Service",
       namespace: svc.metadata.namespace,
@@ -214,28 +242,18 @@ export class Backends {
 
   /** The ready endpoints of `port` of `svc`, remembered while its EndpointSlices are unchanged. */
   #endpoints(svc: Obj<ServiceSpec>, port: ServicePort): IREndpoint[] {
-    const slices = this.#slices.get(keyOf(svc)) ?? [];
-    let byPort = endpointMemo.get(svc);
-    if (!byPort) endpointMemo.set(svc, byPort = new WeakMap());
+    const slices = this.#slices.get(this.snapshot.keyOf(svc)) ?? [];
+    let byPort = this.#memo.endpoints.peek(svc);
+    if (!byPort) this.#memo.endpoints.set(svc, byPort = new WeakMap());
     const seen = byPort.get(port);
-    if (seen && sameItems(seen.slices, slices)) return seen.endpoints;
+    const hit = seen !== undefined && sameItems(seen.slices, slices);
+    this.#memo.endpoints.count(hit);
+    if (hit) return seen.endpoints;
     const endpoints = readyEndpoints(slices, port);
     byPort.set(port, { slices, endpoints });
     return endpoints;
   }
 }
-
-/**
- * Endpoints by (admitted, read-only) Service and port, with the slices they were read from: a
- * resolve after a route edit reads the same slices again. The arrays are shared: read-only.
- */
-const endpointMemo = new WeakMap<
-  Obj<ServiceSpec>,
-  WeakMap<ServicePort, { slices: readonly KubeObject[]; endpoints: IREndpoint[] }>
->();
-
-const sameItems = (a: readonly unknown[], b: readonly unknown[]) =>
-  a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The ready endpoints of `port` in `slices`, by address then port. */
 function readyEndpoints(

@@ -11,7 +11,7 @@ import { HostnameIndex } from "./host_index.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
-import { type VhostInput, vhostMemoized } from "./vhost_memo.ts";
+import type { VhostInput, VhostMemo } from "./vhost_memo.ts";
 import type { KubeObject } from "./types.ts";
 import { l4FilterChains } from "./build_l4.ts";
 import type { IRFilterChain, IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
@@ -26,7 +26,11 @@ export interface Placement {
 
 const listenerHost = (l: ListenerState) => l.listener.hostname || "*";
 
-function virtualHosts(listeners: ListenerState[], placements: Placement[]): IRVirtualHost[] {
+function virtualHosts(
+  listeners: ListenerState[],
+  placements: Placement[],
+  memo: VhostMemo,
+): IRVirtualHost[] {
   const ids = new Set(listeners.map((l) => l.id));
   const mine = placements.filter((p) => ids.has(p.listener.id));
   const domains = new Set<string>();
@@ -55,7 +59,7 @@ function virtualHosts(listeners: ListenerState[], placements: Placement[]): IRVi
       protocol: owner.listener.protocol as "HTTP" | "HTTPS",
     };
     const inputs = [...best].map(([p, host]): VhostInput => [p.route, p.converted, host]);
-    return vhostMemoized(owner.id, domain, context, inputs, () => {
+    return memo.render(owner.id, domain, context, inputs, () => {
       const entries: RankedEntry[] = [];
       for (const [route, converted, host] of inputs) pushEntries(entries, route, converted, host);
       return { name: domain, domains: [domain], routes: renderRoutes(entries, context) };
@@ -71,6 +75,7 @@ export function buildListeners(
   listeners: ListenerState[],
   placements: Placement[],
   defaultAddress: string,
+  memo: VhostMemo,
 ): IRListener[] {
   const bound = new Map<string, { address: string; port: number; here: ListenerState[] }>();
   for (const l of listeners.filter((l) => l.programmed)) {
@@ -101,7 +106,7 @@ export function buildListeners(
         serverNames: [],
         certificateSecrets: [],
         routeConfigName: `http.${at}`,
-        virtualHosts: virtualHosts(here, placements),
+        virtualHosts: virtualHosts(here, placements, memo),
       }];
     } else {
       filterChains = [...here]
@@ -114,7 +119,7 @@ export function buildListeners(
           serverNames: l.listener.hostname ? [l.listener.hostname] : [],
           certificateSecrets: [...l.certificateSecrets],
           routeConfigName: `https.${at}/${l.id}`,
-          virtualHosts: virtualHosts([l], placements),
+          virtualHosts: virtualHosts([l], placements, memo),
         }));
     }
     return [{ name, address, port, protocol, filterChains }];

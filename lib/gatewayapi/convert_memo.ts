@@ -1,70 +1,63 @@
 /**
  * Route conversion, memoized: a route converts to the same rules as long as it is the same
  * (admitted) object and the Services and ReferenceGrants its backendRefs resolve against are the
- * same objects. A hit replays what the conversion did to the Backends (clusters made, conflicts
- * reported), so the result of resolve is the same as without the memo; only a route an edit
- * replaced is converted again. Converted routes are shared between resolves: read-only.
+ * same objects. Conversion is pure and returns what it needs of the resolve as data (the clusters
+ * and conflicts in ConvertedRoute), so a hit is simply the remembered result; only a route an
+ * edit replaced is converted again. Converted routes are shared between resolves: read-only. One
+ * ConvertMemo per resolver (a ResolveState's).
  * @module
  */
-import type { BackendEffect, Backends } from "./backends.ts";
+import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import type { Snapshot } from "./snapshot.ts";
 import type { KubeObject } from "./types.ts";
 
 /** What references resolve against; equal identities mean equal conversions. */
-interface Context {
+export interface ConvertContext {
   meshDomain: string;
   services: readonly KubeObject[];
   grants: readonly KubeObject[];
 }
 
 interface Entry {
-  context: Context;
+  context: ConvertContext;
   converted: ConvertedRoute;
-  effects: BackendEffect[];
 }
 
-/** Per admitted route object: its edge and mesh conversions. */
-const memo = new WeakMap<KubeObject, { edge?: Entry; mesh?: Entry }>();
+/** Conversions by route (edge and mesh side), and the context of the owner's last resolve. */
+export class ConvertMemo {
+  readonly edge = new IdentityMemo<KubeObject, Entry>();
+  readonly mesh = new IdentityMemo<KubeObject, Entry>();
+  #last: ConvertContext | undefined;
 
-/** The context of the last resolve; a resolve over the same objects gets this very object. */
-let last: Context | undefined;
-
-const sameItems = (a: readonly unknown[], b: readonly unknown[]) =>
-  a.length === b.length && a.every((x, i) => x === b[i]);
-
-/**
- * The conversion context of `snapshot`: the same object as the previous resolve's when its
- * Services and ReferenceGrants are the same objects in the same order, else a new one.
- */
-export function conversionContext(snapshot: Snapshot, meshDomain: string): Context {
-  const services = [...snapshot.services.values()];
-  if (
-    last?.meshDomain === meshDomain && sameItems(last.services, services) &&
-    sameItems(last.grants, snapshot.grants)
-  ) {
-    return last;
+  /**
+   * The conversion context of `snapshot`: the same object as the previous resolve's when its
+   * Services and ReferenceGrants are the same objects in the same order, else a new one.
+   */
+  context(snapshot: Snapshot, meshDomain: string): ConvertContext {
+    const services = [...snapshot.services.values()];
+    const last = this.#last;
+    if (
+      last?.meshDomain === meshDomain && sameItems(last.services, services) &&
+      sameItems(last.grants, snapshot.grants)
+    ) {
+      return last;
+    }
+    return this.#last = { meshDomain, services, grants: [...snapshot.grants] };
   }
-  return last = { meshDomain, services, grants: [...snapshot.grants] };
-}
 
-/** `convert()` of `route`, or the remembered result for the same route in the same context. */
-export function convertMemoized(
-  backends: Backends,
-  context: Context,
-  route: KubeObject,
-  mesh: boolean,
-  convert: () => ConvertedRoute,
-): ConvertedRoute {
-  const side = mesh ? "mesh" : "edge";
-  let byRoute = memo.get(route);
-  const hit = byRoute?.[side];
-  if (hit?.context === context) {
-    backends.replay(hit.effects);
-    return hit.converted;
+  /** `convert()` of `route`, or the remembered result for the same route in the same context. */
+  convert(
+    context: ConvertContext,
+    route: KubeObject,
+    mesh: boolean,
+    convert: () => ConvertedRoute,
+  ): ConvertedRoute {
+    const memo = mesh ? this.mesh : this.edge;
+    return memo.get(
+      route,
+      () => ({ context, converted: convert() }),
+      (hit) => hit.context === context,
+    ).converted;
   }
-  const { result, effects } = backends.record(convert);
-  if (!byRoute) memo.set(route, byRoute = {});
-  byRoute[side] = { context, converted: result, effects };
-  return result;
 }

@@ -36,6 +36,8 @@ export const CORE_KINDS: Readonly<Record<string, CoreKind>> = {
     body: obj({ spec: serviceSpec }, { open: true }),
   },
   Namespace: { apiVersions: ["v1"], namespaced: false, body: obj({ spec: any() }, { open: true }) },
+  // Read by the node role (which pods a node proxy serves), not by resolve.
+  Pod: { apiVersions: ["v1"], namespaced: true, body: obj({ spec: any() }, { open: true }) },
   Secret: {
     apiVersions: ["v1"],
     namespaced: true,

@@ -1,17 +1,24 @@
 /**
- * resolve's memos (admission per object, conversion, attachment and status per route, keys,
+ * resolve's memos (one ResolveState) (admission per object, conversion, attachment and status per route, keys,
  * cluster names and route-less mesh Services per object) are invisible: resolving objects
  * it has seen before, or a mix of seen and edited ones, gives exactly what a cold resolve of
  * fresh copies gives.
  */
 import assert from "node:assert/strict";
 import { parseAllDocuments, stringify } from "yaml";
-import { resolve } from "./resolve.ts";
+import { resolve, type ResolveOptions } from "./resolve.ts";
+import { ResolveState } from "./state.ts";
 import type { KubeObject } from "./types.ts";
 
 const dir = new URL("./testdata/", import.meta.url);
 const text = (v: unknown) => stringify(v, { aliasDuplicateObjects: false, lineWidth: 0 });
 const fresh = (objects: KubeObject[]) => text(resolve(structuredClone(objects)));
+
+/** A resolve function with its own state: every call after the first reuses its memos. */
+function warmResolve() {
+  const state = new ResolveState();
+  return (objects: KubeObject[], options?: ResolveOptions) => resolve(objects, options, state);
+}
 
 /** Every golden input file name. */
 const cases = () =>
@@ -25,9 +32,10 @@ function load(file: string): KubeObject[] {
 Deno.test("memo: a repeated resolve of the same objects equals a cold one", async (t) => {
   for (const file of cases()) {
     await t.step(file, () => {
+      const warm = warmResolve();
       const objects = load(file);
-      resolve(objects);
-      assert.equal(text(resolve(objects)), fresh(objects));
+      warm(objects);
+      assert.equal(text(warm(objects)), fresh(objects));
     });
   }
 });
@@ -48,16 +56,17 @@ const EDITED = [
 Deno.test("memo: edits to routes, Gateways, Namespaces, Services and grants are seen", async (t) => {
   for (const file of cases()) {
     await t.step(file, () => {
+      const warm = warmResolve();
       const objects = load(file);
-      resolve(objects);
+      warm(objects);
       for (const kind of EDITED) {
         const at = objects.findIndex((o) => o.kind === kind);
         if (at < 0) continue;
         // Drop the object, then bring back a copy: each step against a cold resolve.
         const without = objects.filter((_, i) => i !== at);
-        assert.equal(text(resolve(without)), fresh(without), `${kind} removed`);
+        assert.equal(text(warm(without)), fresh(without), `${kind} removed`);
         const back = [...without.slice(0, at), structuredClone(objects[at]), ...without.slice(at)];
-        assert.equal(text(resolve(back)), fresh(back), `${kind} re-added`);
+        assert.equal(text(warm(back)), fresh(back), `${kind} re-added`);
       }
     });
   }
@@ -69,13 +78,14 @@ Deno.test("memo: relabelling a Namespace re-attaches the routes selecting it", a
     const at = objects.findIndex((o) => o.kind === "Namespace" && o.metadata.labels);
     if (at < 0) continue;
     await t.step(file, () => {
-      resolve(objects);
+      const warm = warmResolve();
+      warm(objects);
       const relabelled = objects.with(at, {
         ...objects[at],
         metadata: { ...objects[at].metadata, labels: { relabelled: "yes" } },
       });
-      assert.equal(text(resolve(relabelled)), fresh(relabelled));
-      assert.equal(text(resolve(objects)), fresh(objects));
+      assert.equal(text(warm(relabelled)), fresh(relabelled));
+      assert.equal(text(warm(objects)), fresh(objects));
     });
   }
 });
@@ -83,11 +93,12 @@ Deno.test("memo: relabelling a Namespace re-attaches the routes selecting it", a
 Deno.test("memo: a resolve at another time restamps every status", async (t) => {
   for (const file of cases()) {
     await t.step(file, () => {
+      const warm = warmResolve();
       const objects = load(file);
       const now = "2026-01-02T03:04:05Z";
-      const later = text(resolve(structuredClone(objects), { now }));
-      resolve(objects);
-      assert.equal(text(resolve(objects, { now })), later);
+      const later = text(warm(structuredClone(objects), { now }));
+      warm(objects);
+      assert.equal(text(warm(objects, { now })), later);
     });
   }
 });
@@ -95,11 +106,12 @@ Deno.test("memo: a resolve at another time restamps every status", async (t) => 
 Deno.test("memo: another mesh domain renames every cluster and mesh Service", async (t) => {
   for (const file of cases()) {
     await t.step(file, () => {
+      const warm = warmResolve();
       const objects = load(file);
       const meshDomain = "other.internal";
-      const other = text(resolve(structuredClone(objects), { meshDomain }));
-      resolve(objects);
-      assert.equal(text(resolve(objects, { meshDomain })), other);
+      const other = text(warm(structuredClone(objects), { meshDomain }));
+      warm(objects);
+      assert.equal(text(warm(objects, { meshDomain })), other);
     });
   }
 });

@@ -9,6 +9,7 @@
 import type { ServicePort, ServiceSpec } from "./core_types.ts";
 import type { RouteKind } from "./route_kinds.ts";
 import type { MeshParentOutcome, MeshServices } from "./mesh_attachment.ts";
+import { IdentityMemo } from "../memo/mod.ts";
 import { meshAuthority } from "./mesh_names.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
@@ -45,24 +46,31 @@ function render(group: Map<string, MeshRouteState> | undefined, port: number): I
   return renderRoutes(entries, { port, protocol: "HTTP" });
 }
 
-/** Owners with their authority, by authority; remembered per (read-only) owners Map. */
-const sortedOwners = new WeakMap<
-  ReadonlyMap<string, Obj<ServiceSpec>>,
-  { meshDomain: string; list: { svc: Obj<ServiceSpec>; authority: string }[] }
->();
-
-function ownersByAuthority(index: MeshServices): { svc: Obj<ServiceSpec>; authority: string }[] {
-  const seen = sortedOwners.get(index.owners);
-  if (seen?.meshDomain === index.meshDomain) return seen.list;
-  const list = [...index.owners.values()]
-    .map((svc) => ({ svc, authority: meshAuthority(svc.metadata.name, index.meshDomain) }))
-    .sort((a, b) => byString(a.authority, b.authority));
-  sortedOwners.set(index.owners, { meshDomain: index.meshDomain, list });
-  return list;
+/** What buildMesh remembers across resolves (owned by a ResolveState). */
+export class MeshMemo {
+  /** Owners with their authority, by authority; per (read-only) owners Map. */
+  readonly sortedOwners = new IdentityMemo<
+    ReadonlyMap<string, Obj<ServiceSpec>>,
+    { meshDomain: string; list: { svc: Obj<ServiceSpec>; authority: string }[] }
+  >();
+  /** MeshServices without routes by (admitted, read-only) Service: shared between resolves. */
+  readonly routeless = new IdentityMemo<
+    Obj<ServiceSpec>,
+    { meshDomain: string; service: MeshService }
+  >();
 }
 
-/** MeshServices without routes by (admitted, read-only) Service: shared between resolves. */
-const routelessMemo = new WeakMap<Obj<ServiceSpec>, { meshDomain: string; service: MeshService }>();
+function ownersByAuthority(
+  index: MeshServices,
+  memo: MeshMemo,
+): { svc: Obj<ServiceSpec>; authority: string }[] {
+  return memo.sortedOwners.get(index.owners, () => ({
+    meshDomain: index.meshDomain,
+    list: [...index.owners.values()]
+      .map((svc) => ({ svc, authority: meshAuthority(svc.metadata.name, index.meshDomain) }))
+      .sort((a, b) => byString(a.authority, b.authority)),
+  }), (seen) => seen.meshDomain === index.meshDomain).list;
+}
 
 /** The MeshService of `svc` when no route is on any of its ports (`clusters`: its port's). */
 function routeless(
@@ -70,25 +78,26 @@ function routeless(
   authority: string,
   meshDomain: string,
   clusters: IRCluster[],
+  memo: MeshMemo,
 ): MeshService {
   // Cluster names follow from the Service, its ports and the mesh domain (portClusterName).
-  const seen = routelessMemo.get(svc);
+  const seen = memo.routeless.peek(svc);
+  memo.routeless.count(seen?.meshDomain === meshDomain);
   if (seen?.meshDomain === meshDomain) return seen.service;
-  const ports = (svc.spec?.ports ?? []).map((port, i): MeshServicePort => ({
-    port: port.port,
-    cluster: clusters[i].name,
-    domains: i === 0 ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
-    producerRoutes: [],
-    consumerRoutes: {},
-  }));
   const service: MeshService = {
     authority,
     namespace: svc.metadata.namespace,
     name: svc.metadata.name,
     vips: serviceVips(svc.spec),
-    ports,
+    ports: (svc.spec?.ports ?? []).map((port, i): MeshServicePort => ({
+      port: port.port,
+      cluster: clusters[i].name,
+      domains: i === 0 ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
+      producerRoutes: [],
+      consumerRoutes: {},
+    })),
   };
-  routelessMemo.set(svc, { meshDomain, service });
+  memo.routeless.set(svc, { meshDomain, service });
   return service;
 }
 
@@ -97,6 +106,7 @@ export function buildMesh(
   index: MeshServices,
   clusters: MeshClusterSource,
   routes: MeshRouteState[],
+  memo: MeshMemo = new MeshMemo(),
 ): MeshIR {
   const byPort = new Map<ServicePort, PortRoutes>();
   const grpcPorts = new Set<ServicePort>();
@@ -117,12 +127,14 @@ export function buildMesh(
   }
   const services: MeshService[] = [];
   const all: IRCluster[] = [];
-  for (const { svc, authority } of ownersByAuthority(index)) {
+  for (const { svc, authority } of ownersByAuthority(index, memo)) {
     const svcPorts = svc.spec?.ports ?? [];
     if (svcPorts.every((port) => !byPort.has(port))) {
       // No routes on any port: the Service renders as before; its clusters are still made.
       for (const port of svcPorts) all.push(clusters.serviceCluster(svc, port, false));
-      services.push(routeless(svc, authority, index.meshDomain, all.slice(-svcPorts.length)));
+      services.push(
+        routeless(svc, authority, index.meshDomain, all.slice(-svcPorts.length), memo),
+      );
       continue;
     }
     const ports = svcPorts.map((port, i): MeshServicePort => {

@@ -6,6 +6,7 @@
  * @module
  */
 import type { ServicePort, ServiceSpec } from "./core_types.ts";
+import { sameItems } from "../memo/mod.ts";
 import { type Obj, sortByAge } from "./snapshot.ts";
 
 /** `<svc>.<meshDomain>`. */
@@ -17,45 +18,31 @@ export function portClusterName(
   port: ServicePort,
   meshDomain: string,
 ): string {
-  const seen = clusterNames.get(port);
-  if (seen?.svc === svc && seen.meshDomain === meshDomain) return seen.name;
   const authority = meshAuthority(svc.metadata.name, meshDomain);
-  const name = port === svc.spec?.ports?.[0] ? authority : `${authority}:${port.port}`;
-  clusterNames.set(port, { svc, meshDomain, name });
-  return name;
+  return port === svc.spec?.ports?.[0] ? authority : `${authority}:${port.port}`;
+}
+
+/** The Services and owners of an owner's last {@link meshNameOwners} call. */
+export interface OwnersMemo {
+  last?: { services: Obj<ServiceSpec>[]; owners: ReadonlyMap<string, Obj<ServiceSpec>> };
 }
 
 /**
- * Cluster names by (admitted, read-only) Service port: every resolve after an edit names the
- * clusters of the same ports again (once per backendRef of every route).
- */
-const clusterNames = new WeakMap<
-  ServicePort,
-  { svc: Obj<ServiceSpec>; meshDomain: string; name: string }
->();
-
-/** The Services and owners of the last call: a resolve after a route edit asks again. */
-let last:
-  | { services: Obj<ServiceSpec>[]; owners: ReadonlyMap<string, Obj<ServiceSpec>> }
-  | undefined;
-
-/**
- * The Service owning each mesh name (by Service name): the oldest Service of that name. The same
- * (read-only) Map as the last call's when the Services are the same objects in the same order.
+ * The Service owning each mesh name (by Service name): the oldest Service of that name (Gateway
+ * API age order; a missing creationTimestamp counts as oldest). The same (read-only) Map as
+ * `memo`'s last call when the Services are the same objects in the same order.
  */
 export function meshNameOwners(
   services: Iterable<Obj<ServiceSpec>>,
+  memo: OwnersMemo = {},
 ): ReadonlyMap<string, Obj<ServiceSpec>> {
   const list = [...services];
-  if (
-    last && last.services.length === list.length && last.services.every((s, i) => s === list[i])
-  ) {
-    return last.owners;
-  }
+  const last = memo.last;
+  if (last && sameItems(last.services, list)) return last.owners;
   const owners = new Map<string, Obj<ServiceSpec>>();
   for (const svc of sortByAge(list)) {
     if (!owners.has(svc.metadata.name)) owners.set(svc.metadata.name, svc);
   }
-  last = { services: list, owners };
+  memo.last = { services: list, owners };
   return owners;
 }

@@ -13,6 +13,8 @@ export type * from "./core_types.ts";
 export { GATEWAY_GROUP } from "./types.ts";
 export { applyDefaults, validateObject } from "./validate.ts";
 export { type ObjectStatus, resolve, type ResolveOptions, type ResolveResult } from "./resolve.ts";
+export { ResolveState } from "./state.ts";
+export type { MemoStats } from "../memo/mod.ts";
 export { SUPPORTED_FEATURES } from "./gateways.ts";
 export { ROUTE_KINDS, type RouteKindDef, servedRouteKinds } from "./route_kinds.ts";
 export { MESH_CONTROLLER_NAME } from "./mesh_attachment.ts";

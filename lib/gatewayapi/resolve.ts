@@ -5,10 +5,8 @@
  * @module
  */
 import { admit } from "./admit.ts";
-import { attachContext, attachMemoized } from "./attach_memo.ts";
 import { attachRoute, type ParentOutcome, type RouteSpecCommon } from "./attachment.ts";
 import { Backends } from "./backends.ts";
-import { conversionContext, convertMemoized } from "./convert_memo.ts";
 import { LOOPBACK_ADDRESSES } from "./addresses.ts";
 import { buildListeners, type Placement } from "./build_ir.ts";
 import {
@@ -19,13 +17,19 @@ import {
 } from "./gateways.ts";
 import { settleKindConflicts } from "./kind_conflicts.ts";
 import { settleL4Conflicts } from "./l4_conflicts.ts";
-import { attachMeshRoute, MESH_CONTROLLER_NAME, type MeshServices } from "./mesh_attachment.ts";
+import {
+  attachMeshRoute,
+  isServiceParent,
+  MESH_CONTROLLER_NAME,
+  type MeshServices,
+} from "./mesh_attachment.ts";
 import { buildMesh, type MeshRouteState } from "./mesh_build.ts";
 import { ROUTE_KINDS, type RouteKind, type RouteKindDef } from "./route_kinds.ts";
 import { routeStatuses } from "./route_status.ts";
 import { mergeUdpBackends } from "./udp_clusters.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import { buildSnapshot, keyOf, type Obj } from "./snapshot.ts";
+import { ResolveState } from "./state.ts";
 import type { KubeObject, Problem } from "./types.ts";
 import type { IR, IRSecret } from "../ir/types.ts";
 import type { MeshIR } from "../ir/mesh.ts";
@@ -90,8 +94,17 @@ const statusOf = (o: KubeObject, status: unknown): ObjectStatus => ({
   status,
 });
 
-/** Resolves Gateway API objects into aether's IR and the status of every object we own. */
-export function resolve(objects: KubeObject[], options: ResolveOptions = {}): ResolveResult {
+/**
+ * Resolves Gateway API objects into aether's IR and the status of every object we own. `state`
+ * holds the memos of one input stream: pass the same one to every resolve of that stream (an
+ * edit then recomputes only what it touched); without one, the resolve is cold. The result may
+ * share objects with earlier results of the same state: treat it as read-only.
+ */
+export function resolve(
+  objects: KubeObject[],
+  options: ResolveOptions = {},
+  state: ResolveState = new ResolveState(),
+): ResolveResult {
   const controllerName = options.controllerName ?? "gateway.aether.io/edge";
   const bindAddress = options.bindAddress ?? "127.0.0.1";
   const meshDomain = options.meshDomain ?? "aether.internal";
@@ -99,8 +112,9 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   const routeKinds = options.routeKinds ?? ROUTE_KINDS;
   const problems: Problem[] = [];
   const built = buildSnapshot(
-    admitAll(objects, routeKinds, problems, options.admitted === true),
+    admitAll(objects, routeKinds, problems, options.admitted === true, state),
     routeKinds.map((k) => k.kind),
+    state.order,
   );
   problems.push(...built.problems);
   const snapshot = built.snapshot;
@@ -118,7 +132,7 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
     addressing,
   );
   const gatewayMap = new Map(gateways.map((g) => [keyOf(g.gateway), g]));
-  const backends = new Backends(snapshot, meshDomain, problems);
+  const backends = new Backends(snapshot, meshDomain, problems, state.backends);
 
   const routes: RouteState[] = [];
   const meshRoutes: MeshRouteState[] = [];
@@ -127,40 +141,36 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
     owners: backends.owners,
     meshDomain,
   };
-  const context = conversionContext(snapshot, meshDomain);
-  const attached = attachContext(gateways, snapshot.namespaces);
+  const context = state.convert.context(snapshot, meshDomain);
+  const attached = state.attach.context(gateways, snapshot.namespaces);
   for (const def of routeKinds) {
     const kind = def.kind;
     const convert = (r: Obj<RouteSpecCommon>, mesh: boolean) =>
       def.convert(backends, r as Obj<never>, mesh);
     for (const route of snapshot.routes.get(kind) ?? []) {
-      const parents = attachMemoized(
+      const parents = state.attach.attach(
         attached,
         kind,
         route,
         () => attachRoute(snapshot, gatewayMap, kind, route),
       );
       if (parents.length > 0) {
-        const converted = convertMemoized(
-          backends,
-          context,
-          route,
-          false,
-          () => convert(route, false),
-        );
+        const converted = state.convert.convert(context, route, false, () => convert(route, false));
+        backends.apply(converted);
         routes.push({ kind, route, parents, converted });
       }
       // L4 kinds serve Gateway parents only (their mesh side is a later issue).
       if (def.chain !== "http") continue;
-      const meshParents = attachMeshRoute(meshIndex, route);
-      if (meshParents.length === 0) continue;
-      const converted = convertMemoized(
-        backends,
-        context,
+      if (!route.spec.parentRefs?.some(isServiceParent)) continue;
+      // Remembered outcomes are shared: this resolve changes copies of them only.
+      const meshParents = state.meshAttach.get(
         route,
-        true,
-        () => convert(route, true),
-      );
+        () => ({ context, parents: attachMeshRoute(meshIndex, route) }),
+        (hit) => hit.context === context,
+      ).parents.map((p) => ({ ...p }));
+      if (meshParents.length === 0) continue;
+      const converted = state.convert.convert(context, route, true, () => convert(route, true));
+      backends.apply(converted);
       for (const parent of meshParents) {
         if (parent.accepted.ok && converted.unsupported) parent.accepted = converted.unsupported;
       }
@@ -173,11 +183,11 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   // One placement per route and listener (a route attached twice to a listener counts once);
   // every placement of a route is made in its own iteration, so the dedup is per route.
   const placements: Placement[] = [];
-  for (const state of routes) {
+  for (const r of routes) {
     const mine = new Map<string, Placement>();
-    for (const parent of state.parents) {
-      if (parent.accepted.ok && state.converted.unsupported) {
-        parent.accepted = state.converted.unsupported;
+    for (const parent of r.parents) {
+      if (parent.accepted.ok && r.converted.unsupported) {
+        parent.accepted = r.converted.unsupported;
       }
       if (!parent.accepted.ok) continue;
       for (const a of parent.attachments) {
@@ -187,8 +197,8 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
           continue;
         }
         const p: Placement = {
-          route: state.route,
-          converted: state.converted,
+          route: r.route,
+          converted: r.converted,
           listener: a.listener,
           hostnames: a.hostnames,
         };
@@ -200,7 +210,7 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
   for (const p of placements) p.listener.attachedRoutes++;
 
   const allListeners = gateways.flatMap((g) => g.listeners);
-  const listeners = buildListeners(allListeners, placements, bindAddress);
+  const listeners = buildListeners(allListeners, placements, bindAddress, state.vhosts);
   const used = new Set<string>();
   for (const l of listeners) {
     for (const chain of l.filterChains) {
@@ -232,7 +242,7 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
     ) => (a.name < b.name ? -1 : 1)),
   };
 
-  const mesh = buildMesh(meshIndex, backends, meshRoutes);
+  const mesh = buildMesh(meshIndex, backends, meshRoutes, state.mesh);
   const statuses: ObjectStatus[] = [];
   const features = supportedFeatures(routeKinds);
   for (const name of classes) {
@@ -248,7 +258,9 @@ export function resolve(objects: KubeObject[], options: ResolveOptions = {}): Re
     { controllerName: options.meshControllerName ?? MESH_CONTROLLER_NAME, routes: meshRoutes },
   ];
   const kindNames = routeKinds.map((k) => k.kind);
-  for (const { route, status } of routeStatuses(kindNames, sides, now)) {
+  for (
+    const { route, status } of routeStatuses(kindNames, sides, now, state.statuses, snapshot.keyOf)
+  ) {
     statuses.push(statusOf(route, status));
   }
   return { ir, mesh, statuses, problems };
@@ -263,9 +275,10 @@ function admitAll(
   routeKinds: readonly RouteKindDef[],
   problems: Problem[],
   admitted: boolean,
+  state: ResolveState,
 ): KubeObject[] {
   const own = new Map(routeKinds.flatMap((k) => (k.admit ? [[k.kind, k.admit] as const] : [])));
-  if (own.size === 0) return admit(objects, problems, admitted);
+  if (own.size === 0) return admit(objects, problems, admitted, state.admitted);
   const out: KubeObject[] = [];
   const rest: KubeObject[] = [];
   for (const o of objects) {
@@ -278,5 +291,5 @@ function admitAll(
     if (done.problems.length > 0) problems.push(...done.problems);
     else out.push(done.obj);
   }
-  return [...admit(rest, problems, admitted), ...out];
+  return [...admit(rest, problems, admitted, state.admitted), ...out];
 }

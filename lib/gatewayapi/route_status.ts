@@ -7,6 +7,7 @@
 import type { ParentOutcome } from "./attachment.ts";
 import { ConditionFactory, type Outcome } from "./conditions.ts";
 import type { MeshParentOutcome } from "./mesh_attachment.ts";
+import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { keyOf } from "./snapshot.ts";
 import type { KubeObject, ParentReference, RouteParentStatus, RouteStatus } from "./types.ts";
 
@@ -24,16 +25,15 @@ export interface RouteSide {
  * (attachment and conversion are memoized, so an unchanged route gives the same ones). A route
  * whose parents did not change keeps its status object. Shared between resolves: read-only.
  */
-const memo = new WeakMap<KubeObject, { inputs: unknown[]; status: RouteStatus }>();
-
-const sameItems = (a: readonly unknown[], b: readonly unknown[]) =>
-  a.length === b.length && a.every((x, i) => x === b[i]);
+export type StatusMemo = IdentityMemo<KubeObject, { inputs: unknown[]; status: RouteStatus }>;
 
 /** The statuses of every route with a parent we own, in order (kinds in `kinds` order). */
 export function routeStatuses(
   kinds: readonly string[],
   sides: { controllerName: string; routes: RouteSide[] }[],
   now: string,
+  memo: StatusMemo = new IdentityMemo(),
+  key: (o: KubeObject) => string = keyOf,
 ): { route: KubeObject; status: RouteStatus }[] {
   /** Per kind: each route with its sides, in the order the sides were given. */
   const byKind = new Map<string, Map<KubeObject, { side: RouteSide; controllerName: string }[]>>();
@@ -49,7 +49,7 @@ export function routeStatuses(
   const out: { route: KubeObject; status: RouteStatus }[] = [];
   for (const kind of kinds) {
     const mine = [...(byKind.get(kind) ?? new Map()).entries()]
-      .map(([route, list]) => ({ route, list, k: keyOf(route) }))
+      .map(([route, list]) => ({ route, list, k: key(route) }))
       .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
     for (const { route, list } of mine) {
       const inputs: unknown[] = [now];
@@ -58,20 +58,16 @@ export function routeStatuses(
           inputs.push(p.parentRef, controllerName, p.accepted, side.converted.resolvedRefs);
         }
       }
-      const seen = memo.get(route);
-      if (seen && sameItems(seen.inputs, inputs)) {
-        out.push({ route, status: seen.status });
-        continue;
-      }
-      const c = new ConditionFactory(route.metadata.generation ?? 0, now);
-      const parents: RouteParentStatus[] = [];
-      for (const { side, controllerName } of list) {
-        for (const p of side.parents) {
-          parents.push(parentStatus(c, p.parentRef, controllerName, p.accepted, side));
+      const { status } = memo.get(route, () => {
+        const c = new ConditionFactory(route.metadata.generation ?? 0, now);
+        const parents: RouteParentStatus[] = [];
+        for (const { side, controllerName } of list) {
+          for (const p of side.parents) {
+            parents.push(parentStatus(c, p.parentRef, controllerName, p.accepted, side));
+          }
         }
-      }
-      const status = { parents };
-      memo.set(route, { inputs, status });
+        return { inputs, status: { parents } };
+      }, (seen) => sameItems(seen.inputs, inputs));
       out.push({ route, status });
     }
   }

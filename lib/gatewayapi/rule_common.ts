@@ -5,7 +5,7 @@
  * @module
  */
 import { matchRegexProblems } from "./re2.ts";
-import type { Backends } from "./backends.ts";
+import type { Backends, ClusterUse, NameConflict } from "./backends.ts";
 import { fail, type Outcome, pass } from "./conditions.ts";
 import type { RouteKind } from "./route_kinds.ts";
 import type {
@@ -44,11 +44,16 @@ export interface ConvertedRule {
   action: (listener: ListenerContext) => IRRoute["action"];
 }
 
-/** A converted route: its rules and the ResolvedRefs / Accepted (UnsupportedValue) outcomes. */
+/**
+ * A converted route: its rules, the ResolvedRefs / Accepted (UnsupportedValue) outcomes, and what
+ * its references need of the resolve (clusters to make, mesh-name conflicts to report) as data.
+ */
 export interface ConvertedRoute {
   rules: ConvertedRule[];
   /** An L4 kind's (TCPRoute, TLSRoute, UDPRoute) weighted backends; its `rules` are empty. */
   l4Backends?: IRBackend[];
+  clusters: ClusterUse[];
+  conflicts: NameConflict[];
   resolvedRefs: Outcome;
   /** Set when the route uses something aether does not support (Accepted=False UnsupportedValue). */
   unsupported?: Outcome;
@@ -58,6 +63,8 @@ export interface ConvertedRoute {
 export class RuleContext {
   readonly refErrors: Outcome[] = [];
   readonly unsupported: string[] = [];
+  readonly clusters: ClusterUse[] = [];
+  readonly conflicts: NameConflict[] = [];
 
   constructor(
     readonly backends: Backends,
@@ -119,10 +126,13 @@ export class RuleContext {
   }
 
   #resolve(ref: BackendObjectReference) {
-    return this.backends.resolve(ref, this.kind, this.namespace, this.options.http2 ?? false, {
+    const r = this.backends.resolve(ref, this.kind, this.namespace, this.options.http2 ?? false, {
       mesh: this.options.mesh,
       transport: this.options.transport,
     });
+    if (r.use) this.clusters.push(r.use);
+    if (r.conflict) this.conflicts.push(r.conflict);
+    return r;
   }
 
   /** Marks filter types this kind does not implement (ExtensionRef, CORS) as unsupported. */
@@ -144,7 +154,12 @@ export class RuleContext {
     const resolvedRefs = this.refErrors.length === 0
       ? pass("ResolvedRefs", "all references resolved")
       : fail(this.refErrors[0].reason, this.refErrors.map((e) => e.message).join("; "));
-    const route: ConvertedRoute = { rules, resolvedRefs };
+    const route: ConvertedRoute = {
+      rules,
+      clusters: this.clusters,
+      conflicts: this.conflicts,
+      resolvedRefs,
+    };
     if (this.unsupported.length > 0) {
       route.unsupported = fail("UnsupportedValue", this.unsupported.join("; "));
     }

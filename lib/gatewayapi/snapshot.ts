@@ -6,6 +6,7 @@
 import type { EndpointSliceBody, SecretBody, ServiceSpec } from "./core_types.ts";
 import { NAMESPACE_NAME_LABEL } from "./core_types.ts";
 import type { RouteSpecCommon } from "./attachment.ts";
+import { IdentityMemo } from "../memo/mod.ts";
 import type {
   GatewayClassSpec,
   GatewaySpec,
@@ -20,6 +21,11 @@ export type Obj<S = unknown> = Typed<S>;
 
 /** Every object of one resolve, by kind. Lists are in age order. */
 export interface Snapshot {
+  /**
+   * {@link keyOf}, remembered per object by the resolver's state: the same string every resolve,
+   * so the Map lookups it is used in keep their hash (hot in Backends).
+   */
+  keyOf(o: KubeObject): string;
   gatewayClasses: Map<string, KubeObject & { spec: GatewayClassSpec }>;
   gateways: Obj<GatewaySpec>[];
   /** Routes by kind, one list (in age order) per kind of the route-kind registry. */
@@ -33,39 +39,19 @@ export interface Snapshot {
   slices: (KubeObject & EndpointSliceBody)[];
 }
 
-/**
- * Keys by object: resolve keys the same (read-only, admitted) objects in every resolve, and a
- * remembered string also keeps its hash for the Map lookups it is used in.
- */
-const keys = new WeakMap<KubeObject, string>();
-
 /** `<namespace>/<name>` of an object (name alone for cluster-scoped ones). */
 export function keyOf(o: KubeObject): string {
-  let key = keys.get(o);
-  if (key === undefined) {
-    key = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
-    keys.set(o, key);
-  }
-  return key;
+  return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
 }
 
-/** `<kind>/<namespace>/<name>` of an object, remembered like {@link keyOf}. */
-const ids = new WeakMap<KubeObject, string>();
+/** `<kind>/<namespace>/<name>` of an object. */
+const idOf = (o: KubeObject): string => `${o.kind}/${keyOf(o)}`;
 
-function idOf(o: KubeObject): string {
-  let id = ids.get(o);
-  if (id === undefined) ids.set(o, id = `${o.kind}/${keyOf(o)}`);
-  return id;
-}
-
-/** Age keys by object: resolve sorts the same (read-only, admitted) objects again and again. */
-const ages = new WeakMap<KubeObject, { t: string; k: string }>();
-
-function ageOf(o: KubeObject): { t: string; k: string } {
-  let age = ages.get(o);
-  if (!age) ages.set(o, age = { t: o.metadata.creationTimestamp ?? "", k: keyOf(o) });
-  return age;
-}
+/** The sort keys of the age order: creationTimestamp (absent = oldest), then namespace/name. */
+const ageOf = (o: KubeObject): { t: string; k: string } => ({
+  t: o.metadata.creationTimestamp ?? "",
+  k: keyOf(o),
+});
 
 /** Gateway API age order: oldest creationTimestamp first (absent = oldest), then namespace/name. */
 export function byAge(a: KubeObject, b: KubeObject): number {
@@ -87,29 +73,38 @@ export function sortByAge<T>(
   return keyed.map((e) => e.item);
 }
 
-/** The last ageOrder(): its input (ids and objects, in input order) and the sorted positions. */
-let lastOrder: { ids: string[]; objects: KubeObject[]; order: number[] } | undefined;
+/** The last age order one owner computed: its input (ids and objects) and the sorted positions. */
+export interface AgeOrderMemo {
+  last?: { ids: string[]; objects: KubeObject[]; order: number[] };
+  /**
+   * `<kind>/<namespace>/<name>` and `<namespace>/<name>` by object: the same strings every
+   * resolve, so the Map lookups they are used in keep their hashes.
+   */
+  names?: IdentityMemo<KubeObject, { id: string; key: string }>;
+}
 
 /**
  * The objects of `first` (by id) in age order. When the input has the same ids in the same order
- * as last time, each object the same or as old (the same sort keys), the order is the same and
- * is not sorted again: after an edit only the edited object differs.
+ * as `memo`'s last, each object the same or as old (the same sort keys), the order is the same
+ * and is not sorted again: after an edit only the edited object differs.
  */
-function ageOrder(first: Map<string, KubeObject>): KubeObject[] {
+function ageOrder(first: Map<string, KubeObject>, memo: AgeOrderMemo): KubeObject[] {
   const ids = [...first.keys()];
   const objects = [...first.values()];
-  const prev = lastOrder;
+  const prev = memo.last;
   if (
     prev && prev.ids.length === ids.length &&
     objects.every((o, i) =>
-      o === prev.objects[i] || (ids[i] === prev.ids[i] && ageOf(o).t === ageOf(prev.objects[i]).t)
+      o === prev.objects[i] ||
+      (ids[i] === prev.ids[i] &&
+        o.metadata.creationTimestamp === prev.objects[i].metadata.creationTimestamp)
     )
   ) {
-    lastOrder = { ids, objects, order: prev.order };
+    memo.last = { ids, objects, order: prev.order };
     return prev.order.map((i) => objects[i]);
   }
   const order = sortByAge(objects.keys(), (i) => objects[i]);
-  lastOrder = { ids, objects, order };
+  memo.last = { ids, objects, order };
   return order.map((i) => objects[i]);
 }
 
@@ -120,11 +115,18 @@ function ageOrder(first: Map<string, KubeObject>): KubeObject[] {
 export function buildSnapshot(
   objects: KubeObject[],
   routeKinds: readonly string[] = ["HTTPRoute", "GRPCRoute"],
+  order: AgeOrderMemo = {},
 ): { snapshot: Snapshot; problems: Problem[] } {
   const problems: Problem[] = [];
   const first = new Map<string, KubeObject>();
+  const names = order.names ??= new IdentityMemo();
+  const nameOf = (o: KubeObject) => {
+    let n = names.peek(o);
+    if (n === undefined) names.set(o, n = { id: idOf(o), key: keyOf(o) });
+    return n;
+  };
   for (const o of objects) {
-    const id = idOf(o);
+    const id = nameOf(o).id;
     if (!first.has(id)) {
       first.set(id, o);
       continue;
@@ -138,6 +140,7 @@ export function buildSnapshot(
     });
   }
   const s: Snapshot = {
+    keyOf: (o) => nameOf(o).key,
     gatewayClasses: new Map(),
     gateways: [],
     routes: new Map(routeKinds.map((k) => [k, []])),
@@ -147,7 +150,7 @@ export function buildSnapshot(
     secrets: new Map(),
     slices: [],
   };
-  const sorted = ageOrder(first);
+  const sorted = ageOrder(first, order);
   for (const o of sorted) {
     const ns = o.metadata.namespace ?? "";
     if (ns && !s.namespaces.has(ns)) s.namespaces.set(ns, { [NAMESPACE_NAME_LABEL]: ns });
@@ -162,10 +165,10 @@ export function buildSnapshot(
         s.grants.push(o as Obj<ReferenceGrantSpec>);
         break;
       case "Service":
-        s.services.set(keyOf(o), o as Obj<ServiceSpec>);
+        s.services.set(nameOf(o).key, o as Obj<ServiceSpec>);
         break;
       case "Secret":
-        s.secrets.set(keyOf(o), o as KubeObject & SecretBody);
+        s.secrets.set(nameOf(o).key, o as KubeObject & SecretBody);
         break;
       case "EndpointSlice":
         s.slices.push(o as KubeObject & EndpointSliceBody);

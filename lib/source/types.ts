@@ -43,7 +43,15 @@ export interface StaleFile {
   since: string;
 }
 
-/** A producer of snapshots. `start` delivers the first snapshot before it resolves. */
+/**
+ * A producer of snapshots. `start` delivers the first snapshot before it resolves.
+ *
+ * The same-object contract (every consumer's memos rely on it; the shared contract test in
+ * `source_test.ts` checks it): an object that did not change since the previous snapshot is
+ * handed over as the very same object, and an object once handed over is never mutated — a
+ * change is a new object. resolve (ResolveState) and the xDS encoder remember work by object
+ * identity, so a snapshot after one edit costs about one object's work.
+ */
 export interface Source {
   start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void>;
   stop(): Promise<void>;

@@ -8,6 +8,7 @@ import { type InvalidResource, type NamedResource, Snapshot } from "./snapshot.t
 
 export {
   type EncodedResource,
+  Encodings,
   hashOf,
   type InvalidResource,
   type NamedResource,

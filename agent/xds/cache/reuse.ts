@@ -20,7 +20,7 @@ const named = (v: unknown): v is Data & { name: string } => isData(v) && typeof 
  * of named objects (virtual hosts, routes) reuses the equal elements of `prev`'s same-named list.
  * One walk of each: lists of named objects are compared element by element, the rest whole.
  */
-function stable(prev: unknown, next: unknown): unknown {
+function stable(prev: unknown, next: unknown, indexes: Indexes): unknown {
   if (prev === next) return prev;
   if (!isData(prev) || !isData(next)) return equalData(prev, next) ? prev : next;
   const keys = Object.keys(next);
@@ -33,8 +33,8 @@ function stable(prev: unknown, next: unknown): unknown {
       continue;
     }
     const kept = list.map((item, i) => {
-      const was = previousOf(old, i, item.name);
-      return was === undefined ? item : stable(was, item);
+      const was = previousOf(old, i, item.name, indexes);
+      return was === undefined ? item : stable(was, item, indexes);
     });
     same &&= kept.length === old.length && kept.every((item, i) => item === old[i]);
     (out ??= { ...next })[key] = kept;
@@ -42,18 +42,18 @@ function stable(prev: unknown, next: unknown): unknown {
   return same ? prev : out ?? next;
 }
 
-/** Names of named list elements, built when an element is not where it was. */
-const byName = new WeakMap<unknown[], Map<string, unknown>>();
+/** Names of named list elements, built (per {@link ResourceReuse.apply}) when needed. */
+type Indexes = Map<unknown[], Map<string, unknown>>;
 
 /** The element of `old` named `name`: usually at the same index `i`, else looked up. */
-function previousOf(old: unknown[], i: number, name: string): unknown {
+function previousOf(old: unknown[], i: number, name: string, indexes: Indexes): unknown {
   const same = old[i];
   if (named(same) && same.name === name) return same;
-  let index = byName.get(old);
+  let index = indexes.get(old);
   if (!index) {
     index = new Map();
     for (const item of old) if (named(item)) index.set(item.name, item);
-    byName.set(old, index);
+    indexes.set(old, index);
   }
   return index.get(name);
 }
@@ -66,13 +66,14 @@ export class ResourceReuse {
   apply<R extends Partial<Resources>>(resources: R): R {
     const out = { ...resources };
     const last = new Map<string, Map<string, NamedResource>>();
+    const indexes: Indexes = new Map();
     for (const [key, list] of Object.entries(resources) as [keyof R, NamedResource[]][]) {
       if (!Array.isArray(list)) continue;
       const before = this.#last.get(key as string);
       const now = new Map<string, NamedResource>();
       const kept = list.map((r) => {
         const old = before?.get(r.name);
-        const resource = old ? stable(old.resource, r.resource) as Data : r.resource;
+        const resource = old ? stable(old.resource, r.resource, indexes) as Data : r.resource;
         const item = resource === old?.resource ? old : { name: r.name, resource };
         now.set(r.name, item);
         return item;

@@ -4,7 +4,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { encodeResource, TypeUrl } from "../proto.ts";
+import { type ElementEncodings, encodeResource, TypeUrl } from "../proto.ts";
+import { IdentityMemo } from "../../../lib/memo/mod.ts";
 
 /** One resource as the translator produces it (protobufjs `fromObject` form, snake_case). */
 export interface NamedResource {
@@ -88,10 +89,15 @@ export function versionOf(items: Iterable<EncodedResource>): string {
 }
 
 /**
- * Encodings by resource object: a caller that passes the same (never mutated) object again, as
- * the endpoint fast path does for unchanged clusters, skips re-encoding it.
+ * What one stream of snapshots remembers of encoding (a pipeline's, a node snapshot set's):
+ * encodings by resource object — a caller that passes the same (never mutated) object again, as
+ * the endpoint fast path does for unchanged clusters, skips re-encoding it — and by long-list
+ * element (virtual host, route) inside a resource.
  */
-const encoded = new WeakMap<Record<string, unknown>, EncodedResource>();
+export class Encodings {
+  readonly resources = new IdentityMemo<Record<string, unknown>, EncodedResource>();
+  readonly elements: ElementEncodings = new WeakMap();
+}
 
 /**
  * Called for a resource that cannot be encoded (or repeats a name) when the caller prefers
@@ -108,6 +114,7 @@ export function encodeType(
   typeUrl: string,
   list: readonly NamedResource[],
   onInvalid?: InvalidResource,
+  encodings: Encodings = new Encodings(),
 ): TypeResources {
   const items = new Map<string, EncodedResource>();
   const fail = (name: string, error: Error) => {
@@ -119,19 +126,21 @@ export function encodeType(
       fail(name, new Error(`duplicate ${typeUrl} resource "${name}"`));
       continue;
     }
-    let item = encoded.get(resource);
-    if (item?.name !== name || item.typeUrl !== typeUrl) {
+    let item = encodings.resources.peek(resource);
+    const hit = item?.name === name && item.typeUrl === typeUrl;
+    encodings.resources.count(hit);
+    if (!hit) {
       let value: Uint8Array;
       try {
-        value = encodeResource(typeUrl, resource);
+        value = encodeResource(typeUrl, resource, encodings.elements);
       } catch (e) {
         fail(name, new Error(`resource "${name}": ${(e as Error).message}`));
         continue;
       }
       item = { name, typeUrl, value, hash: hashOf(value), resource };
-      encoded.set(resource, item);
+      encodings.resources.set(resource, item);
     }
-    items.set(name, item);
+    items.set(name, item!);
   }
   return { version: versionOf(items.values()), items };
 }
@@ -139,11 +148,16 @@ export function encodeType(
 /** An immutable set of xDS resources for one proxy (or the default for every proxy). */
 export class Snapshot {
   readonly #types: ReadonlyMap<string, TypeResources>;
+  /** The encodings this snapshot was made with; its successors reuse them. */
+  readonly encodings: Encodings;
+  /** Data derived from this (immutable) snapshot, by key, made on first use. */
+  readonly #derived = new Map<string, unknown>();
   /** A version of the whole snapshot, derived from the per-type versions. */
   readonly version: string;
 
-  private constructor(types: ReadonlyMap<string, TypeResources>) {
+  private constructor(types: ReadonlyMap<string, TypeResources>, encodings: Encodings) {
     this.#types = types;
+    this.encodings = encodings;
     this.version = hashOf(pushOrder.map((t) => types.get(t)!.version).join(","));
   }
 
@@ -151,13 +165,23 @@ export class Snapshot {
    * Builds a snapshot, encoding and hashing every resource once. Throws on a resource that does
    * not fit its schema, unless `onInvalid` is given: then that resource is reported and left out.
    */
-  static fromResources(resources: Partial<Resources>, onInvalid?: InvalidResource): Snapshot {
+  static fromResources(
+    resources: Partial<Resources>,
+    onInvalid?: InvalidResource,
+    encodings: Encodings = new Encodings(),
+  ): Snapshot {
     const types = new Map<string, TypeResources>();
     for (const [key, typeUrl] of Object.entries(listOf)) {
       const list = resources[key as keyof Resources] ?? [];
-      types.set(typeUrl, encodeType(typeUrl, list, onInvalid));
+      types.set(typeUrl, encodeType(typeUrl, list, onInvalid, encodings));
     }
-    return new Snapshot(types);
+    return new Snapshot(types, encodings);
+  }
+
+  /** `make(this)`, computed once per snapshot and key (e.g. the VHDS alias index). */
+  derive<T>(key: string, make: (snapshot: Snapshot) => T): T {
+    if (!this.#derived.has(key)) this.#derived.set(key, make(this));
+    return this.#derived.get(key) as T;
   }
 
   /** The endpoint fast path: a new snapshot sharing every other type, with only EDS re-encoded. */
@@ -170,9 +194,9 @@ export class Snapshot {
     const types = new Map(this.#types);
     for (const [key, list] of Object.entries(resources)) {
       const typeUrl = listOf[key as keyof Resources];
-      if (typeUrl && list) types.set(typeUrl, encodeType(typeUrl, list, onInvalid));
+      if (typeUrl && list) types.set(typeUrl, encodeType(typeUrl, list, onInvalid, this.encodings));
     }
-    return new Snapshot(types);
+    return new Snapshot(types, this.encodings);
   }
 
   /** The resources of one type (empty for an unknown type URL). */

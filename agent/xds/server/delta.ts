@@ -7,7 +7,7 @@
 import { TypeUrl } from "../proto.ts";
 import { AdsStream, type StreamDeps, type TypeState, wildcardTypes } from "./stream.ts";
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, DeltaResource } from "./service.ts";
-import { vhdsAliasIndex, vhdsNamespace, vhdsSelect } from "./vhds.ts";
+import { vhdsAliases, vhdsNamespace, vhdsSelect } from "./vhds.ts";
 
 /**
  * Types whose first request without names is a (legacy) wildcard subscription: LDS and CDS, and
@@ -85,7 +85,7 @@ export class DeltaStream extends AdsStream {
     // VHDS: a route configuration's own name is a namespace, not a resource; an alias is had
     // when a virtual host serves it.
     const vhds = typeUrl === TypeUrl.virtualHost;
-    const aliases = vhds && items ? vhdsAliasIndex(items) : undefined;
+    const aliases = vhds && this.snapshot ? vhdsAliases(this.snapshot) : undefined;
     const has = (n: string) =>
       !!items?.has(n) || (vhds && (!n.includes("/") || !!aliases?.has(n.toLowerCase())));
     const names = [...new Set(subscribe)].filter((n) => n !== "*" && !has(n) && !pending.has(n))
@@ -178,7 +178,9 @@ export class DeltaStream extends AdsStream {
     const firstResponse = !this.#responded.has(typeUrl);
     const items = this.snapshot?.resources(typeUrl).items ?? new Map();
     const open = this.vhdsOpen();
-    const { selected, answers, unresolved } = vhdsSelect(items, st.names, st.wildcard, open);
+    const snapshot = this.snapshot;
+    const index = snapshot ? () => vhdsAliases(snapshot) : undefined;
+    const { selected, answers, unresolved } = vhdsSelect(items, st.names, st.wildcard, open, index);
     let answered = this.#absent.get(typeUrl);
     if (!answered) this.#absent.set(typeUrl, answered = new Set());
     const pending = this.#pending.get(typeUrl);

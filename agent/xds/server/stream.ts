@@ -8,7 +8,7 @@ import { pushOrder, type Snapshot, type SnapshotCache, versionOf } from "../cach
 import { TypeUrl } from "../proto.ts";
 import type { NodeInfo, RpcStatus } from "./service.ts";
 import type { StreamStatus, TrackedStream, XdsTracker } from "./tracker.ts";
-import { openNamespaces, vhdsSelect } from "./vhds.ts";
+import { openNamespaces, vhdsAliases, vhdsSelect } from "./vhds.ts";
 
 /** What a stream needs from its server. */
 export interface StreamDeps {
@@ -141,7 +141,9 @@ export abstract class AdsStream implements TrackedStream {
   protected selected(typeUrl: string, st: TypeState) {
     const items = this.snapshot?.resources(typeUrl).items ?? new Map();
     if (typeUrl === TypeUrl.virtualHost) {
-      return vhdsSelect(items, st.names, st.wildcard, this.vhdsOpen()).selected;
+      const snapshot = this.snapshot;
+      const index = snapshot ? () => vhdsAliases(snapshot) : undefined;
+      return vhdsSelect(items, st.names, st.wildcard, this.vhdsOpen(), index).selected;
     }
     if (st.wildcard) return [...items.values()];
     return [...st.names].flatMap((n) => items.has(n) ? [items.get(n)!] : []);

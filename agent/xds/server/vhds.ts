@@ -10,7 +10,8 @@
  * "not found", and the request continues to the router's 404.
  * @module
  */
-import type { EncodedResource } from "../cache/mod.ts";
+import type { EncodedResource, Snapshot } from "../cache/mod.ts";
+import { TypeUrl } from "../proto.ts";
 
 /** What a set of VHDS subscription names selects from a snapshot's virtual hosts. */
 export interface VhdsSelection {
@@ -31,21 +32,27 @@ export function vhdsNamespace(name: string): string {
   return i < 0 ? "" : name.slice(0, i);
 }
 
-const indexes = new WeakMap<ReadonlyMap<string, EncodedResource>, Map<string, string>>();
-
-/** Alias (`<namespace>/<domain>`, lowercased) → resource name, for every exact domain. */
+/**
+ * Alias (`<namespace>/<domain>`, lowercased) → resource name, for every exact domain. Callers
+ * with a snapshot take it once per snapshot through {@link vhdsAliases}.
+ */
 export function vhdsAliasIndex(items: ReadonlyMap<string, EncodedResource>): Map<string, string> {
-  let index = indexes.get(items);
-  if (index) return index;
-  index = new Map();
+  const index = new Map<string, string>();
   for (const r of items.values()) {
     const ns = vhdsNamespace(r.name);
     for (const d of (r.resource.domains ?? []) as string[]) {
       if (!d.includes("*")) index.set(`${ns}/${d.toLowerCase()}`, r.name);
     }
   }
-  indexes.set(items, index);
   return index;
+}
+
+/** The VHDS alias index of a snapshot, made once per (immutable) snapshot. */
+export function vhdsAliases(snapshot: Snapshot): Map<string, string> {
+  return snapshot.derive(
+    "vhdsAliases",
+    (s) => vhdsAliasIndex(s.resources(TypeUrl.virtualHost).items),
+  );
 }
 
 /**
@@ -60,6 +67,7 @@ export function vhdsSelect(
   names: ReadonlySet<string>,
   wildcard = false,
   open?: ReadonlySet<string>,
+  aliases?: () => ReadonlyMap<string, string>,
 ): VhdsSelection {
   const picked = new Map<string, EncodedResource>();
   const answers = new Map<string, string[]>();
@@ -70,10 +78,13 @@ export function vhdsSelect(
       picked.set(r.name, r);
     }
   }
-  let index: Map<string, string> | undefined; // built only when a name is not a resource name
+  // Built (or taken from the snapshot) only when a name is not a resource name.
+  let index: ReadonlyMap<string, string> | undefined;
   for (const n of names) {
     if (!n.includes("/")) continue;
-    const target = items.has(n) ? n : (index ??= vhdsAliasIndex(items)).get(n.toLowerCase());
+    const target = items.has(n)
+      ? n
+      : (index ??= aliases?.() ?? vhdsAliasIndex(items)).get(n.toLowerCase());
     if (!target) {
       unresolved.push(n);
       continue;

@@ -14,13 +14,13 @@ import { cluster } from "./cluster.ts";
 import { translateEndpoints } from "./endpoint.ts";
 import { listener } from "./listener.ts";
 import { edgeLimitDefaults } from "./edge_limits.ts";
-import { routeConfiguration, vhdsVirtualHosts } from "./route.ts";
+import { routeConfiguration, TranslateMemo, vhdsVirtualHosts } from "./route.ts";
 import { secret } from "./secret.ts";
 import type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
 import { sortedByName } from "./util.ts";
 
 export type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
-export { translateEndpoints };
+export { translateEndpoints, TranslateMemo };
 export {
   checkEdgeLimits,
   edgeLimitDefaults,
@@ -39,8 +39,17 @@ export const AETHER_INTERNAL_HEADERS: readonly string[] = [
   "x-aether-route",
 ];
 
-/** Translates a whole IR into Envoy resources, each kind sorted by name. */
-export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResources {
+/**
+ * Translates a whole IR into Envoy resources, each kind sorted by name. `memo` holds what one
+ * translator remembers between calls (pass the same one for one stream of IRs: an unchanged IR
+ * virtual host is not translated again); without one, the translation is cold. The result may
+ * share objects with earlier results of the same memo: never mutate it.
+ */
+export function translate(
+  ir: IR,
+  options: TranslateOptions = {},
+  memo: TranslateMemo = new TranslateMemo(),
+): EnvoyResources {
   const statPrefix = options.statPrefix ?? "aether";
   const edge = options.edge ?? true;
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
@@ -59,7 +68,7 @@ export function translate(ir: IR, options: TranslateOptions = {}): EnvoyResource
       chains.map(({ c }) => routeConfiguration(c, routeOpts)),
     )),
     virtualHosts: sortedByName(uniqueByName(
-      chains.flatMap(({ c, scheme }) => vhdsVirtualHosts(c, scheme)),
+      chains.flatMap(({ c, scheme }) => vhdsVirtualHosts(c, scheme, memo)),
     )),
     clusters: sortedByName(
       ir.clusters.map((c) => cluster(c, { connectTimeoutMs, mtls: options.mtls })),

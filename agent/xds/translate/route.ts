@@ -12,6 +12,7 @@ import { applyHeaderModifiers } from "./headers.ts";
 import { routeMatch } from "./match.ts";
 import type { NamedResource } from "./types.ts";
 import { adsConfigSource } from "./util.ts";
+import { IdentityMemo } from "../../../lib/memo/mod.ts";
 
 /** Options that shape route configurations. */
 export interface RouteOptions {
@@ -32,37 +33,42 @@ export function route(r: IRRoute, scheme: "http" | "https" = "http"): Record<str
 }
 
 /**
- * Translated virtual hosts by IR virtual host: resolve hands out the same (read-only) object for
- * an unchanged one, so after a route edit only the edited virtual host is translated again.
+ * What translate remembers between translations (one per translator, e.g. a pipeline's): the
+ * translated virtual host per IR virtual host — resolve hands out the same (read-only) object for
+ * an unchanged one, so after a route edit only the edited virtual host is translated again — and
+ * the VHDS resource per translated virtual host.
  */
-const translated = new WeakMap<IRVirtualHost, { scheme: string; out: Record<string, unknown> }>();
+export class TranslateMemo {
+  readonly virtualHosts = new IdentityMemo<
+    IRVirtualHost,
+    { scheme: string; out: Record<string, unknown> }
+  >();
+  readonly served = new IdentityMemo<Record<string, unknown>, NamedResource>();
+}
 
 /**
  * One Envoy `VirtualHost` (no catch-all route: no match answers Envoy's 404). The result is
- * shared by every call with the same IR object: never mutate it.
+ * shared by every call with the same IR object and memo: never mutate it.
  */
 export function virtualHost(
   vh: IRVirtualHost,
   scheme: "http" | "https" = "http",
+  memo: TranslateMemo = new TranslateMemo(),
 ): Record<string, unknown> {
-  const seen = translated.get(vh);
-  if (seen?.scheme === scheme) return seen.out;
-  const out = {
-    name: vh.name,
-    domains: [...vh.domains],
-    routes: vh.routes.map((r) => route(r, scheme)),
-  };
-  translated.set(vh, { scheme, out });
-  return out;
+  return memo.virtualHosts.get(vh, () => ({
+    scheme,
+    out: {
+      name: vh.name,
+      domains: [...vh.domains],
+      routes: vh.routes.map((r) => route(r, scheme)),
+    },
+  }), (seen) => seen.scheme === scheme).out;
 }
 
 /** The VHDS name (and vhost `name`) of a virtual host of a route configuration: `<rc>/<vhost>`. */
 export function vhdsName(routeConfigName: string, vhostName: string): string {
   return `${routeConfigName}/${vhostName}`;
 }
-
-/** VirtualHost resources by translated vhost: the same object while the vhost is unchanged. */
-const served = new WeakMap<Record<string, unknown>, NamedResource>();
 
 /**
  * The VirtualHost resources (VHDS) of one filter chain, in IR order: each {@link virtualHost}
@@ -73,15 +79,16 @@ const served = new WeakMap<Record<string, unknown>, NamedResource>();
 export function vhdsVirtualHosts(
   chain: IRHttpFilterChain,
   scheme: "http" | "https" = "http",
+  memo: TranslateMemo = new TranslateMemo(),
 ): NamedResource[] {
   return chain.virtualHosts.map((vh) => {
-    const inner = virtualHost(vh, scheme);
+    const inner = virtualHost(vh, scheme, memo);
     const name = vhdsName(chain.routeConfigName, vh.name);
-    const seen = served.get(inner);
-    if (seen?.name === name) return seen;
-    const out = { name, resource: { ...inner, name } };
-    served.set(inner, out);
-    return out;
+    return memo.served.get(
+      inner,
+      () => ({ name, resource: { ...inner, name } }),
+      (seen) => seen.name === name,
+    );
   });
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ForwardClientCert } from "./enums.ts";
-import { translate, translateEndpoints } from "./mod.ts";
+import { translate, translateEndpoints, TranslateMemo } from "./mod.ts";
 import { goldenCases, testdataDir, toYaml } from "./test_util.ts";
 
 const update = Deno.env.get("UPDATE_GOLDEN") === "1";
@@ -98,8 +98,9 @@ Deno.test("edge options: sanitizing is on by default and off for the mesh", () =
 
 Deno.test("translate: a virtual host seen before is reused, not translated again", () => {
   for (const { name, ir } of goldenCases()) {
-    const a = translate(ir);
-    const b = translate(ir);
+    const memo = new TranslateMemo();
+    const a = translate(ir, {}, memo);
+    const b = translate(ir, {}, memo);
     assert.equal(toYaml(b), toYaml(a), name);
     (a.virtualHosts ?? []).forEach((vh, i) => assert.equal(b.virtualHosts![i], vh, name));
   }

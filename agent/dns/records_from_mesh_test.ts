@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { resolve } from "../../lib/gatewayapi/mod.ts";
+import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
+import { recordsFromMesh } from "./records_from_mesh.ts";
+
+const service = (
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+  creationTimestamp?: string,
+): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Service",
+  metadata: { name, namespace, ...(creationTimestamp ? { creationTimestamp } : {}) },
+  spec: { ports: [{ name: "http", port: 80 }], ...spec },
+});
+
+Deno.test("recordsFromMesh: VIPs → A/AAAA; headless and VIP-less services get none", () => {
+  const { mesh } = resolve([
+    service("a", "web", { clusterIP: "10.96.0.1" }),
+    service("a", "dual", { clusterIP: "10.96.0.2", clusterIPs: ["10.96.0.2", "fd00::2"] }),
+    service("a", "v6", { clusterIPs: ["fd00::3"] }),
+    service("a", "headless", { clusterIP: "None" }),
+    service("a", "external", {}),
+  ], { meshDomain: "mesh.internal" });
+  const m = recordsFromMesh(mesh);
+  assert.deepEqual(m.get("web.mesh.internal"), { a: ["10.96.0.1"], aaaa: [] });
+  assert.deepEqual(m.get("dual.mesh.internal"), { a: ["10.96.0.2"], aaaa: ["fd00::2"] });
+  assert.deepEqual(m.get("v6.mesh.internal"), { a: [], aaaa: ["fd00::3"] });
+  assert.equal(m.has("headless.mesh.internal"), false);
+  assert.equal(m.size, 3);
+});
+
+/**
+ * `web` in namespace a (no creationTimestamp) and in b (2020): one owner rule for xDS and DNS —
+ * a missing timestamp counts as oldest, so both pick a. (DNS once built its records from raw
+ * Services with the opposite rule and answered b's VIP while xDS routed to a.)
+ */
+Deno.test("recordsFromMesh: DNS answers the VIP of the Service xDS routes the name to", () => {
+  const objects = [
+    service("b", "web", { clusterIP: "10.96.0.20" }, "2020-01-01T00:00:00Z"),
+    service("a", "web", { clusterIP: "10.96.0.10" }),
+  ];
+  for (const input of [objects, objects.toReversed()]) {
+    const { mesh, problems } = resolve(input, { meshDomain: "mesh.internal" });
+    const routed = mesh.services.find((s) => s.authority === "web.mesh.internal")!;
+    const cluster = mesh.clusters.find((c) => c.name === routed.ports[0].cluster)!;
+    assert.equal(`${routed.namespace}/${routed.name}`, "a/web", "xDS: the owner is a/web");
+    assert.equal(cluster.service, "a/web", "the cluster is a/web's");
+    assert.deepEqual(recordsFromMesh(mesh).get("web.mesh.internal"), {
+      a: ["10.96.0.10"],
+      aaaa: [],
+    });
+    assert.ok(problems.length === 0 || problems.every((p) => p.kind === "Service"));
+  }
+});
+
+Deno.test("recordsFromMesh: an older Service owns the name even when its VIP is absent", () => {
+  const { mesh } = resolve([
+    service("a", "api", { clusterIP: "None" }, "2019-01-01T00:00:00Z"),
+    service("b", "api", { clusterIP: "10.96.0.30" }, "2024-01-01T00:00:00Z"),
+  ], { meshDomain: "mesh.internal" });
+  assert.deepEqual(mesh.services.map((s) => `${s.namespace}/${s.name}`), ["a/api"]);
+  assert.equal(recordsFromMesh(mesh).has("api.mesh.internal"), false);
+});
