@@ -5,7 +5,9 @@
  * fresh copies gives.
  */
 import assert from "node:assert/strict";
-import { parseAllDocuments, stringify } from "yaml";
+import { stringify } from "yaml";
+import { fileURLToPath } from "node:url";
+import { readYamlDocsStrict } from "../testing/golden.ts";
 import { resolve, type ResolveOptions } from "./resolve.ts";
 import { ResolveState } from "./state.ts";
 import type { KubeObject } from "./types.ts";
@@ -25,8 +27,7 @@ const cases = () =>
   [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".in.yaml")).sort();
 
 function load(file: string): KubeObject[] {
-  const docs = parseAllDocuments(Deno.readTextFileSync(new URL(file, dir)));
-  return docs.map((d) => d.toJS()).filter((o) => o !== null) as KubeObject[];
+  return readYamlDocsStrict(fileURLToPath(new URL(file, dir))) as KubeObject[];
 }
 
 Deno.test("memo: a repeated resolve of the same objects equals a cold one", async (t) => {

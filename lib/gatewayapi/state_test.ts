@@ -4,7 +4,8 @@
  * the two alternating inputs is what a module-level memo did, and it loses the hits.
  */
 import assert from "node:assert/strict";
-import { parseAllDocuments } from "yaml";
+import { fileURLToPath } from "node:url";
+import { readYamlDocsStrict } from "../testing/golden.ts";
 import { resolve } from "./resolve.ts";
 import { ResolveState } from "./state.ts";
 import type { KubeObject } from "./types.ts";
@@ -12,8 +13,7 @@ import type { KubeObject } from "./types.ts";
 const dir = new URL("./testdata/", import.meta.url);
 
 function load(name: string): KubeObject[] {
-  const docs = parseAllDocuments(Deno.readTextFileSync(new URL(`${name}.in.yaml`, dir)));
-  return docs.map((d) => d.toJS()).filter((o) => o !== null) as KubeObject[];
+  return readYamlDocsStrict(fileURLToPath(new URL(`${name}.in.yaml`, dir))) as KubeObject[];
 }
 
 const edge = load("basic_http");

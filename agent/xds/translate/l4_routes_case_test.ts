@@ -4,22 +4,18 @@
  * Terminate) and UDPRoute are covered from Gateway API objects to Envoy resources, and the
  * translate case is validated by a real Envoy with the other cases. UPDATE_GOLDEN=1 rewrites it.
  */
-import assert from "node:assert/strict";
 import { join } from "node:path";
-import { parseAllDocuments } from "yaml";
+import { fileURLToPath } from "node:url";
+import { checkGolden, readYamlDocsStrict } from "../../../lib/testing/golden.ts";
 import { resolve } from "../../../lib/gatewayapi/resolve.ts";
 import type { KubeObject } from "../../../lib/gatewayapi/types.ts";
 import { testdataDir, toYaml } from "./test_util.ts";
 
 Deno.test("translate case l4_routes is resolve's IR of the l4_routes resolve case", () => {
   const input = new URL("../../../lib/gatewayapi/testdata/l4_routes.in.yaml", import.meta.url);
-  const objects = parseAllDocuments(Deno.readTextFileSync(input))
-    .map((d) => d.toJS())
-    .filter((o) => o !== null) as KubeObject[];
+  const objects = readYamlDocsStrict(fileURLToPath(input)) as KubeObject[];
   const header = "# Generated from lib/gatewayapi/testdata/l4_routes.in.yaml by resolve " +
     "(l4_routes_case_test.ts; UPDATE_GOLDEN=1 rewrites it).\n";
   const text = header + toYaml(resolve(objects).ir);
-  const file = join(testdataDir, "l4_routes.in.yaml");
-  if (Deno.env.get("UPDATE_GOLDEN") === "1") Deno.writeTextFileSync(file, text);
-  assert.equal(Deno.readTextFileSync(file), text, "l4_routes.in.yaml is out of date");
+  checkGolden(join(testdataDir, "l4_routes.in.yaml"), text, "deno test -A agent/xds/translate");
 });

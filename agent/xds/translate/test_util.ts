@@ -3,7 +3,8 @@
  * resources into a static Envoy bootstrap that `envoy --mode validate` can check.
  * @module
  */
-import { parse, stringify } from "yaml";
+import { stringify } from "yaml";
+import { goldenCaseNames, readYamlStrict } from "../../../lib/testing/golden.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { IR } from "../../../lib/ir/types.ts";
@@ -16,14 +17,10 @@ export const testdataDir: string = join(dirname(fileURLToPath(import.meta.url)),
 
 /** Golden case names (sorted), each with its input IR. */
 export function goldenCases(): { name: string; ir: IR }[] {
-  return [...Deno.readDirSync(testdataDir)]
-    .filter((e) => e.name.endsWith(".in.yaml"))
-    .map((e) => e.name.slice(0, -".in.yaml".length))
-    .sort()
-    .map((name) => ({
-      name,
-      ir: parse(Deno.readTextFileSync(join(testdataDir, `${name}.in.yaml`))) as IR,
-    }));
+  return goldenCaseNames(testdataDir).map((name) => ({
+    name,
+    ir: readYamlStrict(join(testdataDir, `${name}.in.yaml`)) as IR,
+  }));
 }
 
 /** Stable YAML text for golden files (no line folding). */
@@ -150,22 +147,4 @@ export async function envoyValidate(envoy: string, bootstrap: Obj): Promise<stri
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-}
-
-/**
- * Compares `got` with the golden file `file`, or (UPDATE_GOLDEN=1) rewrites the file. Throws
- * naming the update command when the file is missing.
- */
-export function checkGolden(file: string, got: string, updateCommand: string): void {
-  if (Deno.env.get("UPDATE_GOLDEN") === "1") {
-    Deno.writeTextFileSync(file, got);
-    return;
-  }
-  let want: string;
-  try {
-    want = Deno.readTextFileSync(file);
-  } catch {
-    throw new Error(`${file} missing: run UPDATE_GOLDEN=1 ${updateCommand}`);
-  }
-  if (got !== want) throw new Error(`${file} differs from the translation (${updateCommand})`);
 }

@@ -3,27 +3,22 @@ import { join } from "node:path";
 import { ForwardClientCert } from "./enums.ts";
 import { translate, translateEndpoints, TranslateMemo } from "./mod.ts";
 import { goldenCases, testdataDir, toYaml } from "./test_util.ts";
-
-const update = Deno.env.get("UPDATE_GOLDEN") === "1";
+import { checkGolden, orphanedOutputs } from "../../../lib/testing/golden.ts";
 
 Deno.test("translate golden files (UPDATE_GOLDEN=1 regenerates)", () => {
   const cases = goldenCases();
   assert.ok(cases.length >= 10, "golden cases present");
   for (const { name, ir } of cases) {
-    const file = join(testdataDir, `${name}.out.yaml`);
-    const got = toYaml(translate(ir));
-    if (update) {
-      Deno.writeTextFileSync(file, got);
-      continue;
-    }
-    let want: string;
-    try {
-      want = Deno.readTextFileSync(file);
-    } catch {
-      throw new Error(`${file} missing: run UPDATE_GOLDEN=1 deno test -A agent/xds/translate`);
-    }
-    assert.equal(got, want, `golden case ${name} differs from ${name}.out.yaml`);
+    checkGolden(
+      join(testdataDir, `${name}.out.yaml`),
+      toYaml(translate(ir)),
+      "deno test -A agent/xds/translate",
+    );
   }
+});
+
+Deno.test("translate golden: no output without its input (UPDATE_GOLDEN=1 deletes them)", () => {
+  assert.deepEqual(orphanedOutputs(testdataDir), []);
 });
 
 Deno.test("translate is deterministic and never reorders", () => {

@@ -3,7 +3,7 @@
  * `testdata/<case>.in.yaml`) and the static bootstrap `envoy --mode validate` checks.
  * @module
  */
-import { parse } from "yaml";
+import { goldenCaseNames, readYamlStrict } from "../../../../lib/testing/golden.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { MeshIR, NodeView } from "../../../../lib/ir/mesh.ts";
@@ -23,14 +23,10 @@ export interface NodeCase {
 
 /** Golden case names (sorted), each with its input. */
 export function nodeGoldenCases(): NodeCase[] {
-  return [...Deno.readDirSync(nodeTestdataDir)]
-    .filter((e) => e.name.endsWith(".in.yaml"))
-    .map((e) => e.name.slice(0, -".in.yaml".length))
-    .sort()
-    .map((name) => {
-      const text = Deno.readTextFileSync(join(nodeTestdataDir, `${name}.in.yaml`));
-      return { name, ...(parse(text) as Omit<NodeCase, "name">) };
-    });
+  return goldenCaseNames(nodeTestdataDir).map((name) => ({
+    name,
+    ...(readYamlStrict(join(nodeTestdataDir, `${name}.in.yaml`)) as Omit<NodeCase, "name">),
+  }));
 }
 
 type Obj = Record<string, unknown>;

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { encodeResource, TypeUrl, typeUrlPrefix } from "../../proto.ts";
 import { protoFitProblems } from "../proto_fit.ts";
-import { checkGolden, toYaml } from "../test_util.ts";
+import { toYaml } from "../test_util.ts";
+import { checkGolden, orphanedOutputs } from "../../../../lib/testing/golden.ts";
 import { outboundListenerName, outboundRouteName, translateNode } from "./mod.ts";
 import { nodeGoldenCases, nodeStaticBootstrap, nodeTestdataDir } from "./test_util.ts";
 
@@ -17,6 +18,10 @@ Deno.test("translateNode golden files (UPDATE_GOLDEN=1 regenerates)", () => {
       "deno test -A agent/xds/translate/node",
     );
   }
+});
+
+Deno.test("translateNode golden: no output without its input (UPDATE_GOLDEN=1 deletes them)", () => {
+  assert.deepEqual(orphanedOutputs(nodeTestdataDir), []);
 });
 
 Deno.test("translateNode is deterministic, sorted, and leaves its input alone", () => {
