@@ -12,7 +12,7 @@ import type { Outcome } from "./conditions.ts";
 import type { GatewayState, ListenerState } from "./gateways.ts";
 import type { RouteKind } from "./route_kinds.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
-import type { Obj } from "./snapshot.ts";
+import type { Obj } from "./object_index.ts";
 import type { KubeObject, ParentReference } from "./types.ts";
 
 /** What attachment reads besides the route; equal identities mean equal attachments. */

@@ -9,7 +9,7 @@ import type { GatewayState, ListenerState } from "./gateways.ts";
 import type { RouteKind } from "./route_kinds.ts";
 import { routeHostnames } from "./hostnames.ts";
 import { selectorMatches } from "./refs.ts";
-import { keyOf, type Obj, type Snapshot } from "./snapshot.ts";
+import { keyOf, type Obj, type ObjectIndex } from "./object_index.ts";
 import { GATEWAY_GROUP, type ParentReference } from "./types.ts";
 
 /** What attachment needs of a route, whatever its kind. */
@@ -31,12 +31,12 @@ export interface ParentOutcome {
   attachments: Attachment[];
 }
 
-function namespaceAllowed(snapshot: Snapshot, l: ListenerState, routeNs: string): boolean {
+function namespaceAllowed(indexed: ObjectIndex, l: ListenerState, routeNs: string): boolean {
   const ns = l.listener.allowedRoutes?.namespaces;
   const from = ns?.from ?? "Same";
   if (from === "All") return true;
   if (from === "Same") return routeNs === l.gateway.metadata.namespace;
-  return selectorMatches(ns?.selector, snapshot.namespaces.get(routeNs) ?? {});
+  return selectorMatches(ns?.selector, indexed.namespaces.get(routeNs) ?? {});
 }
 
 /** The parentRef as echoed in status: group, kind, namespace, name, sectionName, port. */
@@ -61,7 +61,7 @@ const describeRef = (p: ParentReference, ns: string) =>
  * listener allows the route's namespace or kind), NoMatchingListenerHostname.
  */
 export function attachRoute(
-  snapshot: Snapshot,
+  indexed: ObjectIndex,
   gateways: Map<string, GatewayState>,
   kind: RouteKind,
   route: Obj<RouteSpecCommon>,
@@ -81,7 +81,7 @@ export function attachRoute(
       (parentRef.port === undefined || l.listener.port === parentRef.port)
     );
     const allowed = named.filter((l) =>
-      l.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(snapshot, l, routeNs)
+      l.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(indexed, l, routeNs)
     );
     const attachments = allowed
       .map((l) => ({

@@ -14,7 +14,7 @@ import {
 import { referenceAllowed } from "./refs.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { meshNameOwners, type OwnersMemo, portClusterName } from "./mesh_names.ts";
-import { keyOf, type Obj, type Snapshot } from "./snapshot.ts";
+import { keyOf, type Obj, type ObjectIndex } from "./object_index.ts";
 import {
   type BackendObjectReference,
   GATEWAY_GROUP,
@@ -68,18 +68,18 @@ export class Backends {
   #memo: BackendsMemo;
   #owners: ReadonlyMap<string, Obj<ServiceSpec>>;
   #reported = new Set<string>();
-  /** EndpointSlices (in snapshot order) by the `<ns>/<name>` of the Service they label. */
+  /** EndpointSlices (in index order) by the `<ns>/<name>` of the Service they label. */
   #slices = new Map<string, (KubeObject & EndpointSliceBody)[]>();
 
   constructor(
-    private snapshot: Snapshot,
+    private indexed: ObjectIndex,
     private meshDomain: string,
     private problems: Problem[],
     memo: BackendsMemo = { endpoints: new IdentityMemo(), owners: {} },
   ) {
     this.#memo = memo;
-    this.#owners = meshNameOwners(snapshot.services.values(), memo.owners);
-    for (const slice of snapshot.slices) {
+    this.#owners = meshNameOwners(indexed.services.values(), memo.owners);
+    for (const slice of indexed.slices) {
       const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
       if (service === undefined) continue;
       const key = `${slice.metadata.namespace}/${service}`;
@@ -120,7 +120,7 @@ export class Backends {
       );
     }
     const allowed = options.mesh || referenceAllowed(
-      this.snapshot,
+      this.indexed,
       { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
       { group: "", kind: "Service", namespace: ns, name: ref.name },
     );
@@ -130,7 +130,7 @@ export class Backends {
         `no ReferenceGrant in ${ns} allows ${routeKind}s from ${routeNs} to use Service ${ns}/${ref.name}`,
       );
     }
-    const svc = this.snapshot.services.get(`${ns}/${ref.name}`);
+    const svc = this.indexed.services.get(`${ns}/${ref.name}`);
     if (!svc) return bad("BackendNotFound", `Service ${ns}/${ref.name} not found`);
     const owner = this.#owners.get(svc.metadata.name)!;
     if (owner !== svc) {
@@ -198,7 +198,7 @@ export class Backends {
     }
     const cluster: IRCluster = {
       name,
-      service: this.snapshot.keyOf(svc),
+      service: this.indexed.keyOf(svc),
       port: port.port,
       protocol: h2 ? "http2" : "http1",
       endpoints: this.#endpoints(svc, port),
@@ -226,8 +226,8 @@ export class Backends {
   }
 
   #reportConflict(svc: Obj<ServiceSpec>, owner: Obj<ServiceSpec>) {
-    if (this.#reported.has(this.snapshot.keyOf(svc))) return;
-    this.#reported.add(this.snapshot.keyOf(svc));
+    if (this.#reported.has(this.indexed.keyOf(svc))) return;
+    this.#reported.add(this.indexed.keyOf(svc));
     this.problems.push({
       kind: "Service",
       namespace: svc.metadata.namespace,
@@ -242,7 +242,7 @@ export class Backends {
 
   /** The ready endpoints of `port` of `svc`, remembered while its EndpointSlices are unchanged. */
   #endpoints(svc: Obj<ServiceSpec>, port: ServicePort): IREndpoint[] {
-    const slices = this.#slices.get(this.snapshot.keyOf(svc)) ?? [];
+    const slices = this.#slices.get(this.indexed.keyOf(svc)) ?? [];
     let byPort = this.#memo.endpoints.peek(svc);
     if (!byPort) this.#memo.endpoints.set(svc, byPort = new WeakMap());
     const seen = byPort.get(port);

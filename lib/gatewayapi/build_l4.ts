@@ -8,7 +8,7 @@
 import type { Placement } from "./build_ir.ts";
 import type { ListenerState } from "./gateways.ts";
 import { compareHostnames } from "./hostnames.ts";
-import { keyOf } from "./snapshot.ts";
+import { keyOf } from "./object_index.ts";
 import type { IRBackend, IRFilterChain } from "../ir/types.ts";
 
 const backendsOf = (p: Placement): IRBackend[] => p.converted.l4Backends ?? [];

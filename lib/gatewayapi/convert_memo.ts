@@ -9,7 +9,7 @@
  */
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
-import type { Snapshot } from "./snapshot.ts";
+import type { ObjectIndex } from "./object_index.ts";
 import type { KubeObject } from "./types.ts";
 
 /** What references resolve against; equal identities mean equal conversions. */
@@ -31,19 +31,19 @@ export class ConvertMemo {
   #last: ConvertContext | undefined;
 
   /**
-   * The conversion context of `snapshot`: the same object as the previous resolve's when its
+   * The conversion context of `indexed`: the same object as the previous resolve's when its
    * Services and ReferenceGrants are the same objects in the same order, else a new one.
    */
-  context(snapshot: Snapshot, meshDomain: string): ConvertContext {
-    const services = [...snapshot.services.values()];
+  context(indexed: ObjectIndex, meshDomain: string): ConvertContext {
+    const services = [...indexed.services.values()];
     const last = this.#last;
     if (
       last?.meshDomain === meshDomain && sameItems(last.services, services) &&
-      sameItems(last.grants, snapshot.grants)
+      sameItems(last.grants, indexed.grants)
     ) {
       return last;
     }
-    return this.#last = { meshDomain, services, grants: [...snapshot.grants] };
+    return this.#last = { meshDomain, services, grants: [...indexed.grants] };
   }
 
   /** `convert()` of `route`, or the remembered result for the same route in the same context. */

@@ -7,7 +7,7 @@
 import { type GatewayAddresses, gatewayAddresses, LOOPBACK_ADDRESSES } from "./addresses.ts";
 import { ConditionFactory, fail, type Outcome, pass } from "./conditions.ts";
 import { referenceAllowed } from "./refs.ts";
-import { byAge, keyOf, type Obj, type Snapshot } from "./snapshot.ts";
+import { byAge, keyOf, type Obj, type ObjectIndex } from "./object_index.ts";
 import { ROUTE_KINDS, type RouteKindDef } from "./route_kinds.ts";
 import type { IRSecret } from "../ir/types.ts";
 import {
@@ -69,8 +69,8 @@ const decode = (b64: string): string => {
 };
 
 /** Reads a kubernetes.io/tls Secret's PEM pair; a string error when it is not usable. */
-function tlsSecret(snapshot: Snapshot, ns: string, name: string): IRSecret | string {
-  const secret = snapshot.secrets.get(`${ns}/${name}`);
+function tlsSecret(indexed: ObjectIndex, ns: string, name: string): IRSecret | string {
+  const secret = indexed.secrets.get(`${ns}/${name}`);
   if (!secret) return `Secret ${ns}/${name} not found`;
   if (secret.type !== "kubernetes.io/tls") {
     return `Secret ${ns}/${name} is of type ${secret.type}, not kubernetes.io/tls`;
@@ -112,7 +112,7 @@ function supportedKinds(
 }
 
 function certificates(
-  snapshot: Snapshot,
+  indexed: ObjectIndex,
   gw: Obj<GatewaySpec>,
   l: Listener,
   secrets: Map<string, IRSecret>,
@@ -130,7 +130,7 @@ function certificates(
       };
     }
     const allowed = referenceAllowed(
-      snapshot,
+      indexed,
       { group: GATEWAY_GROUP, kind: "Gateway", namespace: gw.metadata.namespace },
       { group: "", kind: "Secret", namespace: ns, name: ref.name },
     );
@@ -143,7 +143,7 @@ function certificates(
         names,
       };
     }
-    const secret = tlsSecret(snapshot, ns, ref.name);
+    const secret = tlsSecret(indexed, ns, ref.name);
     if (typeof secret === "string") {
       return { outcome: fail("InvalidCertificateRef", secret), names };
     }
@@ -161,7 +161,7 @@ function certificates(
  * Certificates of HTTPS and TLS Terminate listeners are added to `secrets`.
  */
 export function evaluateGateways(
-  snapshot: Snapshot,
+  indexed: ObjectIndex,
   controllerName: string,
   secrets: Map<string, IRSecret>,
   routeKinds: readonly RouteKindDef[] = ROUTE_KINDS,
@@ -170,11 +170,11 @@ export function evaluateGateways(
     usable: LOOPBACK_ADDRESSES,
   },
 ): { classes: string[]; gateways: GatewayState[] } {
-  const classes = [...snapshot.gatewayClasses.values()]
+  const classes = [...indexed.gatewayClasses.values()]
     .filter((c) => c.spec.controllerName === controllerName)
     .map((c) => c.metadata.name)
     .sort();
-  const ours = snapshot.gateways.filter((g) => classes.includes(g.spec.gatewayClassName)).sort(
+  const ours = indexed.gateways.filter((g) => classes.includes(g.spec.gatewayClassName)).sort(
     byAge,
   );
   /** Per `<address>|<port>`: the protocol holding it. */
@@ -239,7 +239,7 @@ export function evaluateGateways(
         (l.protocol === "TLS" && (l.tls?.mode ?? "Terminate") === "Terminate");
       if (terminates && accepted.ok) {
         const local = new Map<string, IRSecret>();
-        const certs = certificates(snapshot, gw, l, local);
+        const certs = certificates(indexed, gw, l, local);
         if (!certs.outcome.ok) resolvedRefs = certs.outcome;
         else {
           certificateSecrets = certs.names;

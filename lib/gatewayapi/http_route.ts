@@ -16,7 +16,7 @@ import {
   ruleHeaderModifiers,
 } from "./rule_common.ts";
 import type { RouteKindDef } from "./route_kinds.ts";
-import type { Obj } from "./snapshot.ts";
+import type { Obj } from "./object_index.ts";
 import type { HTTPKeyValueMatch, HTTPPathModifier, HTTPRouteRule, HTTPRouteSpec } from "./types.ts";
 import type {
   IRForwardAction,

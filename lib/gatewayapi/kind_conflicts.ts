@@ -7,7 +7,7 @@ import type { ParentOutcome, RouteSpecCommon } from "./attachment.ts";
 import { fail } from "./conditions.ts";
 import type { RouteKind } from "./route_kinds.ts";
 import { HostnameIndex } from "./host_index.ts";
-import { keyOf, type Obj, sortByAge } from "./snapshot.ts";
+import { keyOf, type Obj, sortByAge } from "./object_index.ts";
 
 /** What conflict settling needs of an attached route. */
 export interface AttachedRoute {

@@ -6,7 +6,7 @@
  */
 import type { AttachedRoute } from "./kind_conflicts.ts";
 import { fail } from "./conditions.ts";
-import { keyOf, sortByAge } from "./snapshot.ts";
+import { keyOf, sortByAge } from "./object_index.ts";
 
 const L4_PROTOCOLS = new Set(["TLS", "TCP", "UDP"]);
 

@@ -7,7 +7,7 @@
 import type { Backends } from "./backends.ts";
 import { fail } from "./conditions.ts";
 import { type ConvertedRoute, RuleContext } from "./rule_common.ts";
-import type { Obj } from "./snapshot.ts";
+import type { Obj } from "./object_index.ts";
 import type { HTTPBackendRef, ParentReference } from "./types.ts";
 
 /** One rule of an L4 route: weighted backendRefs, no matches. */

@@ -9,7 +9,7 @@
 import { normalizedRef } from "./attachment.ts";
 import { fail, type Outcome, pass } from "./conditions.ts";
 import type { ServicePort, ServiceSpec } from "./core_types.ts";
-import { keyOf, type Obj } from "./snapshot.ts";
+import { keyOf, type Obj } from "./object_index.ts";
 import type { ParentReference } from "./types.ts";
 
 /**

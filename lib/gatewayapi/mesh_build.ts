@@ -13,7 +13,7 @@ import { IdentityMemo } from "../memo/mod.ts";
 import { meshAuthority } from "./mesh_names.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
-import { keyOf, type Obj } from "./snapshot.ts";
+import { keyOf, type Obj } from "./object_index.ts";
 import type { KubeObject } from "./types.ts";
 import type { IRCluster, IRRoute } from "../ir/types.ts";
 import type { MeshIR, MeshService, MeshServicePort } from "../ir/mesh.ts";

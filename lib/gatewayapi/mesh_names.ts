@@ -7,7 +7,7 @@
  */
 import type { ServicePort, ServiceSpec } from "./core_types.ts";
 import { sameItems } from "../memo/mod.ts";
-import { type Obj, sortByAge } from "./snapshot.ts";
+import { type Obj, sortByAge } from "./object_index.ts";
 
 /** `<svc>.<meshDomain>`. */
 export const meshAuthority = (name: string, meshDomain: string): string => `${name}.${meshDomain}`;

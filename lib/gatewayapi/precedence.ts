@@ -9,7 +9,7 @@
  * @module
  */
 import { compareHostnames } from "./hostnames.ts";
-import { byAge } from "./snapshot.ts";
+import { byAge } from "./object_index.ts";
 import type { KubeObject } from "./types.ts";
 import type { IRRouteMatch } from "../ir/types.ts";
 

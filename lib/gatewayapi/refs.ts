@@ -2,7 +2,7 @@
  * Cross-namespace reference checks (ReferenceGrant) and label selectors.
  * @module
  */
-import type { Snapshot } from "./snapshot.ts";
+import type { ObjectIndex } from "./object_index.ts";
 import type { LabelSelector } from "./types.ts";
 
 /** One end of a reference: the object's group, kind and namespace (and name for the target). */
@@ -17,9 +17,9 @@ export interface RefEnd {
  * Whether a reference from `from` to `to` is allowed: always within a namespace; across
  * namespaces only when a ReferenceGrant in the target namespace lists both ends.
  */
-export function referenceAllowed(snapshot: Snapshot, from: RefEnd, to: RefEnd): boolean {
+export function referenceAllowed(indexed: ObjectIndex, from: RefEnd, to: RefEnd): boolean {
   if (from.namespace === to.namespace) return true;
-  return snapshot.grants.some((g) =>
+  return indexed.grants.some((g) =>
     g.metadata.namespace === to.namespace &&
     g.spec.from.some((f) =>
       f.group === from.group && f.kind === from.kind && f.namespace === from.namespace

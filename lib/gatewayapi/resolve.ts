@@ -28,7 +28,7 @@ import { ROUTE_KINDS, type RouteKind, type RouteKindDef } from "./route_kinds.ts
 import { routeStatuses } from "./route_status.ts";
 import { mergeUdpBackends } from "./udp_clusters.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
-import { buildSnapshot, keyOf, type Obj } from "./snapshot.ts";
+import { indexObjects, keyOf, type Obj } from "./object_index.ts";
 import { ResolveState } from "./state.ts";
 import type { KubeObject, Problem } from "./types.ts";
 import type { IR, IRSecret } from "../ir/types.ts";
@@ -111,13 +111,13 @@ export function resolve(
   const now = options.now ?? "1970-01-01T00:00:00Z";
   const routeKinds = options.routeKinds ?? ROUTE_KINDS;
   const problems: Problem[] = [];
-  const built = buildSnapshot(
+  const built = indexObjects(
     admitAll(objects, routeKinds, problems, options.admitted === true, state),
     routeKinds.map((k) => k.kind),
     state.order,
   );
   problems.push(...built.problems);
-  const snapshot = built.snapshot;
+  const indexed = built.indexed;
 
   const secretMap = new Map<string, IRSecret>();
   const addressing = {
@@ -125,34 +125,34 @@ export function resolve(
     usable: options.usableAddresses ?? [bindAddress, ...LOOPBACK_ADDRESSES],
   };
   const { classes, gateways } = evaluateGateways(
-    snapshot,
+    indexed,
     controllerName,
     secretMap,
     routeKinds,
     addressing,
   );
   const gatewayMap = new Map(gateways.map((g) => [keyOf(g.gateway), g]));
-  const backends = new Backends(snapshot, meshDomain, problems, state.backends);
+  const backends = new Backends(indexed, meshDomain, problems, state.backends);
 
   const routes: RouteState[] = [];
   const meshRoutes: MeshRouteState[] = [];
   const meshIndex: MeshServices = {
-    services: snapshot.services,
+    services: indexed.services,
     owners: backends.owners,
     meshDomain,
   };
-  const context = state.convert.context(snapshot, meshDomain);
-  const attached = state.attach.context(gateways, snapshot.namespaces);
+  const context = state.convert.context(indexed, meshDomain);
+  const attached = state.attach.context(gateways, indexed.namespaces);
   for (const def of routeKinds) {
     const kind = def.kind;
     const convert = (r: Obj<RouteSpecCommon>, mesh: boolean) =>
       def.convert(backends, r as Obj<never>, mesh);
-    for (const route of snapshot.routes.get(kind) ?? []) {
+    for (const route of indexed.routes.get(kind) ?? []) {
       const parents = state.attach.attach(
         attached,
         kind,
         route,
-        () => attachRoute(snapshot, gatewayMap, kind, route),
+        () => attachRoute(indexed, gatewayMap, kind, route),
       );
       if (parents.length > 0) {
         const converted = state.convert.convert(context, route, false, () => convert(route, false));
@@ -246,7 +246,7 @@ export function resolve(
   const statuses: ObjectStatus[] = [];
   const features = supportedFeatures(routeKinds);
   for (const name of classes) {
-    const gc = snapshot.gatewayClasses.get(name)!;
+    const gc = indexed.gatewayClasses.get(name)!;
     statuses.push(statusOf(gc, gatewayClassStatus(gc.metadata.generation ?? 0, now, features)));
   }
   const byKey = (a: { k: string }, b: { k: string }) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
@@ -259,7 +259,7 @@ export function resolve(
   ];
   const kindNames = routeKinds.map((k) => k.kind);
   for (
-    const { route, status } of routeStatuses(kindNames, sides, now, state.statuses, snapshot.keyOf)
+    const { route, status } of routeStatuses(kindNames, sides, now, state.statuses, indexed.keyOf)
   ) {
     statuses.push(statusOf(route, status));
   }

@@ -13,7 +13,7 @@ import { TCP_ROUTE } from "./tcp_route.ts";
 import { TLS_ROUTE } from "./tls_route.ts";
 import { UDP_ROUTE } from "./udp_route.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
-import type { Obj } from "./snapshot.ts";
+import type { Obj } from "./object_index.ts";
 import type { KubeObject, Problem } from "./types.ts";
 import type { IRFilterChain, IRListenerProtocol } from "../ir/types.ts";
 

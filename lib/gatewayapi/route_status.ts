@@ -8,7 +8,7 @@ import type { ParentOutcome } from "./attachment.ts";
 import { ConditionFactory, type Outcome } from "./conditions.ts";
 import type { MeshParentOutcome } from "./mesh_attachment.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
-import { keyOf } from "./snapshot.ts";
+import { keyOf } from "./object_index.ts";
 import type { KubeObject, ParentReference, RouteParentStatus, RouteStatus } from "./types.ts";
 
 /** A route with the parents of one side (edge or mesh) and that side's ResolvedRefs. */

@@ -18,7 +18,7 @@ import type { MeshParentOutcome } from "./mesh_attachment.ts";
 import { IdentityMemo, type MemoStats } from "../memo/mod.ts";
 import { MeshMemo } from "./mesh_build.ts";
 import type { StatusMemo } from "./route_status.ts";
-import type { AgeOrderMemo } from "./snapshot.ts";
+import type { AgeOrderMemo } from "./object_index.ts";
 import type { KubeObject } from "./types.ts";
 import { VhostMemo } from "./vhost_memo.ts";
 

@@ -1,6 +1,6 @@
-/** buildSnapshot's age order, remembered between calls, follows ages that change. */
+/** indexObjects's age order, remembered between calls, follows ages that change. */
 import assert from "node:assert/strict";
-import { buildSnapshot, sortByAge } from "./snapshot.ts";
+import { indexObjects, sortByAge } from "./object_index.ts";
 import type { KubeObject } from "./types.ts";
 
 const route = (name: string, creationTimestamp: string): KubeObject => ({
@@ -12,9 +12,9 @@ const route = (name: string, creationTimestamp: string): KubeObject => ({
 
 const names = (objects: KubeObject[]) => objects.map((o) => o.metadata.name);
 
-Deno.test("snapshot: an edit that keeps or changes an object's age keeps age order", () => {
+Deno.test("indexed: an edit that keeps or changes an object's age keeps age order", () => {
   let objects = ["a", "b", "c", "d"].map((n, i) => route(n, `2026-01-0${i + 1}T00:00:00Z`));
-  assert.deepEqual(names(buildSnapshot(objects).snapshot.routes.get("HTTPRoute")!), [
+  assert.deepEqual(names(indexObjects(objects).indexed.routes.get("HTTPRoute")!), [
     "a",
     "b",
     "c",
@@ -23,19 +23,19 @@ Deno.test("snapshot: an edit that keeps or changes an object's age keeps age ord
   // Same age: the remembered order holds, with the new object in it.
   const same = route("b", "2026-01-02T00:00:00Z");
   objects = objects.with(1, same);
-  const kept = buildSnapshot(objects).snapshot.routes.get("HTTPRoute")!;
+  const kept = indexObjects(objects).indexed.routes.get("HTTPRoute")!;
   assert.deepEqual(names(kept), ["a", "b", "c", "d"]);
   assert.equal(kept[1], same);
   // Older and newer: sorted again.
   objects = objects.with(3, route("d", "2025-01-01T00:00:00Z"));
   objects = objects.with(0, route("a", "2027-01-01T00:00:00Z"));
-  const moved = buildSnapshot(objects).snapshot.routes.get("HTTPRoute")!;
+  const moved = indexObjects(objects).indexed.routes.get("HTTPRoute")!;
   assert.deepEqual(names(moved), ["d", "b", "c", "a"]);
   assert.deepEqual(moved, sortByAge(objects));
   // Reordered input with equal ages: ties are broken by namespace/name, as a fresh sort does.
   const tied = ["x", "w", "v"].map((n) => route(n, "2026-01-01T00:00:00Z"));
-  assert.deepEqual(names(buildSnapshot(tied).snapshot.routes.get("HTTPRoute")!), ["v", "w", "x"]);
-  assert.deepEqual(names(buildSnapshot(tied.toReversed()).snapshot.routes.get("HTTPRoute")!), [
+  assert.deepEqual(names(indexObjects(tied).indexed.routes.get("HTTPRoute")!), ["v", "w", "x"]);
+  assert.deepEqual(names(indexObjects(tied.toReversed()).indexed.routes.get("HTTPRoute")!), [
     "v",
     "w",
     "x",

@@ -20,7 +20,7 @@ import type {
 export type Obj<S = unknown> = Typed<S>;
 
 /** Every object of one resolve, by kind. Lists are in age order. */
-export interface Snapshot {
+export interface ObjectIndex {
   /**
    * {@link keyOf}, remembered per object by the resolver's state: the same string every resolve,
    * so the Map lookups it is used in keep their hash (hot in Backends).
@@ -112,11 +112,11 @@ function ageOrder(first: Map<string, KubeObject>, memo: AgeOrderMemo): KubeObjec
  * Indexes valid, defaulted objects; objects of a kind in `routeKinds` are routes. A second object
  * with the same kind and key is a problem.
  */
-export function buildSnapshot(
+export function indexObjects(
   objects: KubeObject[],
   routeKinds: readonly string[] = ["HTTPRoute", "GRPCRoute"],
   order: AgeOrderMemo = {},
-): { snapshot: Snapshot; problems: Problem[] } {
+): { indexed: ObjectIndex; problems: Problem[] } {
   const problems: Problem[] = [];
   const first = new Map<string, KubeObject>();
   const names = order.names ??= new IdentityMemo();
@@ -139,7 +139,7 @@ export function buildSnapshot(
       message: `duplicate ${o.kind} ${keyOf(o)}: the first one is used, this one is ignored`,
     });
   }
-  const s: Snapshot = {
+  const s: ObjectIndex = {
     keyOf: (o) => nameOf(o).key,
     gatewayClasses: new Map(),
     gateways: [],
@@ -183,5 +183,5 @@ export function buildSnapshot(
         s.routes.get(o.kind)?.push(o as Obj<RouteSpecCommon>);
     }
   }
-  return { snapshot: s, problems };
+  return { indexed: s, problems };
 }
