@@ -110,3 +110,17 @@ Deno.test("cache: setEndpoints is the endpoint fast path, for a node and for the
   assert.equal(n1.resources(TypeUrl.cluster), base.resources(TypeUrl.cluster));
   assert.equal(n1.resources(TypeUrl.endpoint).items.size, 1);
 });
+
+Deno.test("cache: a listener that sets a newer snapshot is not overtaken for later listeners", () => {
+  const cache = new SnapshotCache();
+  const s1 = Snapshot.fromResources({ clusters: [cluster("a")] });
+  const s2 = Snapshot.fromResources({ clusters: [cluster("a"), cluster("b")] });
+  const seen: string[] = [];
+  cache.subscribe("n", (s) => {
+    if (s === s1) cache.setSnapshot("n", s2); // e.g. a synchronous on-demand handler
+  });
+  cache.subscribe("n", (s) => seen.push(s === s1 ? "s1" : "s2"));
+  cache.setSnapshot("n", s1);
+  assert.equal(seen.at(-1), "s2", "the last snapshot a listener sees is the current one");
+  assert.equal(cache.getSnapshot("n"), s2);
+});

@@ -96,7 +96,11 @@ export class SnapshotCache {
   #notify(nodeId: string, before: Snapshot | undefined): boolean {
     const after = this.getSnapshot(nodeId);
     if (!after || after.version === before?.version) return false;
-    for (const listener of [...(this.#listeners.get(nodeId) ?? [])]) listener(after);
+    // Each listener gets the snapshot current when it is called: a listener may set a newer one
+    // (a synchronous on-demand handler), which a later listener must not see overtaken by this.
+    for (const listener of [...(this.#listeners.get(nodeId) ?? [])]) {
+      listener(this.getSnapshot(nodeId) ?? after);
+    }
     return true;
   }
 }

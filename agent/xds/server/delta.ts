@@ -26,6 +26,12 @@ export class DeltaStream extends AdsStream {
   #pending = new Map<string, Set<string>>();
   /** VHDS: route configurations whose virtual hosts this stream has started sending. */
   #vhdsOpened = new Set<string>();
+  /**
+   * Per type: names to hand to the on-demand handler once the node has a snapshot. A client that
+   * reconnects to a restarted agent before its first snapshot asks for what it holds; the
+   * handler cannot place those names yet (it knows no such node), so they wait here.
+   */
+  #deferred = new Map<string, Set<string>>();
 
   constructor(deps: StreamDeps, private readonly send: (res: DeltaDiscoveryResponse) => void) {
     super(deps);
@@ -75,6 +81,23 @@ export class DeltaStream extends AdsStream {
     this.pump();
   }
 
+  /**
+   * Before sending anything of a snapshot, hands the names deferred while there was none to the
+   * on-demand handler: what the client holds joins the node's demand before the first push, so
+   * that push neither removes it nor misses a changed version of it.
+   */
+  protected override pump(): void {
+    if (this.snapshot && this.#deferred.size) {
+      const deferred = [...this.#deferred];
+      this.#deferred.clear();
+      for (const [typeUrl, names] of deferred) {
+        for (const n of names) this.#pending.get(typeUrl)?.delete(n);
+        this.#askOnDemand(typeUrl, [...names]);
+      }
+    }
+    super.pump();
+  }
+
   /** Hands subscribed names the snapshot lacks to the on-demand handler, if there is one. */
   #askOnDemand(typeUrl: string, subscribe: readonly string[]): void {
     const onDemand = this.deps.onDemand;
@@ -82,6 +105,18 @@ export class DeltaStream extends AdsStream {
     const items = this.snapshot?.resources(typeUrl).items;
     let pending = this.#pending.get(typeUrl);
     if (!pending) this.#pending.set(typeUrl, pending = new Set());
+    if (!this.snapshot) {
+      // No snapshot for the node yet (the agent is still starting): ask once there is one, and
+      // until then announce none of these names as missing.
+      let deferred = this.#deferred.get(typeUrl);
+      if (!deferred) this.#deferred.set(typeUrl, deferred = new Set());
+      for (const n of subscribe) {
+        if (n === "*") continue;
+        deferred.add(n);
+        pending.add(n);
+      }
+      return;
+    }
     // VHDS: a route configuration's own name is a namespace, not a resource; an alias is had
     // when a virtual host serves it.
     const vhds = typeUrl === TypeUrl.virtualHost;
@@ -133,9 +168,10 @@ export class DeltaStream extends AdsStream {
       }));
     let absent = this.#absent.get(typeUrl);
     if (!absent) this.#absent.set(typeUrl, absent = new Set());
-    const gone = [...st.known.keys()].filter((n) => !selectedNames.has(n));
-    // Named subscriptions count on top of a wildcard too (on-demand CDS beside wildcard CDS).
+    // A name the on-demand handler is still working on is neither gone nor missing yet.
     const pending = this.#pending.get(typeUrl);
+    const gone = [...st.known.keys()].filter((n) => !selectedNames.has(n) && !pending?.has(n));
+    // Named subscriptions count on top of a wildcard too (on-demand CDS beside wildcard CDS).
     const missing = [...st.names].filter((n) =>
       !selectedNames.has(n) && !st.known.has(n) && !absent.has(n) && !pending?.has(n)
     );
@@ -198,7 +234,7 @@ export class DeltaStream extends AdsStream {
       });
     const notFound = ask(unresolved).filter((n) => !pending?.has(n));
     const selectedNames = new Set(selected.map((r) => r.name));
-    const removed = [...st.known.keys()].filter((n) => !selectedNames.has(n));
+    const removed = [...st.known.keys()].filter((n) => !selectedNames.has(n) && !pending?.has(n));
     // A namespace newly watched without a virtual host gets a no-op removal `<rc>/`: Envoy's VHDS
     // init waits for an update reaching its namespace, and an empty response reaches none.
     const fresh = [...open].filter((ns) => !this.#vhdsOpened.has(ns));

@@ -138,3 +138,47 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name:
+    "delta on-demand: names a client holds when it connects before any snapshot are asked for once there is one, nothing removed meanwhile",
+  ...opts,
+  fn: async () => {
+    const asked: string[][] = [];
+    let grow: OnDemandHandler | undefined;
+    await withServer(
+      async ({ cache, delta }) => {
+        // The handler knows the node only once its first snapshot exists (a starting agent).
+        const have = new Set(["c1"]);
+        grow = async (_node, _type, names) => {
+          asked.push(names);
+          await new Promise((r) => setTimeout(r, 50));
+          for (const n of names) if (n.startsWith("svc")) have.add(n);
+          cache.setSnapshot("n1", snapshot("one", [...have]));
+        };
+        const d = delta();
+        d.send({
+          node,
+          type_url: TypeUrl.cluster,
+          initial_resource_versions: { c1: "old", "svc-3": "old" },
+        });
+        await d.quiet();
+        assert.deepEqual(asked, [], "nothing asked without a snapshot");
+        cache.setSnapshot("n1", snapshot("one", ["c1"]));
+        const r1 = await d.next();
+        assert.deepEqual(asked, [["svc-3"]]);
+        assert.deepEqual(r1.removed_resources, [], "svc-3 is pending, not removed");
+        const names = new Set(r1.resources.map((r) => r.name));
+        if (!names.has("svc-3")) {
+          d.send({ type_url: TypeUrl.cluster, response_nonce: r1.nonce });
+          const r2 = await d.next();
+          assert.deepEqual(r2.removed_resources, []);
+          for (const r of r2.resources) names.add(r.name);
+        }
+        assert.deepEqual([...names].sort(), ["c1", "svc-3"]);
+      },
+      undefined,
+      { onDemand: (...a) => grow?.(...a) },
+    );
+  },
+});
