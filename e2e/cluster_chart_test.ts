@@ -90,6 +90,7 @@ Deno.test({
     await withCluster(async (c) => {
       const k = (args: string[], stdin?: string) => kubectl(c.kubeconfig, args, stdin);
       const json = async (args: string[]) => JSON.parse(await k([...args, "-o", "json"]));
+      const podsOf = (selector: string) => json(["-n", ns, "get", "pods", "-l", selector]);
       const helmRun = async (args: string[]) => {
         const out = await new Deno.Command(helm, {
           args: [...args, `--kubeconfig=${c.kubeconfig}`, `--namespace=${ns}`],
@@ -121,14 +122,7 @@ Deno.test({
         await k(["-n", ns, "rollout", "status", "deployment/aether-controller", "--timeout=300s"]);
         await k(["-n", ns, "rollout", "status", "daemonset/aether-agent", "--timeout=300s"]);
         for (const component of ["controller", "agent"]) {
-          const pods = await json([
-            "-n",
-            ns,
-            "get",
-            "pods",
-            "-l",
-            `app.kubernetes.io/component=${component}`,
-          ]);
+          const pods = await podsOf(`app.kubernetes.io/component=${component}`);
           assert.ok(pods.items.length >= 1, `a ${component} pod`);
           for (const pod of pods.items) {
             assert.equal(pod.spec.containers[0].image, imageNames.aether);
@@ -171,14 +165,7 @@ Deno.test({
 
         // The Gateway's edge: a Deployment of the edge agent + Envoy from aether's image.
         const edge = await waitFor("the edge pod Ready", async () => {
-          const pods = await json([
-            "-n",
-            ns,
-            "get",
-            "pods",
-            "-l",
-            "gateway.aether.io/gateway",
-          ]);
+          const pods = await podsOf("gateway.aether.io/gateway");
           return pods.items.find((p: { status: { conditions?: Condition[] } }) =>
             condition(p.status.conditions, "Ready")?.status === "True"
           );
