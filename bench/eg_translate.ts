@@ -6,7 +6,7 @@
  * - core translation: Envoy Gateway's Gateway API → IR and IR → xDS stages alone
  *   (tools/peers/envoy-gateway-harness, built by bench/eg_harness.ts; median of its rounds) vs
  *   aether's resolve + translate + encode without admission (bench/eg_core.ts); both sides as
- *   the median of `--rounds` rounds in one process, each on freshly loaded objects.
+ *   the median of `--rounds` rounds in one process, each on its own copy of the objects.
  *
  *   deno run -A bench/eg_translate.ts [--routes 1000,10000] [--rounds 3] [--egctl-max 1000]
  *
