@@ -202,6 +202,18 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
           const r = await k.request("POST", path, body);
           assertEquals(r.status, 201, JSON.stringify(r.json));
         }
+        // A freshly Established CRD can still answer 404 for a moment under load; wait until every
+        // installed kind lists with admin rights, so a watch error below can only mean RBAC.
+        for (const crd of crds.filter((d) => d.kind === "CustomResourceDefinition")) {
+          const version = crd.spec.versions.find((v: Any) => v.storage)?.name;
+          const path = `/apis/${crd.spec.group}/${version}/${crd.spec.names.plural}`;
+          await waitFor(
+            `${path} serves lists`,
+            async () => (await k.request("GET", path)).status === 200 ? true : undefined,
+            60_000,
+            k.procs,
+          );
+        }
         const logs: string[] = [];
         const metrics = new Registry();
         const controller = await runController({
