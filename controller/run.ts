@@ -127,7 +127,8 @@ export async function runController(opts: ControllerOptions): Promise<Controller
             bindAddress: opts.gatewayAddress,
             routeKinds: servedRouteKinds(snap.kinds),
             // With edges, the LoadBalancer decides which addresses are usable.
-            ...(opts.edge ? { usableAddresses: ["0.0.0.0/0"] } : {}),
+            // and every Gateway has its own edge proxy: no conflicts across Gateways.
+            ...(opts.edge ? { usableAddresses: ["0.0.0.0/0"], gatewayOwnProxies: true } : {}),
           },
         };
       }

@@ -155,7 +155,8 @@ function certificates(
 
 /**
  * Finds our GatewayClasses and Gateways and evaluates every listener, including conflicts across
- * all our Gateways binding the same address (spec.addresses, else the default bind address): an
+ * all our Gateways binding the same address (spec.addresses, else the default bind address;
+ * with `ownProxies` only within each Gateway, which then has a proxy of its own): an
  * address:port keeps the protocol of its oldest claimant, and there a hostname belongs to the
  * oldest Gateway that lists it.
  * Certificates of HTTPS and TLS Terminate listeners are added to `secrets`.
@@ -165,7 +166,7 @@ export function evaluateGateways(
   controllerName: string,
   secrets: Map<string, IRSecret>,
   routeKinds: readonly RouteKindDef[] = ROUTE_KINDS,
-  addressing: { bindAddress: string; usable: readonly string[] } = {
+  addressing: { bindAddress: string; usable: readonly string[]; ownProxies?: boolean } = {
     bindAddress: "127.0.0.1",
     usable: LOOPBACK_ADDRESSES,
   },
@@ -206,7 +207,9 @@ export function evaluateGateways(
       );
       let conflicted = pass("NoConflicts", "no conflicts");
       if (supported) {
-        const ports = addresses.bind.map((a) => `${a}|${l.port}`);
+        // With a proxy per Gateway, an address:port is that Gateway's alone.
+        const scope = addressing.ownProxies ? `${keyOf(gw)}#` : "";
+        const ports = addresses.bind.map((a) => `${scope}${a}|${l.port}`);
         const claimed = ports.map((p) => portProtocol.get(p)).find((p) => p !== undefined);
         // TCP and UDP listeners have no hostname to tell them apart: one per port.
         const hostname = l.protocol === "TCP" || l.protocol === "UDP" ? "" : l.hostname ?? "";

@@ -45,6 +45,12 @@ export interface ResolveOptions {
    * AddressNotUsable. Default: the bind address and loopback (127.0.0.0/8, ::1).
    */
   usableAddresses?: readonly string[];
+  /**
+   * Each Gateway is served by its own proxy at its own address (the controller's per-Gateway
+   * edges): listeners of different Gateways never conflict, only those of one Gateway do.
+   * Default false (one proxy serves every Gateway: conflicts across Gateways per address:port).
+   */
+  gatewayOwnProxies?: boolean;
   /** Mesh domain of cluster names; default "aether.internal". */
   meshDomain?: string;
   /** lastTransitionTime of every condition; default "1970-01-01T00:00:00Z". */
@@ -123,6 +129,7 @@ export function resolve(
   const addressing = {
     bindAddress,
     usable: options.usableAddresses ?? [bindAddress, ...LOOPBACK_ADDRESSES],
+    ownProxies: options.gatewayOwnProxies === true,
   };
   const { classes, gateways } = evaluateGateways(
     indexed,

@@ -1,0 +1,58 @@
+/**
+ * `gatewayOwnProxies`: with a proxy per Gateway (the controller's edges), two Gateways listening
+ * on the same port with the same hostname are both Accepted; with one proxy for every Gateway (the
+ * default) the younger one is PortUnavailable / HostnameConflict.
+ */
+import assert from "node:assert/strict";
+import { resolve } from "./resolve.ts";
+import type { KubeObject } from "./types.ts";
+
+const gateway = (name: string, created: string, ports: number[]): KubeObject => ({
+  apiVersion: "gateway.networking.k8s.io/v1",
+  kind: "Gateway",
+  metadata: { name, namespace: "infra", creationTimestamp: created },
+  spec: {
+    gatewayClassName: "aether",
+    listeners: ports.map((port, i) => ({ name: `http-${i}`, port, protocol: "HTTP" })),
+  },
+});
+
+const objects: KubeObject[] = [
+  {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "GatewayClass",
+    metadata: { name: "aether" },
+    spec: { controllerName: "gateway.aether.io/edge" },
+  },
+  gateway("all-namespaces", "2026-01-01T00:00:00Z", [80]),
+  gateway("same-namespace", "2026-01-01T00:00:01Z", [80]),
+];
+
+type Condition = { type: string; status: string; reason: string };
+
+function accepted(ownProxies: boolean): Record<string, string[]> {
+  const { statuses } = resolve(objects, { gatewayOwnProxies: ownProxies });
+  const out: Record<string, string[]> = {};
+  for (const s of statuses.filter((s) => s.kind === "Gateway")) {
+    const st = s.status as { listeners: { conditions: Condition[] }[] };
+    out[s.name] = st.listeners.map((l) => {
+      const c = l.conditions.find((c) => c.type === "Accepted")!;
+      return `${c.status}/${c.reason}`;
+    });
+  }
+  return out;
+}
+
+Deno.test("one proxy for every Gateway: the younger Gateway's *:80 conflicts", () => {
+  assert.deepEqual(accepted(false), {
+    "all-namespaces": ["True/Accepted"],
+    "same-namespace": ["False/PortUnavailable"],
+  });
+});
+
+Deno.test("a proxy per Gateway: both Gateways' *:80 Accepted", () => {
+  assert.deepEqual(accepted(true), {
+    "all-namespaces": ["True/Accepted"],
+    "same-namespace": ["True/Accepted"],
+  });
+});
