@@ -87,14 +87,15 @@ export async function runController(opts: ControllerOptions): Promise<Controller
   const ours = new Set([opts.controllerName, opts.meshControllerName]);
   const isOurs = (name: string) => ours.has(name);
   const source = new KubeSource({ client: opts.client, logger: logger.child("kube"), metrics });
-  let elector: LeaderElector | undefined;
+  // The writer and the edges ask who leads; the elector is built after them (its callback uses them).
+  const late: { elector?: LeaderElector } = {};
   const writer = new StatusWriter({
     client: opts.client,
     logger: logger.child("status"),
     metrics,
     qps: opts.statusQps,
     burst: opts.statusBurst,
-    isLeader: () => elector?.isLeader ?? false,
+    isLeader: () => late.elector?.isLeader ?? false,
   });
   const resolveDuration = metrics.histogram(
     "aether_controller_resolve_seconds",
@@ -106,7 +107,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       options: opts.edge,
       logger: logger.child("edge"),
       metrics,
-      isLeader: () => elector?.isLeader ?? false,
+      isLeader: () => late.elector?.isLeader ?? false,
     })
     : undefined;
   let last: SourceSnapshot | undefined;
@@ -149,7 +150,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       resolveDuration.observe((performance.now() - started) / 1000);
     }
   };
-  elector = new LeaderElector({
+  const elector = new LeaderElector({
     client: opts.client,
     namespace: opts.leaseNamespace,
     name: opts.leaseName,
@@ -167,6 +168,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       if (last) apply(last);
     },
   });
+  late.elector = elector;
   await source.start(apply);
   elector.start();
   return {
@@ -176,14 +178,14 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     source,
     status: () => ({
       identity: opts.identity,
-      leader: elector!.isLeader,
+      leader: elector.isLeader,
       revision: last?.revision,
       watched: source.watchedKinds,
     }),
     close: async ({ abandon = false } = {}) => {
       await writer.stop();
       await edges?.stop();
-      await elector!.stop(!abandon);
+      await elector.stop(!abandon);
       await source.stop();
     },
   };

@@ -88,14 +88,15 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
   const metrics = new Registry();
   const cache = new SnapshotCache();
   if (opts.spireSocket && !opts.trustDomain) throw new Error("--spire-socket needs --trust-domain");
-  let pipelineRef: Pipeline | undefined;
+  // The identity's rotation callback needs the pipeline, which is built after the identity.
+  const late: { pipeline?: Pipeline } = {};
   const identity = opts.spireSocket
     ? await startEdgeIdentity({
       socket: opts.spireSocket,
       trustDomain: opts.trustDomain!,
       template: opts.spiffeIdTemplate,
       logger: logger.child("identity"),
-      onChange: () => pipelineRef?.refreshSecrets(),
+      onChange: () => late.pipeline?.refreshSecrets(),
     })
     : undefined;
   const pipeline = new Pipeline({
@@ -119,7 +120,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     // Mesh names answer with the VIPs of resolve's mesh services (one owner rule with xDS).
     onServed: (result) => runtime.dns?.responder.setRecords(recordsFromMesh(result.mesh)),
   });
-  pipelineRef = pipeline;
+  late.pipeline = pipeline;
   const runtime = await startRuntime({
     ...opts,
     logger,
