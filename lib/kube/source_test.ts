@@ -111,8 +111,11 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
         async () => {
           await installCrds(kube, join(await ensurePeer("gateway-api-crds"), "standard"));
           const deadline = Date.now() + 30_000;
+          // Each CRD becomes Established on its own: wait for every kind the test names.
+          const expected = ["HTTPRoute", "TLSRoute", "ReferenceGrant", "GRPCRoute", "Gateway"];
+          const watching = () => new Set(source.watchedKinds.map((k) => k.kind));
           while (
-            !source.watchedKinds.some((k) => k.kind === "HTTPRoute") && Date.now() < deadline
+            !expected.every((k) => watching().has(k)) && Date.now() < deadline
           ) {
             await new Promise((r) => setTimeout(r, 100));
           }
