@@ -34,8 +34,12 @@ export type { ImageKey, Layout, Leftovers };
 /** The machine-wide lock every cluster operation holds. Its content names the running cluster. */
 export const clusterLockPath = "/run/lock/aether-cluster.lock";
 
-/** The default state folder: `<project>/.cache/cluster`. */
-export const defaultClusterDir: string = join(projectRoot, ".cache", "cluster");
+/**
+ * The default state folder: `$AETHER_CLUSTER_DIR`, else `<project>/.cache/cluster`. Checkouts that
+ * set the same folder share one running cluster instead of tearing each other's down.
+ */
+export const defaultClusterDir: string = Deno.env.get("AETHER_CLUSTER_DIR") ??
+  join(projectRoot, ".cache", "cluster");
 
 /** Options shared by the entry points. */
 export interface ClusterOptions {
