@@ -20,6 +20,7 @@ import { stringify } from "yaml";
 import { ensurePeer } from "../lib/peers/mod.ts";
 import { syntheticConfig } from "./fixtures.ts";
 import { ensureEgHarness } from "./eg_harness.ts";
+import { checkEgctl } from "./egctl_check.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -33,6 +34,7 @@ const rounds = Number(values.rounds);
 const here = new URL(".", import.meta.url).pathname;
 const harness = await ensureEgHarness();
 const egctl = await ensurePeer("egctl");
+await checkEgctl(egctl);
 const dir = await Deno.makeTempDir({ prefix: "aether-egbench-" });
 
 /** Wall seconds and peak RSS of a command with stdout to /dev/null. */
