@@ -11,6 +11,7 @@ import { parseAllDocuments } from "yaml";
 import { imageNames, withCluster } from "../lib/cluster/mod.ts";
 import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
 import { request } from "./http_client.ts";
+import { condition, waitFor } from "./cluster_ha.ts";
 import { kubectl } from "./kubectl.ts";
 
 const release = "aether";
@@ -60,24 +61,6 @@ async function quickstartGatewayAndRoute(): Promise<string> {
 }
 
 type Condition = { type: string; status: string; reason?: string; observedGeneration?: number };
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 300_000) {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-}
-
-const condition = (conds: Condition[] | undefined, type: string) =>
-  conds?.find((c) => c.type === type);
 
 Deno.test({
   name:

@@ -1,7 +1,8 @@
 /**
  * A paced load client run inside a pod: `--rate` requests per second (spread over `--workers`
  * keep-alive connections) to the node proxy's egress listener with a mesh Host, for
- * `--seconds`. Prints one JSON line: sent, ok (2xx), failed, statuses, errors (first few), rate,
+ * `--seconds` (or until `--stop-file` exists). `--address` (default 127.0.0.1) is where it connects:
+ * an edge's address for traffic through a Gateway. Prints one JSON line: sent, ok (2xx), failed, statuses, errors (first few), rate,
  * and latency percentiles of the completed requests (p50Ms, p99Ms).
  *
  * deno run -A e2e/load_client.ts --host b.aether.internal:8080 --rate 250 --seconds 120
@@ -14,7 +15,9 @@ const { values } = parseArgs({
   args: Deno.args,
   options: {
     host: { type: "string" },
+    address: { type: "string", default: "127.0.0.1" },
     port: { type: "string", default: "18081" },
+    "stop-file": { type: "string" },
     rate: { type: "string", default: "250" },
     seconds: { type: "string", default: "10" },
     workers: { type: "string", default: "8" },
@@ -33,7 +36,7 @@ function once(): Promise<void> {
   const t0 = performance.now();
   return new Promise((resolve) => {
     const req = http.request({
-      host: "127.0.0.1",
+      host: values.address,
       port: Number(values.port),
       path: values.path,
       headers: { host: values.host },
@@ -61,7 +64,13 @@ function once(): Promise<void> {
 }
 
 const start = performance.now();
-const end = start + seconds * 1000;
+let end = start + seconds * 1000;
+const stopFile = values["stop-file"];
+const watchStop = stopFile
+  ? setInterval(() => {
+    Deno.stat(stopFile).then(() => end = 0, () => {});
+  }, 100)
+  : undefined;
 const interval = (1000 * workers) / rate;
 await Promise.all(Array.from({ length: workers }, async (_, w) => {
   let next = start + (interval * w) / workers;
@@ -73,6 +82,7 @@ await Promise.all(Array.from({ length: workers }, async (_, w) => {
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
 }));
+clearInterval(watchStop);
 agent.destroy();
 const elapsed = (performance.now() - start) / 1000;
 latencies.sort((a, b) => a - b);

@@ -25,7 +25,7 @@ import {
 } from "./images.ts";
 import { defaultLayout, type Layout, paths } from "./layout.ts";
 import { netnsExists } from "./net.ts";
-import { daemons, nodeUp } from "./node.ts";
+import { daemons, nodeUp, startApiServer, stopApiServer } from "./node.ts";
 import { daemonPid } from "./proc.ts";
 
 export { imageNames, leftovers };
@@ -61,6 +61,10 @@ export interface Cluster {
   containerdSock: string;
   /** Builds (if needed) and imports one of the known images. */
   importImage(key: ImageKey): Promise<void>;
+  /** Stops kube-apiserver only (a control-plane outage; pods and the kubelet keep running). */
+  stopApiServer(): Promise<void>;
+  /** Starts kube-apiserver again and waits until it is ready. */
+  startApiServer(): Promise<void>;
   /** Tears the cluster down (the caller holds the lock through {@link withCluster}). */
   down(): Promise<void>;
 }
@@ -73,6 +77,8 @@ function cluster(l: Layout, log: Logger, imagesDir: string): Cluster {
     server: `https://${l.nodeIp}:6443`,
     containerdSock: p.containerdSock,
     importImage: (key) => importKnownImage(p.containerdSock, imagesDir, key, log),
+    stopApiServer: () => stopApiServer(l),
+    startApiServer: () => startApiServer(l),
     down: () => nodeDown(l, log),
   };
 }

@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import type { Logger } from "../log/mod.ts";
 import { ensurePeer } from "../peers/mod.ts";
 import { run } from "../peers/util.ts";
-import { openApi, poll } from "./api.ts";
+import { type Api, openApi, poll } from "./api.ts";
 import {
   cniConflist,
   containerdConfig,
@@ -21,7 +21,7 @@ import { ensureImageArchive, type ImageKey, importImage, peerImageSpec } from ".
 import { kubeletSysctls, type Layout, paths } from "./layout.ts";
 import { netUp } from "./net.ts";
 import { apiServerUrl, ensurePki } from "./pki.ts";
-import { daemonPid, logTail, startDaemon } from "./proc.ts";
+import { daemonPid, logTail, startDaemon, stopDaemon } from "./proc.ts";
 
 /** The daemons in start order (`down` stops them in its own order). */
 export const daemons = [
@@ -148,39 +148,11 @@ export async function nodeUp(l: Layout, opts: UpOptions): Promise<void> {
     "--initial-cluster=aether=http://127.0.0.1:2380",
     "--unsafe-no-fsync",
   ]);
+  await startDaemon(l, "kube-apiserver", bin["kube-apiserver"], apiServerArgs(l));
   const f = p.pkiFile;
-  await startDaemon(l, "kube-apiserver", bin["kube-apiserver"], [
-    "--etcd-servers=http://127.0.0.1:2379",
-    // All addresses of the node netns only (its loopback and the node IP).
-    "--bind-address=0.0.0.0",
-    `--advertise-address=${l.nodeIp}`,
-    "--secure-port=6443",
-    `--cert-dir=${p.apiserverCerts}`,
-    `--tls-cert-file=${f("server.crt")}`,
-    `--tls-private-key-file=${f("server.key")}`,
-    `--client-ca-file=${f("ca.crt")}`,
-    `--service-account-key-file=${f("sa.pub")}`,
-    `--service-account-signing-key-file=${f("sa.key")}`,
-    "--service-account-issuer=https://kubernetes.default.svc",
-    `--service-cluster-ip-range=${l.serviceCidr}`,
-    "--authorization-mode=AlwaysAllow",
-    "--allow-privileged=true",
-    `--kubelet-client-certificate=${f("apiserver-kubelet.crt")}`,
-    `--kubelet-client-key=${f("apiserver-kubelet.key")}`,
-    "--kubelet-preferred-address-types=InternalIP",
-    "--enable-priority-and-fairness=false",
-  ]);
   const api = await openApi(p.adminKubeconfig);
   try {
-    await poll(
-      "kube-apiserver /readyz",
-      async () => {
-        const r = await api.request("GET", "/readyz");
-        return r.status === 200 ? true : undefined;
-      },
-      180_000,
-      alive,
-    );
+    await waitApiServerReady(api, 180_000, alive);
     step("kube-apiserver ready", { url: apiServerUrl(l) });
 
     const common = [`--kubeconfig=${p.adminKubeconfig}`, "--leader-elect=false"];
@@ -237,4 +209,69 @@ export async function nodeUp(l: Layout, opts: UpOptions): Promise<void> {
     JSON.stringify({ since: new Date().toISOString(), upMs: Date.now() - started }) + "\n",
   );
   step("cluster up", { kubeconfig: p.adminKubeconfig });
+}
+
+/** kube-apiserver's arguments: etcd on the node's loopback, the PKI of the state folder. */
+function apiServerArgs(l: Layout): string[] {
+  const p = paths(l), f = p.pkiFile;
+  return [
+    "--etcd-servers=http://127.0.0.1:2379",
+    // All addresses of the node netns only (its loopback and the node IP).
+    "--bind-address=0.0.0.0",
+    `--advertise-address=${l.nodeIp}`,
+    "--secure-port=6443",
+    `--cert-dir=${p.apiserverCerts}`,
+    `--tls-cert-file=${f("server.crt")}`,
+    `--tls-private-key-file=${f("server.key")}`,
+    `--client-ca-file=${f("ca.crt")}`,
+    `--service-account-key-file=${f("sa.pub")}`,
+    `--service-account-signing-key-file=${f("sa.key")}`,
+    "--service-account-issuer=https://kubernetes.default.svc",
+    `--service-cluster-ip-range=${l.serviceCidr}`,
+    "--authorization-mode=AlwaysAllow",
+    "--allow-privileged=true",
+    `--kubelet-client-certificate=${f("apiserver-kubelet.crt")}`,
+    `--kubelet-client-key=${f("apiserver-kubelet.key")}`,
+    "--kubelet-preferred-address-types=InternalIP",
+    "--enable-priority-and-fairness=false",
+  ];
+}
+
+function waitApiServerReady(api: Api, ms: number, check?: () => Promise<void>): Promise<true> {
+  return poll(
+    "kube-apiserver /readyz",
+    async () => {
+      const r = await api.request("GET", "/readyz");
+      return r.status === 200 ? true : undefined;
+    },
+    ms,
+    check,
+  );
+}
+
+/**
+ * Stops the running cluster's kube-apiserver (SIGTERM, SIGKILL after 15 s) and nothing else, as in
+ * a control-plane outage: pods, kubelet, etcd keep running. {@link startApiServer} brings it back.
+ */
+export async function stopApiServer(l: Layout): Promise<void> {
+  await stopDaemon(l, "kube-apiserver", 15_000);
+}
+
+/** Starts the cluster's kube-apiserver again (the arguments of `up`) and waits for /readyz. */
+export async function startApiServer(l: Layout, readyMs = 180_000): Promise<void> {
+  if ((await daemonPid(l, "kube-apiserver")) === undefined) {
+    await startDaemon(l, "kube-apiserver", await ensurePeer("kube-apiserver"), apiServerArgs(l));
+  }
+  const api = await openApi(paths(l).adminKubeconfig);
+  try {
+    await waitApiServerReady(api, readyMs, async () => {
+      if ((await daemonPid(l, "kube-apiserver")) === undefined) {
+        throw new Error(
+          `kube-apiserver exited; its log ends:\n${await logTail(l, "kube-apiserver")}`,
+        );
+      }
+    });
+  } finally {
+    api.close();
+  }
 }
