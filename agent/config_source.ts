@@ -1,11 +1,13 @@
 /**
  * Where an agent's configuration comes from: a folder or file of YAML (`--config`), or the
  * Kubernetes API server (`--kubeconfig <file>`, or `--in-cluster` for the pod's service account).
+ * The Kubernetes client (and its npm package, most of a cold start's module loading) is imported
+ * only when the API server is the source.
  * @module
  */
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
-import { DEFAULT_KINDS, KubeClient, KubeSource } from "../lib/kube/mod.ts";
+import { DEFAULT_KINDS } from "../lib/kube/kinds.ts";
 import { FileSource } from "../lib/source/files.ts";
 import type { Source } from "../lib/source/types.ts";
 
@@ -57,15 +59,15 @@ export function sourceFlagsError(f: SourceFlags): string | undefined {
 }
 
 /** The source the flags name; `nodeName` set = the node role (its Pods only). */
-export function configSource(
+export async function configSource(
   f: SourceFlags,
   ctx: { logger: Logger; metrics: Registry; nodeName?: string; keepDir?: string },
-): Source {
+): Promise<Source> {
   if (f.gateway) {
     if (!/^[^/]+\/[^/]+$/.test(f.gateway)) {
       throw new Error(`--gateway must be <namespace>/<name>, got ${JSON.stringify(f.gateway)}`);
     }
-    return onlyGateway(configSource({ ...f, gateway: undefined }, ctx), f.gateway);
+    return onlyGateway(await configSource({ ...f, gateway: undefined }, ctx), f.gateway);
   }
   if (!f.kubeconfig && !f.inCluster) {
     return new FileSource({
@@ -74,6 +76,7 @@ export function configSource(
       keepDir: ctx.keepDir,
     });
   }
+  const { KubeClient, KubeSource } = await import("../lib/kube/mod.ts");
   const client = new KubeClient(
     f.inCluster ? { inCluster: true } : { kubeconfig: f.kubeconfig!, context: f.kubeContext },
   );

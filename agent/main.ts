@@ -13,12 +13,9 @@
 import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
 import { runMain } from "../lib/cli/mod.ts";
-import { runStandalone, standaloneDefaults } from "./standalone/run.ts";
-import { runNode } from "./node/run.ts";
+import { standaloneDefaults } from "./standalone/defaults.ts";
 import { limitFlagSpecs, limitFlagsUsage, limitsFromFlags } from "./limits_flags.ts";
-import { translateCommand } from "./translate/mod.ts";
 import { sourceFlagsError } from "./config_source.ts";
-import { stopCommand } from "./stop.ts";
 import { defaultStateDir } from "./envoy/state.ts";
 
 const usage =
@@ -56,8 +53,11 @@ flags:
 ${limitFlagsUsage}`;
 
 async function main(args: string[]): Promise<number> {
-  if (args[0] === "translate") return await translateCommand(args.slice(1));
-  if (args[0] === "stop") return await stopCommand(args.slice(1));
+  // Each command loads only its own modules: a cold start pays for what it runs.
+  if (args[0] === "translate") {
+    return await (await import("./translate/mod.ts")).translateCommand(args.slice(1));
+  }
+  if (args[0] === "stop") return await (await import("./stop.ts")).stopCommand(args.slice(1));
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -121,7 +121,7 @@ async function main(args: string[]): Promise<number> {
   const nodeId = role === "node" ? nodeName : values["node-id"]!;
   const stateDir = limits.stateDir ?? defaultStateDir(nodeId);
   const agent = role === "node"
-    ? await runNode({
+    ? await (await import("./node/run.ts")).runNode({
       ...common,
       stateDir,
       nodeName,
@@ -130,7 +130,7 @@ async function main(args: string[]): Promise<number> {
       trustDomain: values["trust-domain"],
       spiffeIdTemplate: values["spiffe-id-template"],
     })
-    : await runStandalone({
+    : await (await import("./standalone/run.ts")).runStandalone({
       ...common,
       stateDir,
       bindAddress: values["bind-address"]!,

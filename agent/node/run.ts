@@ -188,7 +188,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
   });
 
   let staleFiles: StaleFile[] = [];
-  const source = opts.source ?? configSource(opts, {
+  const source = opts.source ?? await configSource(opts, {
     logger,
     metrics,
     nodeName: opts.nodeName,

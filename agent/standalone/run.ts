@@ -15,6 +15,9 @@ import { recordsFromMesh } from "../dns/mod.ts";
 import { type Runtime, startRuntime } from "../runtime.ts";
 import type { EdgeLimits } from "../xds/translate/mod.ts";
 import { startEdgeIdentity } from "../identity/edge_identity.ts";
+import { standaloneDefaults } from "./defaults.ts";
+
+export { standaloneDefaults };
 
 /** Options of `agent standalone` (flag names in comments). */
 export interface StandaloneOptions extends SourceFlags {
@@ -64,17 +67,6 @@ export interface StandaloneOptions extends SourceFlags {
   spiffeIdTemplate?: string;
   logger?: Logger;
 }
-
-/** Defaults for every flag. */
-export const standaloneDefaults: Omit<StandaloneOptions, "config" | "source" | "logger"> = {
-  envoy: "auto",
-  bindAddress: "127.0.0.1",
-  adminAddress: "127.0.0.1:15000",
-  xdsAddress: "127.0.0.1:18000",
-  nodeId: "aether-standalone",
-  meshDomain: "aether.internal",
-  dnsAddress: "127.0.0.1:18054",
-};
 
 /** A running standalone agent. */
 export interface StandaloneAgent extends Runtime {
@@ -134,7 +126,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
   // Files whose current content does not parse; their last good objects keep serving.
   let staleFiles: StaleFile[] = [];
   const source = opts.source ??
-    configSource(opts, { logger, metrics, keepDir: join(runtime.stateDir, "last-good") });
+    await configSource(opts, { logger, metrics, keepDir: join(runtime.stateDir, "last-good") });
   await source.start((snap) => {
     staleFiles = snap.stale ?? [];
     pipeline.apply(snap);

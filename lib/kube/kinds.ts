@@ -38,6 +38,11 @@ export const KIND_SPECS: readonly KindSpec[] = [
   core("Pod", "", "v1", "pods"),
 ];
 
+/** The default kinds: what the edge and the controller read. */
+export const DEFAULT_KINDS: readonly string[] = KIND_SPECS.filter((k) => k.kind !== "Pod").map((
+  k,
+) => k.kind);
+
 function gw(kind: string, plural: string, versions: string[], namespaced = true): KindSpec {
   return { kind, group: GATEWAY_API_GROUP, versions, plural, namespaced, crd: true };
 }

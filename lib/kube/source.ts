@@ -17,6 +17,7 @@ import {
   collectionPath,
   crdName,
   type CrdSummary,
+  DEFAULT_KINDS,
   KIND_SPECS,
   type KindSpec,
   servedVersion,
@@ -24,6 +25,8 @@ import {
   trimObject,
 } from "./kinds.ts";
 import { type Backoff, Reflector, type ReflectorMetrics } from "./reflector.ts";
+
+export { DEFAULT_KINDS };
 
 /** Options of KubeSource. */
 export interface KubeSourceOptions {
@@ -38,11 +41,6 @@ export interface KubeSourceOptions {
   debounceMs?: number;
   backoff?: Backoff;
 }
-
-/** The default kinds: what the edge and the controller read. */
-export const DEFAULT_KINDS: readonly string[] = KIND_SPECS.filter((k) => k.kind !== "Pod").map((
-  k,
-) => k.kind);
 
 interface Watched {
   spec: KindSpec;
