@@ -2,8 +2,8 @@
  * aether installed with its Helm chart on the local cluster: aether's image imported (no
  * registry) → `helm install charts/aether` → the controller Deployment and the node-agent DaemonSet
  * Ready from that image → the controller accepts the GatewayClass, the quickstart's Gateway and
- * HTTPRoute (backends: real echo-basic pods) → the Gateway's edge pod serves the quickstart's
- * routing, reached at its pod IP from the host (the local cluster has no LoadBalancer yet).
+ * HTTPRoute (backends: real echo-basic pods) → the Gateway's edge gets an address from the local
+ * cluster's LoadBalancer (MetalLB) and serves the quickstart's routing there, reached from the host.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ import { parseAllDocuments } from "yaml";
 import { imageNames, withCluster } from "../lib/cluster/mod.ts";
 import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
 import { request } from "./http_client.ts";
+import { echoApp } from "./cluster_fixtures.ts";
 import { condition, waitFor } from "./cluster_ha.ts";
 import { kubectl } from "./kubectl.ts";
 
@@ -20,33 +21,8 @@ const quickstart = join(projectRoot, "examples", "quickstart");
 
 /** The quickstart's two backends as real echo-basic pods behind Services of the same names. */
 const backends = (echo: string) =>
-  ["echo-v1", "echo-v2"].map((name) => `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}, namespace: default}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec:
-      containers:
-      - name: echo
-        image: ${echo}
-        imagePullPolicy: Never
-        env:
-        - {name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
-        - {name: NAMESPACE, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}
-        ports: [{containerPort: 3000}]
-        readinessProbe: {httpGet: {path: /, port: 3000}, periodSeconds: 1}
----
-apiVersion: v1
-kind: Service
-metadata: {name: ${name}, namespace: default}
-spec:
-  selector: {app: ${name}}
-  ports: [{name: http, port: 8080, targetPort: 3000}]
-`).join("---\n");
+  ["echo-v1", "echo-v2"].map((name) => echoApp({ name, namespace: "default", image: echo }))
+    .join("---\n");
 
 /** The quickstart's Gateway and HTTPRoute (its GatewayClass is the chart's). */
 async function quickstartGatewayAndRoute(): Promise<string> {
@@ -127,17 +103,19 @@ Deno.test({
           return condition(o.status?.conditions, "Accepted")?.status === "True" ? o : undefined;
         });
         assert.ok(gc.status.supportedFeatures?.length > 0, "supportedFeatures reported");
-        const gw = await waitFor("Gateway Accepted", async () => {
+        // The edge Service gets an address from the local cluster's LoadBalancer (MetalLB's
+        // controller, lib/cluster/metallb.ts); it becomes the Gateway's, and the Gateway Programmed.
+        const gw = await waitFor("Gateway Programmed with an address", async () => {
           const o = await json(["get", "gateway", "demo"]);
-          return condition(o.status?.conditions, "Accepted")?.status === "True" ? o : undefined;
+          const programmed = condition(o.status?.conditions, "Programmed")?.status === "True";
+          return programmed && o.status?.addresses?.length ? o : undefined;
         });
         assert.equal(
           gw.status.conditions.find((c: Condition) => c.type === "Accepted").observedGeneration,
           gw.metadata.generation,
         );
-        // No LoadBalancer implementation on the local cluster yet: the edge Service gets no
-        // address, so the Gateway says so (Programmed False, AddressNotAssigned).
-        assert.equal(condition(gw.status.conditions, "Programmed")?.reason, "AddressNotAssigned");
+        const address: string = gw.status.addresses[0].value;
+        assert.ok(address.startsWith(c.layout.lbCidr.replace(/0\/24$/, "")), `${address} in pool`);
         await waitFor("HTTPRoute Accepted by aether", async () => {
           const o = await json(["get", "httproute", "echo"]);
           const parent = o.status?.parents?.find((p: { controllerName: string }) =>
@@ -155,7 +133,7 @@ Deno.test({
         });
         assert.equal(edge.spec.containers[0].image, imageNames.aether);
         const get = (authority: string, headers: Record<string, string> = {}) =>
-          request({ host: edge.status.podIP, port: 18080, authority, headers, timeoutMs: 10_000 });
+          request({ host: address, port: 18080, authority, headers, timeoutMs: 10_000 });
         const pod = (r: { json?: Record<string, unknown> }) => String(r.json?.pod);
         const canary = await waitFor("x-canary: always → echo-v2", async () => {
           const r = await get("echo.example.com", { "x-canary": "always" });

@@ -20,6 +20,8 @@ export const imageNames = {
   coredns: "registry.k8s.io/coredns/coredns:v1.12.2",
   busybox: "aether.local/busybox:1",
   aether: "aether.local/aether:dev",
+  // The name the module's own manifest (config/manifests/metallb-native.yaml) runs.
+  metallb: "quay.io/metallb/controller:v0.15.2",
 } as const;
 
 /** Names of the images this module can build. */
@@ -64,6 +66,13 @@ export async function peerImageSpec(key: Exclude<ImageKey, "aether">): Promise<I
         ],
       };
     }
+    case "metallb":
+      return {
+        name,
+        entrypoint: ["/controller"],
+        user: "65534:65534",
+        files: [{ path: "/controller", source: await ensurePeer("metallb-controller") }],
+      };
     case "echoAdvanced": {
       // Istio's app image: server + client, and the test certificate pair its Dockerfile copies
       // (tests/testdata/certs/dns/ of the same module, verified by Go's checksum database).

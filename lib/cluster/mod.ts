@@ -24,6 +24,7 @@ import {
   peerImageSpec,
 } from "./images.ts";
 import { defaultLayout, type Layout, paths } from "./layout.ts";
+import { ensureMetallb, metallbReady } from "./metallb.ts";
 import { netnsExists } from "./net.ts";
 import { daemons, nodeUp, startApiServer, stopApiServer } from "./node.ts";
 import { daemonPid } from "./proc.ts";
@@ -116,6 +117,18 @@ export async function isUp(l: Layout): Promise<boolean> {
   }
 }
 
+/** Installs the LoadBalancer implementation (MetalLB's controller) unless it already runs. */
+async function ensureLoadBalancer(c: Cluster, log: Logger): Promise<void> {
+  const api = await openApi(c.kubeconfig);
+  try {
+    if (await metallbReady(api)) return;
+  } finally {
+    api.close();
+  }
+  await c.importImage("metallb");
+  await ensureMetallb(c.kubeconfig, c.layout.lbCidr, log);
+}
+
 async function lockedUp(opts: ClusterOptions, lock: string): Promise<Cluster> {
   const log = opts.log ?? new Logger("cluster");
   const l = defaultLayout(opts.dir ?? defaultClusterDir);
@@ -125,6 +138,7 @@ async function lockedUp(opts: ClusterOptions, lock: string): Promise<Cluster> {
   if (owner === l.dir && await isUp(l)) {
     log.info("cluster already up; reusing it", { dir: l.dir });
     for (const key of opts.images ?? []) await c.importImage(key);
+    await ensureLoadBalancer(c, log);
     return c;
   }
   // Whatever is left of an earlier cluster (ours half-started, or one from another checkout).
@@ -146,6 +160,7 @@ async function lockedUp(opts: ClusterOptions, lock: string): Promise<Cluster> {
     throw e;
   }
   if (opts.images?.includes("aether")) await c.importImage("aether");
+  await ensureLoadBalancer(c, log);
   return c;
 }
 

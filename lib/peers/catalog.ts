@@ -106,6 +106,16 @@ export const goPeers: Record<string, GoPeer> = {
     coldMinutes: 1,
     env: staticEnv,
   },
+  // The local cluster's LoadBalancer implementation (IPAM only: see lib/cluster/metallb.ts).
+  "metallb-controller": {
+    name: "metallb-controller",
+    tools: "metallb",
+    module: "go.universe.tf/metallb",
+    pkg: "go.universe.tf/metallb/controller",
+    kind: "build",
+    coldMinutes: 3,
+    env: staticEnv,
+  },
   kwok: {
     name: "kwok",
     tools: "kwok",
