@@ -194,25 +194,11 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     nodeName: opts.nodeName,
     keepDir: join(runtime.stateDir, "last-good"),
   });
-  // Envoy starts while the source reads and the pipeline translates (its own process, the
-  // other core): it waits for its first config over xDS, which is served once the pipeline sets it.
-  const envoyStarted = runtime.startEnvoy();
-  try {
-    await source.start((snap) => {
-      staleFiles = snap.stale ?? [];
-      pipeline.apply(snap);
-    });
-  } catch (e) {
-    await envoyStarted.catch(() => {});
-    await runtime.close({ keepEnvoy: false }).catch(() => {});
-    throw e;
-  }
-  try {
-    await envoyStarted;
-  } catch (e) {
-    await source.stop().catch(() => {});
-    throw e;
-  }
+  await source.start((snap) => {
+    staleFiles = snap.stale ?? [];
+    pipeline.apply(snap);
+  });
+  await runtime.startEnvoy();
   return {
     ...runtime,
     snapshots,
