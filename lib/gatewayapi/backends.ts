@@ -15,6 +15,7 @@ import { referenceAllowed } from "./refs.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { meshNameOwners, type OwnersMemo, portClusterName } from "./mesh_names.ts";
 import { keyOf, type Obj, type ObjectIndex } from "./object_index.ts";
+import type { Reads } from "./reads.ts";
 import {
   type BackendObjectReference,
   GATEWAY_GROUP,
@@ -68,6 +69,8 @@ export class Backends {
   #memo: BackendsMemo;
   #owners: ReadonlyMap<string, Obj<ServiceSpec>>;
   #reported = new Set<string>();
+  /** Where resolve() records its lookups while a conversion runs ({@link Backends.reading}). */
+  #reads: Reads | undefined;
   /** EndpointSlices (in index order) by the `<ns>/<name>` of the Service they label. */
   #slices = new Map<string, (KubeObject & EndpointSliceBody)[]>();
 
@@ -86,6 +89,21 @@ export class Backends {
       const list = this.#slices.get(key);
       if (list) list.push(slice);
       else this.#slices.set(key, [slice]);
+    }
+  }
+
+  /**
+   * `f()` with every lookup its {@link Backends.resolve} calls make recorded in `reads` (what a
+   * memoized conversion is checked against later; conversions read the objects only through
+   * resolve).
+   */
+  reading<T>(reads: Reads, f: () => T): T {
+    const outer = this.#reads;
+    this.#reads = reads;
+    try {
+      return f();
+    } finally {
+      this.#reads = outer;
     }
   }
 
@@ -119,6 +137,8 @@ export class Backends {
         }${kind} ${ns}/${ref.name}: only core Services are supported`,
       );
     }
+    const reads = this.#reads;
+    if (reads && !options.mesh && ns !== routeNs) reads.grants = true;
     const allowed = options.mesh || referenceAllowed(
       this.indexed,
       { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
@@ -130,9 +150,12 @@ export class Backends {
         `no ReferenceGrant in ${ns} allows ${routeKind}s from ${routeNs} to use Service ${ns}/${ref.name}`,
       );
     }
-    const svc = this.indexed.services.get(`${ns}/${ref.name}`);
+    const key = `${ns}/${ref.name}`;
+    const svc = this.indexed.services.get(key);
+    reads?.services.set(key, svc);
     if (!svc) return bad("BackendNotFound", `Service ${ns}/${ref.name} not found`);
     const owner = this.#owners.get(svc.metadata.name)!;
+    reads?.owners.set(svc.metadata.name, owner);
     if (owner !== svc) {
       return {
         ...bad(

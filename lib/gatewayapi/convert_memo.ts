@@ -1,26 +1,25 @@
 /**
  * Route conversion, memoized: a route converts to the same rules as long as it is the same
- * (admitted) object and the Services and ReferenceGrants its backendRefs resolve against are the
- * same objects. Conversion is pure and returns what it needs of the resolve as data (the clusters
- * and conflicts in ConvertedRoute), so a hit is simply the remembered result; only a route an
- * edit replaced is converted again. Converted routes are shared between resolves: read-only. One
- * ConvertMemo per resolver (a ResolveState's).
+ * (admitted) object and every lookup its conversion made (the Services and mesh-name owners its
+ * backendRefs resolved to, the ReferenceGrants when it crossed namespaces) gives the same object
+ * again (reads.ts). Conversion is pure and returns what it needs of the resolve as data (the
+ * clusters and conflicts in ConvertedRoute), so a hit is simply the remembered result; only a
+ * route an edit replaced, or whose backends an edit replaced, is converted again. Converted
+ * routes are shared between resolves: read-only. One ConvertMemo per resolver (a ResolveState's).
  * @module
  */
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
+import { type LookupWorld, Reads, readsHold } from "./reads.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import type { ObjectIndex } from "./object_index.ts";
 import type { KubeObject } from "./types.ts";
 
-/** What references resolve against; equal identities mean equal conversions. */
-export interface ConvertContext {
-  meshDomain: string;
-  services: readonly KubeObject[];
-  grants: readonly KubeObject[];
-}
+/** What references resolve against in one resolve (the same object while nothing changed). */
+export type ConvertContext = LookupWorld;
 
 interface Entry {
   context: ConvertContext;
+  reads: Reads;
   converted: ConvertedRoute;
 }
 
@@ -28,36 +27,55 @@ interface Entry {
 export class ConvertMemo {
   readonly edge = new IdentityMemo<KubeObject, Entry>();
   readonly mesh = new IdentityMemo<KubeObject, Entry>();
-  #last: ConvertContext | undefined;
+  #last: { services: readonly KubeObject[]; context: ConvertContext } | undefined;
 
   /**
-   * The conversion context of `indexed`: the same object as the previous resolve's when its
-   * Services and ReferenceGrants are the same objects in the same order, else a new one.
+   * The conversion context of `indexed` (with the mesh-name `owners` of its Services): the same
+   * object as the previous resolve's when its Services and ReferenceGrants are the same objects
+   * in the same order, else a new one (whose `grants` is still the previous array when only
+   * Services changed).
    */
-  context(indexed: ObjectIndex, meshDomain: string): ConvertContext {
+  context(
+    indexed: ObjectIndex,
+    meshDomain: string,
+    owners: ReadonlyMap<string, KubeObject>,
+  ): ConvertContext {
     const services = [...indexed.services.values()];
     const last = this.#last;
+    const sameGrants = last !== undefined && sameItems(last.context.grants, indexed.grants);
     if (
-      last?.meshDomain === meshDomain && sameItems(last.services, services) &&
-      sameItems(last.grants, indexed.grants)
+      last?.context.meshDomain === meshDomain && sameGrants && sameItems(last.services, services)
     ) {
-      return last;
+      return last.context;
     }
-    return this.#last = { meshDomain, services, grants: [...indexed.grants] };
+    const context: ConvertContext = {
+      meshDomain,
+      services: indexed.services,
+      owners,
+      grants: sameGrants ? last.context.grants : [...indexed.grants],
+    };
+    this.#last = { services, context };
+    return context;
   }
 
-  /** `convert()` of `route`, or the remembered result for the same route in the same context. */
+  /**
+   * `convert(reads)` of `route`, or the remembered result for the same route while the lookups
+   * its conversion recorded in `reads` still hold in `context`.
+   */
   convert(
     context: ConvertContext,
     route: KubeObject,
     mesh: boolean,
-    convert: () => ConvertedRoute,
+    convert: (reads: Reads) => ConvertedRoute,
   ): ConvertedRoute {
     const memo = mesh ? this.mesh : this.edge;
     return memo.get(
       route,
-      () => ({ context, converted: convert() }),
-      (hit) => hit.context === context,
+      () => {
+        const reads = new Reads();
+        return { context, reads, converted: convert(reads) };
+      },
+      (hit) => readsHold(hit.reads, hit.context, context),
     ).converted;
   }
 }

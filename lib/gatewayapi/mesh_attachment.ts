@@ -10,6 +10,7 @@ import { normalizedRef } from "./attachment.ts";
 import { fail, type Outcome, pass } from "./conditions.ts";
 import type { ServicePort, ServiceSpec } from "./core_types.ts";
 import { keyOf, type Obj } from "./object_index.ts";
+import type { Reads } from "./reads.ts";
 import type { ParentReference } from "./types.ts";
 
 /**
@@ -55,11 +56,13 @@ const describe = (p: ParentReference, ns: string) =>
 /**
  * Attaches a route to its Service parents. Accepted=False reasons: NoMatchingParent when the
  * Service does not exist, has no mesh name (an older Service of the same name owns it), or has no
- * port matching `port`/`sectionName`.
+ * port matching `port`/`sectionName`. Every Service and owner lookup is recorded in `reads` (what
+ * a remembered attachment is checked against).
  */
 export function attachMeshRoute(
   index: MeshServices,
   route: Obj<{ parentRefs?: ParentReference[] }>,
+  reads?: Reads,
 ): MeshParentOutcome[] {
   const out: MeshParentOutcome[] = [];
   const routeNs = route.metadata.namespace ?? "";
@@ -67,7 +70,9 @@ export function attachMeshRoute(
     if (!isServiceParent(parentRef)) return;
     const ns = parentRef.namespace ?? routeNs;
     const base = { index: i, parentRef: normalizedRef(parentRef), ports: [] as ServicePort[] };
-    const svc = index.services.get(`${ns}/${parentRef.name}`);
+    const key = `${ns}/${parentRef.name}`;
+    const svc = index.services.get(key);
+    reads?.services.set(key, svc);
     if (!svc) {
       out.push({
         ...base,
@@ -76,6 +81,7 @@ export function attachMeshRoute(
       return;
     }
     const owner = index.owners.get(svc.metadata.name);
+    reads?.owners.set(svc.metadata.name, owner);
     if (owner !== svc) {
       out.push({
         ...base,

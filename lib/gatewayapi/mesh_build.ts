@@ -9,7 +9,7 @@
 import type { ServicePort, ServiceSpec } from "./core_types.ts";
 import type { RouteKind } from "./route_kinds.ts";
 import type { MeshParentOutcome, MeshServices } from "./mesh_attachment.ts";
-import { IdentityMemo } from "../memo/mod.ts";
+import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { meshAuthority } from "./mesh_names.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
@@ -58,6 +58,60 @@ export class MeshMemo {
     Obj<ServiceSpec>,
     { meshDomain: string; service: MeshService }
   >();
+  /**
+   * Rendered ports by (read-only) Service port, with what they were made of: whether it is the
+   * Service's first port, authority, cluster name, then per route group its caller namespace and each route with its conversion, all
+   * compared by identity. A port whose routes did not change is not rendered again.
+   */
+  readonly ports = new IdentityMemo<ServicePort, { inputs: unknown[]; port: MeshServicePort }>();
+  /** MeshServices with routes by Service, valid while authority and rendered ports are the same. */
+  readonly services = new IdentityMemo<
+    Obj<ServiceSpec>,
+    { inputs: unknown[]; service: MeshService }
+  >();
+}
+
+/** The identities a port's rendering is made of (see {@link MeshMemo.ports}). */
+function portInputs(
+  first: boolean,
+  authority: string,
+  cluster: string,
+  groups: PortRoutes | undefined,
+): unknown[] {
+  const inputs: unknown[] = [first, authority, cluster];
+  for (const [role, group] of groups ?? []) {
+    inputs.push(role);
+    for (const state of group.values()) inputs.push(state.route, state.converted);
+  }
+  return inputs;
+}
+
+/** One port of a Service with routes: producer routes and consumer routes per caller namespace. */
+function renderPort(
+  port: ServicePort,
+  first: boolean,
+  authority: string,
+  cluster: string,
+  groups: PortRoutes | undefined,
+  memo: MeshMemo,
+): MeshServicePort {
+  const inputs = portInputs(first, authority, cluster, groups);
+  return memo.ports.get(port, () => {
+    const consumerRoutes: Record<string, IRRoute[]> = {};
+    for (const ns of [...(groups?.keys() ?? [])].filter((k) => k !== "").sort(byString)) {
+      consumerRoutes[ns] = render(groups!.get(ns), port.port);
+    }
+    return {
+      inputs,
+      port: {
+        port: port.port,
+        cluster,
+        domains: first ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
+        producerRoutes: render(groups?.get(""), port.port),
+        consumerRoutes,
+      },
+    };
+  }, (seen) => seen.port.port === port.port && sameItems(seen.inputs, inputs)).port;
 }
 
 function ownersByAuthority(
@@ -140,26 +194,21 @@ export function buildMesh(
     const ports = svcPorts.map((port, i): MeshServicePort => {
       const cluster = clusters.serviceCluster(svc, port, grpcPorts.has(port));
       all.push(cluster);
-      const groups = byPort.get(port);
-      const consumerRoutes: Record<string, IRRoute[]> = {};
-      for (const ns of [...(groups?.keys() ?? [])].filter((k) => k !== "").sort(byString)) {
-        consumerRoutes[ns] = render(groups!.get(ns), port.port);
-      }
-      return {
-        port: port.port,
-        cluster: cluster.name,
-        domains: i === 0 ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
-        producerRoutes: render(groups?.get(""), port.port),
-        consumerRoutes,
-      };
+      return renderPort(port, i === 0, authority, cluster.name, byPort.get(port), memo);
     });
-    services.push({
-      authority,
-      namespace: svc.metadata.namespace,
-      name: svc.metadata.name,
-      vips: serviceVips(svc.spec),
-      ports,
-    });
+    const inputs = [authority, ...ports];
+    services.push(
+      memo.services.get(svc, () => ({
+        inputs,
+        service: {
+          authority,
+          namespace: svc.metadata.namespace,
+          name: svc.metadata.name,
+          vips: serviceVips(svc.spec),
+          ports,
+        },
+      }), (seen) => sameItems(seen.inputs, inputs)).service,
+    );
   }
   all.sort((a, b) => byString(a.name, b.name));
   return { services, clusters: all };

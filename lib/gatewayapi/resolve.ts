@@ -29,6 +29,7 @@ import { routeStatuses } from "./route_status.ts";
 import { mergeUdpBackends } from "./udp_clusters.ts";
 import type { ConvertedRoute } from "./rule_common.ts";
 import { indexObjects, keyOf, type Obj } from "./object_index.ts";
+import { Reads, readsHold } from "./reads.ts";
 import { ResolveState } from "./state.ts";
 import type { KubeObject, Problem } from "./types.ts";
 import type { IR, IRSecret } from "../ir/types.ts";
@@ -148,12 +149,12 @@ export function resolve(
     owners: backends.owners,
     meshDomain,
   };
-  const context = state.convert.context(indexed, meshDomain);
+  const context = state.convert.context(indexed, meshDomain, backends.owners);
   const attached = state.attach.context(gateways, indexed.namespaces);
   for (const def of routeKinds) {
     const kind = def.kind;
-    const convert = (r: Obj<RouteSpecCommon>, mesh: boolean) =>
-      def.convert(backends, r as Obj<never>, mesh);
+    const convert = (r: Obj<RouteSpecCommon>, mesh: boolean) => (reads: Reads) =>
+      backends.reading(reads, () => def.convert(backends, r as Obj<never>, mesh));
     for (const route of indexed.routes.get(kind) ?? []) {
       const parents = state.attach.attach(
         attached,
@@ -162,7 +163,7 @@ export function resolve(
         () => attachRoute(indexed, gatewayMap, kind, route),
       );
       if (parents.length > 0) {
-        const converted = state.convert.convert(context, route, false, () => convert(route, false));
+        const converted = state.convert.convert(context, route, false, convert(route, false));
         backends.apply(converted);
         routes.push({ kind, route, parents, converted });
       }
@@ -172,11 +173,14 @@ export function resolve(
       // Remembered outcomes are shared: this resolve changes copies of them only.
       const meshParents = state.meshAttach.get(
         route,
-        () => ({ context, parents: attachMeshRoute(meshIndex, route) }),
-        (hit) => hit.context === context,
+        () => {
+          const reads = new Reads();
+          return { context, reads, parents: attachMeshRoute(meshIndex, route, reads) };
+        },
+        (hit) => readsHold(hit.reads, hit.context, context),
       ).parents.map((p) => ({ ...p }));
       if (meshParents.length === 0) continue;
-      const converted = state.convert.convert(context, route, true, () => convert(route, true));
+      const converted = state.convert.convert(context, route, true, convert(route, true));
       backends.apply(converted);
       for (const parent of meshParents) {
         if (parent.accepted.ok && converted.unsupported) parent.accepted = converted.unsupported;

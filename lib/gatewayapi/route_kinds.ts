@@ -34,7 +34,8 @@ export interface RouteKindDef {
   readonly features: readonly string[];
   /**
    * Converts one route's rules (for Gateway parents, or with `mesh` for Service parents). Pure:
-   * the result depends only on the route and what `backends` resolves against.
+   * the result depends only on the route and what `backends.resolve` answers (it reads the other
+   * objects through that one call, whose lookups the conversion memo checks on a later resolve).
    */
   convert(backends: Backends, route: Obj<never>, mesh: boolean): ConvertedRoute;
   /**

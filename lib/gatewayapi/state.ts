@@ -17,6 +17,7 @@ import { type ConvertContext, ConvertMemo } from "./convert_memo.ts";
 import type { MeshParentOutcome } from "./mesh_attachment.ts";
 import { IdentityMemo, type MemoStats } from "../memo/mod.ts";
 import { MeshMemo } from "./mesh_build.ts";
+import type { Reads } from "./reads.ts";
 import type { StatusMemo } from "./route_status.ts";
 import type { AgeOrderMemo } from "./object_index.ts";
 import type { KubeObject } from "./types.ts";
@@ -30,10 +31,10 @@ export class ResolveState {
   readonly order: AgeOrderMemo = {};
   /** Route attachment by route. */
   readonly attach = new AttachMemo();
-  /** Service-parent (GAMMA) attachment by route, valid for the same conversion context. */
+  /** Service-parent (GAMMA) attachment by route, valid while its Service lookups hold. */
   readonly meshAttach = new IdentityMemo<
     KubeObject,
-    { context: ConvertContext; parents: MeshParentOutcome[] }
+    { context: ConvertContext; reads: Reads; parents: MeshParentOutcome[] }
   >();
   /** Route conversion by route (edge and mesh side). */
   readonly convert = new ConvertMemo();
@@ -59,6 +60,8 @@ export class ResolveState {
       statuses: this.statuses.stats(),
       meshOwners: this.mesh.sortedOwners.stats(),
       meshRouteless: this.mesh.routeless.stats(),
+      meshPorts: this.mesh.ports.stats(),
+      meshServices: this.mesh.services.stats(),
     };
   }
 }
