@@ -25,13 +25,13 @@ export interface SourceFlags {
   gateway?: string;
 }
 
-/** A source whose snapshots hold only Gateway `key` (`namespace/name`) of all Gateways. */
+/** A source whose revisions hold only Gateway `key` (`namespace/name`) of all Gateways. */
 export function onlyGateway(source: Source, key: string): Source {
   const [namespace, name] = key.split("/");
   return {
-    start: (onSnapshot) =>
+    start: (onRevision) =>
       source.start((s) =>
-        onSnapshot({
+        onRevision({
           ...s,
           objects: s.objects.filter((o) =>
             o.kind !== "Gateway" || (o.metadata.namespace === namespace && o.metadata.name === name)

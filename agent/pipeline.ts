@@ -1,8 +1,8 @@
 /**
- * The agent's pipeline, the same for every role: source snapshot → resolve → IR → the role's
+ * The agent's pipeline, the same for every role: source revision → resolve → IR → the role's
  * program step → xDS cache. The edge's step (the default) translates the IR; the node role cuts
  * the MeshIR per node (`program`); every role's DNS records come from the same resolve result
- * (`onServed`). A snapshot that fails at any stage is reported and the last good config keeps
+ * (`onServed`). A revision that fails at any stage is reported and the last good config keeps
  * serving. Edge endpoint-only changes take the fast path: EDS is rebuilt, routes are not
  * re-translated.
  * @module
@@ -21,7 +21,7 @@ import {
   servedRouteKinds,
 } from "../lib/gatewayapi/mod.ts";
 import { equalData } from "../lib/gatewayapi/clone.ts";
-import { objectKey, type SourceSnapshot } from "../lib/source/types.ts";
+import { objectKey, type SourceRevision } from "../lib/source/types.ts";
 import {
   type EnvoyResources,
   type NamedResource,
@@ -39,7 +39,7 @@ export type SourcedProblem = Problem & { source?: string };
 
 /** What `/status` shows about the configuration. */
 export interface PipelineStatus {
-  /** Source revision of the last snapshot seen. */
+  /** The last source revision seen. */
   revision: number;
   /** xDS snapshot version being served (last good). */
   version?: string;
@@ -47,7 +47,7 @@ export interface PipelineStatus {
   servedRevision?: number;
   objects: ObjectStatus[];
   problems: SourcedProblem[];
-  /** Set when the last snapshot could not be served (the previous one still is). */
+  /** Set when the last revision could not be served (the previous one still is). */
   error?: string;
 }
 
@@ -63,14 +63,14 @@ export interface PipelineOptions {
   /** Clock for condition transition times in `/status` (default: the wall clock). */
   now?: () => Date;
   /** Fills in what resolve cannot know (e.g. endpoint identities from Pods), before translate. */
-  decorate?: (ir: IR, objects: SourceSnapshot["objects"]) => IR;
+  decorate?: (ir: IR, objects: SourceRevision["objects"]) => IR;
   /** SDS secrets served beside the IR's own (e.g. the edge's SVID and trust bundle). */
   extraSecrets?: () => NamedResource[];
   /**
    * The role's data-plane step instead of the edge's translate → cache (the node role: per-node
    * snapshots from the MeshIR). It throws to keep the last good config.
    */
-  program?: (result: ResolveResult, snapshot: SourceSnapshot) => void;
+  program?: (result: ResolveResult, input: SourceRevision) => void;
   /** Called with every resolve result that was served (e.g. DNS records from its mesh). */
   onServed?: (result: ResolveResult) => void;
 }
@@ -84,7 +84,7 @@ function sameRouting(a: IR, b: IR): boolean {
     equalData(a.clusters, b.clusters, (key) => key === "endpoints");
 }
 
-/** Runs resolve → translate → cache for every snapshot a source delivers. */
+/** Runs resolve → translate → cache for every revision a source delivers. */
 export class Pipeline {
   #status: PipelineStatus = { revision: 0, objects: [], problems: [] };
   #lastIR?: IR;
@@ -103,13 +103,16 @@ export class Pipeline {
   constructor(readonly options: PipelineOptions) {
     const m = options.metrics;
     this.#applied = m.counter(
-      "aether_config_snapshots_total",
-      "Source snapshots processed, by result.",
+      "aether_config_revisions_total",
+      "Source revisions processed, by result.",
     );
-    this.#failures = m.counter("aether_config_failures_total", "Snapshots not served, by stage.");
+    this.#failures = m.counter(
+      "aether_config_failures_total",
+      "Source revisions not served, by stage.",
+    );
     this.#duration = m.histogram(
       "aether_config_apply_seconds",
-      "Time from source snapshot to xDS cache.",
+      "Time from source revision to xDS cache.",
     );
     this.#problems = m.gauge("aether_config_problems", "Problems in the current configuration.");
   }
@@ -145,7 +148,7 @@ export class Pipeline {
 
   /**
    * Lays the computed statuses over the ones last shown, so a condition keeps its
-   * lastTransitionTime across snapshots until its status changes.
+   * lastTransitionTime across revisions until its status changes.
    */
   #mergeStatuses(statuses: ObjectStatus[]): ObjectStatus[] {
     const key = (s: ObjectStatus) => `${s.kind}/${s.namespace ?? ""}/${s.name}`;
@@ -157,13 +160,13 @@ export class Pipeline {
     });
   }
 
-  /** Processes one snapshot. Never throws: failures keep the last good config. */
-  apply(snapshot: SourceSnapshot): void {
+  /** Processes one source revision. Never throws: failures keep the last good config. */
+  apply(input: SourceRevision): void {
     const started = performance.now();
     const log = this.options.logger;
-    const sourceProblems: SourcedProblem[] = snapshot.problems.map((p) => ({ ...p }));
+    const sourceProblems: SourcedProblem[] = input.problems.map((p) => ({ ...p }));
     const originOf = (p: Problem) =>
-      snapshot.origins.get(
+      input.origins.get(
         objectKey({ kind: p.kind, metadata: { namespace: p.namespace, name: p.name } }),
       );
     let stage = "resolve";
@@ -171,16 +174,16 @@ export class Pipeline {
       // Route kinds the source cannot deliver (their CRD is not installed) are not served.
       const options = this.options.resolve ?? {};
       const resolved = resolve(
-        snapshot.objects as Parameters<typeof resolve>[0],
+        input.objects as Parameters<typeof resolve>[0],
         {
           ...options,
-          routeKinds: servedRouteKinds(snapshot.kinds, options.routeKinds),
-          admitted: snapshot.admitted ?? options.admitted,
+          routeKinds: servedRouteKinds(input.kinds, options.routeKinds),
+          admitted: input.admitted ?? options.admitted,
         },
         this.resolveState,
       );
       const result = this.options.decorate
-        ? { ...resolved, ir: this.options.decorate(resolved.ir, snapshot.objects) }
+        ? { ...resolved, ir: this.options.decorate(resolved.ir, input.objects) }
         : resolved;
       const problems = [
         ...sourceProblems,
@@ -191,7 +194,7 @@ export class Pipeline {
       const cache = this.options.cache;
       if (this.options.program) {
         stage = "program";
-        this.options.program(result, snapshot);
+        this.options.program(result, input);
       } else if (this.#lastIR && sameRouting(result.ir, this.#lastIR)) {
         stage = "endpoints";
         cache.setEndpoints(this.options.nodeId, translateEndpoints(result.ir.clusters));
@@ -208,9 +211,9 @@ export class Pipeline {
         ? cache.getDefaultSnapshot()
         : cache.getSnapshot(this.options.nodeId);
       this.#status = {
-        revision: snapshot.revision,
+        revision: input.revision,
         version: served?.version,
-        servedRevision: snapshot.revision,
+        servedRevision: input.revision,
         objects: this.#mergeStatuses(result.statuses),
         problems,
       };
@@ -218,7 +221,7 @@ export class Pipeline {
       this.options.onServed?.(result);
       this.#applied.inc({ result: "served" });
       log.info("config applied", {
-        revision: snapshot.revision,
+        revision: input.revision,
         version: served?.version,
         listeners: result.ir.listeners.length,
         clusters: result.ir.clusters.length,
@@ -230,12 +233,12 @@ export class Pipeline {
       this.#failures.inc({ stage });
       this.#applied.inc({ result: "failed" });
       log.error("config not served; the last good config keeps serving", {
-        revision: snapshot.revision,
+        revision: input.revision,
         error,
       });
       this.#status = {
         ...this.#status,
-        revision: snapshot.revision,
+        revision: input.revision,
         problems: sourceProblems,
         error,
       };

@@ -1,7 +1,7 @@
 import { assertEquals } from "../lib/testing/assert.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
-import type { SourceObject, SourceSnapshot } from "../lib/source/types.ts";
+import type { SourceObject, SourceRevision } from "../lib/source/types.ts";
 import { Pipeline } from "./pipeline.ts";
 import { SnapshotCache } from "./xds/cache/mod.ts";
 
@@ -45,7 +45,7 @@ Deno.test("pipeline /status: a condition keeps its lastTransitionTime until its 
   });
   let revision = 0;
   const apply = (objs: SourceObject[]) => {
-    const snap: SourceSnapshot = {
+    const snap: SourceRevision = {
       revision: ++revision,
       objects: objs,
       problems: [],
@@ -95,7 +95,7 @@ Deno.test("pipeline /status: a condition keeps its lastTransitionTime until its 
   ]);
 });
 
-Deno.test("pipeline: a snapshot's kinds gate the route kinds served (CRD not installed)", () => {
+Deno.test("pipeline: a source revision's kinds gate the route kinds served (CRD not installed)", () => {
   const pipeline = new Pipeline({
     cache: new SnapshotCache(),
     logger: new Logger("test", () => {}),
@@ -136,7 +136,7 @@ Deno.test("pipeline: a snapshot's kinds gate the route kinds served (CRD not ins
   });
 });
 
-Deno.test("pipeline: a snapshot marked admitted (from the API server) is not admitted again", () => {
+Deno.test("pipeline: a source revision marked admitted (from the API server) is not admitted again", () => {
   const pipeline = new Pipeline({
     cache: new SnapshotCache(),
     logger: new Logger("test", () => {}),

@@ -57,7 +57,7 @@ export class EdgeReconciler {
     await this.#chain;
   }
 
-  /** Reconciles edges for this snapshot; returns the statuses with Gateway addresses from them. */
+  /** Reconciles edges for this source revision; returns the statuses with Gateway addresses from them. */
   reconcile(objects: readonly SourceObject[], statuses: readonly ObjectStatus[]): ObjectStatus[] {
     const ns = this.o.options.namespace;
     const services = new Map<string, SourceObject>();
@@ -102,7 +102,7 @@ export class EdgeReconciler {
       } catch (e) {
         onFail();
         this.#ops.inc({ kind, op, result: "error" });
-        this.o.logger.warn(`edge ${op} failed; retried on the next snapshot`, {
+        this.o.logger.warn(`edge ${op} failed; retried on the next source revision`, {
           object: what,
           error: (e as Error).message,
         });

@@ -12,7 +12,7 @@ import { ensurePeer } from "../lib/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { MemorySource } from "../lib/source/memory.ts";
-import type { SourceSnapshot } from "../lib/source/types.ts";
+import type { SourceRevision } from "../lib/source/types.ts";
 import { onlyGateway } from "../agent/config_source.ts";
 import { installCrds, type Kube, startKube } from "../e2e/peers/kube.ts";
 import { waitFor } from "../e2e/peers/proc.ts";
@@ -34,14 +34,14 @@ Deno.test("edge names: DNS-label safe, at most 63 characters, distinct", () => {
   assert(long !== edgeName("a".repeat(60), "b".repeat(59)));
 });
 
-Deno.test("agent --gateway: snapshots hold only that Gateway", async () => {
+Deno.test("agent --gateway: source revisions hold only that Gateway", async () => {
   const gw = (namespace: string, name: string) => ({
     apiVersion: "gateway.networking.k8s.io/v1",
     kind: "Gateway",
     metadata: { namespace, name },
     spec: {},
   });
-  const seen: SourceSnapshot[] = [];
+  const seen: SourceRevision[] = [];
   const source = onlyGateway(new MemorySource([gw("a", "x"), gw("a", "y"), gw("b", "x")]), "a/x");
   await source.start((s) => seen.push(s));
   await source.stop();

@@ -1,5 +1,5 @@
 /**
- * The controller: reads the API server (KubeSource), resolves every snapshot with the same
+ * The controller: reads the API server (KubeSource), resolves every source revision with the same
  * `resolve()` the agents use, and — while it holds the leader Lease — writes the status of the
  * GatewayClasses, Gateways and routes it owns (edge and mesh controllerNames). Standbys resolve
  * too, so a new leader starts from a warm state; status writes never hold up anything else.
@@ -15,7 +15,7 @@ import {
   servedRouteKinds,
 } from "../lib/gatewayapi/mod.ts";
 import { type KubeClient, KubeSource, LeaderElector } from "../lib/kube/mod.ts";
-import type { SourceSnapshot } from "../lib/source/types.ts";
+import type { SourceRevision } from "../lib/source/types.ts";
 import { planStatus } from "./status_plan.ts";
 import { EdgeReconciler } from "./edge_reconcile.ts";
 import type { EdgeOptions } from "./edge.ts";
@@ -80,7 +80,7 @@ export interface Controller {
 
 const iso = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
 
-/** Starts the controller; resolves once the first snapshot is planned and the election runs. */
+/** Starts the controller; resolves once the first source revision is planned and the election runs. */
 export async function runController(opts: ControllerOptions): Promise<Controller> {
   const logger = opts.logger ?? new Logger("controller");
   const metrics = opts.metrics ?? new Registry();
@@ -99,7 +99,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
   });
   const resolveDuration = metrics.histogram(
     "aether_controller_resolve_seconds",
-    "Time to resolve a snapshot and plan its status.",
+    "Time to resolve a source revision and plan its status.",
   );
   const edges = opts.edge
     ? new EdgeReconciler({
@@ -110,11 +110,11 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       isLeader: () => late.elector?.isLeader ?? false,
     })
     : undefined;
-  let last: SourceSnapshot | undefined;
+  let last: SourceRevision | undefined;
   let served: { kinds?: readonly string[]; options: ResolveOptions } | undefined;
   // The controller's own resolve memos: its resolves after an edit redo only what changed.
   const resolveState = new ResolveState();
-  const apply = (snap: SourceSnapshot) => {
+  const apply = (snap: SourceRevision) => {
     last = snap;
     const started = performance.now();
     try {
@@ -142,7 +142,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       const statuses = edges ? edges.reconcile(snap.objects, result.statuses) : result.statuses;
       writer.offer(planStatus(snap.objects, statuses, now, isOurs));
     } catch (e) {
-      logger.error("resolve failed; status not updated for this snapshot", {
+      logger.error("resolve failed; status not updated for this source revision", {
         revision: snap.revision,
         error: (e as Error).message,
       });

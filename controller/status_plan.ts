@@ -22,7 +22,7 @@ const ROUTE_KINDS = new Set(["HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "
 type Parent = { controllerName?: string };
 
 /**
- * The status updates for `statuses` (resolve's output) over `objects` (the source snapshot, with
+ * The status updates for `statuses` (resolve's output) over `objects` (the source revision, with
  * their current status). `isOurs` tells our controllerNames; `now` stamps changed conditions.
  * Every returned update may still equal its live status (the writer compares).
  */

@@ -66,7 +66,7 @@ export class StatusWriter {
     if (equalData(u.status, u.live)) return true;
     const w = this.#written.get(u.key);
     if (!w || !equalData(u.status, w.sent)) return false;
-    // The server stored our write with its defaults; or the snapshot predates our write.
+    // The server stored our write with its defaults; or the source revision predates our write.
     return equalData(u.live, w.stored) || u.target.resourceVersion === w.basedOn;
   }
 
@@ -144,7 +144,7 @@ export class StatusWriter {
         log.debug("status written", { object: key });
       } else if (result.outcome === "conflict") {
         // The object changed since the plan; its watch event brings a new plan.
-        log.debug("status write conflict; replanned on the next snapshot", { object: key });
+        log.debug("status write conflict; replanned on the next source revision", { object: key });
       } else if (result.outcome === "error") {
         log.warn("status write failed; retrying in 2 s", { object: key, error: result.message });
         const t = setTimeout(() => {

@@ -76,7 +76,7 @@ Deno.test("edge e2e: config folder — hot reload under load, NACK, bad input, a
           JSON.stringify(xds.default.Listener).includes(`"portValue":${port}`),
       );
       const metrics = await (await admin("/metrics")).text();
-      assert(metrics.includes("aether_config_snapshots_total"), metrics.slice(0, 500));
+      assert(metrics.includes("aether_config_revisions_total"), metrics.slice(0, 500));
     });
 
     await t.step(

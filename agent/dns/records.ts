@@ -21,7 +21,7 @@ export interface MeshRecords {
 /** Input accepted by `setRecords`: a Map or a plain object keyed by (any-case) FQDN. */
 export type RecordMap = Map<string, RecordSet> | Record<string, RecordSet>;
 
-/** An immutable snapshot of records keyed by normalized name. */
+/** An immutable set of records keyed by normalized name. */
 export class StaticRecords implements MeshRecords {
   readonly #byName: Map<string, RecordSet>;
   constructor(records: RecordMap = new Map()) {

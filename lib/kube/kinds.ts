@@ -21,7 +21,7 @@ export interface KindSpec {
   crd: boolean;
 }
 
-/** Every kind the source knows, in the order snapshots list them. */
+/** Every kind the source knows, in the order revisions list them. */
 export const KIND_SPECS: readonly KindSpec[] = [
   gw("GatewayClass", "gatewayclasses", ["v1"], false),
   gw("Gateway", "gateways", ["v1"]),

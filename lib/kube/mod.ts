@@ -1,12 +1,12 @@
 /**
  * The only code that talks to the Kubernetes API server: connection (kubeconfig or in-cluster),
- * list+watch with informer semantics, the `KubeSource` snapshot source, the leader Lease and
+ * list+watch with informer semantics, the `KubeSource` source, the leader Lease and
  * status writes.
  *
  * ```ts
  * import { KubeClient, KubeSource } from "./mod.ts";
  * const source = new KubeSource({ client: new KubeClient({ kubeconfig: "kubeconfig" }) });
- * await source.start((snapshot) => console.log(snapshot.objects.length));
+ * await source.start((revision) => console.log(revision.objects.length));
  * ```
  * @module
  */

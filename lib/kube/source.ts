@@ -1,15 +1,15 @@
 /**
  * KubeSource: the `Source` that reads the API server. One Reflector per kind; Gateway API kinds
  * are watched only while their CRD is installed, Established and serves a version aether reads
- * (a CRD installed later is picked up; one removed drops its kind). The first snapshot comes
- * once every watched kind has listed; later changes are batched into one snapshot per
- * `debounceMs`. While the API server is away the reflectors keep their objects, so no snapshot
+ * (a CRD installed later is picked up; one removed drops its kind). The first revision comes
+ * once every watched kind has listed; later changes are batched into one revision per
+ * `debounceMs`. While the API server is away the reflectors keep their objects, so no revision
  * (least of all an empty one) is delivered until it is back and something changed.
  * @module
  */
 import { Logger } from "../log/mod.ts";
 import { Registry } from "../metrics/mod.ts";
-import type { Source, SourceObject, SourceSnapshot } from "../source/types.ts";
+import type { Source, SourceObject, SourceRevision } from "../source/types.ts";
 import { objectKey } from "../source/types.ts";
 import type { KubeClient } from "./client.ts";
 import {
@@ -37,7 +37,7 @@ export interface KubeSourceOptions {
   nodeName?: string;
   logger?: Logger;
   metrics?: Registry;
-  /** Changes within this window become one snapshot (default 20 ms). */
+  /** Changes within this window become one revision (default 20 ms). */
   debounceMs?: number;
   backoff?: Backoff;
 }
@@ -48,7 +48,7 @@ interface Watched {
   reflector: Reflector<SourceObject>;
 }
 
-/** Reads Gateway API and core objects from the API server as snapshots. */
+/** Reads Gateway API and core objects from the API server as source revisions. */
 export class KubeSource implements Source {
   readonly #opts: KubeSourceOptions;
   readonly #log: Logger;
@@ -56,9 +56,9 @@ export class KubeSource implements Source {
   readonly #watched = new Map<string, Watched>();
   readonly #metrics: ReflectorMetrics;
   readonly #objectsGauge;
-  readonly #snapshots;
+  readonly #revisions;
   #crds?: Reflector<CrdSummary>;
-  #listener?: (s: SourceSnapshot) => void;
+  #listener?: (s: SourceRevision) => void;
   #revision = 0;
   #timer?: ReturnType<typeof setTimeout>;
   #started = false;
@@ -85,7 +85,7 @@ export class KubeSource implements Source {
       ),
     };
     this.#objectsGauge = m.gauge("aether_kube_objects", "Objects held, by kind.");
-    this.#snapshots = m.counter("aether_kube_snapshots_total", "Snapshots delivered.");
+    this.#revisions = m.counter("aether_kube_revisions_total", "Source revisions delivered.");
   }
 
   /** Kinds being watched now, with the version read (a CRD-gated kind appears once its CRD does). */
@@ -101,8 +101,8 @@ export class KubeSource implements Source {
     return this.#watched.get(kind)?.reflector;
   }
 
-  async start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void> {
-    this.#listener = onSnapshot;
+  async start(onRevision: (revision: SourceRevision) => void): Promise<void> {
+    this.#listener = onRevision;
     if (this.#specs.some((s) => s.crd)) {
       this.#crds = new Reflector<CrdSummary>({
         ...this.#common("CustomResourceDefinition"),
@@ -187,7 +187,7 @@ export class KubeSource implements Source {
       for (const o of values) objects.push(o);
     }
     const server = this.#opts.client.server;
-    this.#snapshots.inc();
+    this.#revisions.inc();
     this.#listener({
       revision: ++this.#revision,
       objects,

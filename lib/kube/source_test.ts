@@ -1,7 +1,7 @@
 /**
  * KubeSource against a real kube-apiserver (on etcd, with TLS client certificates): the shared
  * Source contract, objects created/updated/deleted, CRD presence (a kind appears when its CRD is
- * installed), the API server stopped and restarted (no empty snapshot, later edits apply), a 410
+ * installed), the API server stopped and restarted (no empty revision, later edits apply), a 410
  * relist after etcd compaction, and the node role's Pod field selector.
  */
 import { join } from "node:path";
@@ -10,7 +10,7 @@ import { ensurePeer } from "../peers/mod.ts";
 import { Logger } from "../log/mod.ts";
 import { Registry } from "../metrics/mod.ts";
 import { contractService, sourceContract } from "../source/contract.ts";
-import type { SourceSnapshot } from "../source/types.ts";
+import type { SourceRevision } from "../source/types.ts";
 import { installCrds, type Kube, startKube } from "../../e2e/peers/kube.ts";
 import { KubeClient } from "./client.ts";
 import { KubeSource } from "./source.ts";
@@ -35,17 +35,17 @@ async function must(kube: Kube, method: string, path: string, body?: unknown) {
   return res.json;
 }
 
-/** Collects snapshots; `until` waits (bounded) for one that satisfies a predicate. */
+/** Collects revisions; `until` waits (bounded) for one that satisfies a predicate. */
 function collector() {
-  const seen: SourceSnapshot[] = [];
+  const seen: SourceRevision[] = [];
   let wake = () => {};
   return {
     seen,
-    push: (s: SourceSnapshot) => {
+    push: (s: SourceRevision) => {
       seen.push(s);
       wake();
     },
-    async until(what: string, ok: (s: SourceSnapshot) => boolean, ms = 30_000) {
+    async until(what: string, ok: (s: SourceRevision) => boolean, ms = 30_000) {
       const deadline = Date.now() + ms;
       while (!(seen.length && ok(seen[seen.length - 1]))) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -59,7 +59,7 @@ function collector() {
   };
 }
 
-const names = (s: SourceSnapshot, kind: string) =>
+const names = (s: SourceRevision, kind: string) =>
   s.objects.filter((o) => o.kind === kind).map((o) =>
     `${o.metadata.namespace ?? ""}/${o.metadata.name}`
   )
@@ -126,7 +126,7 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
           assertEquals(kinds.TCPRoute, undefined);
           assertEquals(kinds.UDPRoute, undefined);
           const snap = await c.until(
-            "a snapshot whose kinds name HTTPRoute",
+            "a revision whose kinds name HTTPRoute",
             (s) => s.kinds?.includes("HTTPRoute") ?? false,
           );
           assertEquals(snap.kinds!.includes("TCPRoute"), false);
@@ -162,14 +162,14 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
         );
         assert(
           s.objects.find((o) => o.kind === "Service" && o.metadata.name === "one") === service,
-          "an unchanged object stays the same JS object across snapshots",
+          "an unchanged object stays the same JS object across revisions",
         );
         await must(kube, "DELETE", `${routes}/web`);
         await c.until("HTTPRoute deleted", (s) => names(s, "HTTPRoute").length === 0);
       });
 
       await t.step(
-        "API server stopped and restarted: no empty snapshot, later edits apply",
+        "API server stopped and restarted: no empty revision, later edits apply",
         async () => {
           await must(kube, "POST", routes, route("c.example.com"));
           await c.until("route before the outage", (s) => names(s, "HTTPRoute").length === 1);
@@ -187,11 +187,11 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
             assertEquals(
               names(s, "HTTPRoute"),
               ["contract/web"],
-              `snapshot ${s.revision} kept the route`,
+              `revision ${s.revision} kept the route`,
             );
             assert(
               names(s, "Service").includes("contract/one"),
-              `snapshot ${s.revision} kept the Services`,
+              `revision ${s.revision} kept the Services`,
             );
           }
           assert(metrics.render() !== errorsBefore);

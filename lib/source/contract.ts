@@ -1,12 +1,12 @@
 /**
  * The contract every Source passes, as a function each source's tests run (memory, files, kube):
- * `start` delivers the first snapshot before it resolves; a change is delivered as a later
- * snapshot with a higher revision; an object that did not change is handed over as the same JS
+ * `start` delivers the first revision before it resolves; a change is delivered as a later
+ * revision with a higher number; an object that did not change is handed over as the same JS
  * object (resolve's memos key on identity); `stop` ends delivery.
  * @module
  */
 import { assert, assertEquals } from "../testing/assert.ts";
-import type { Source, SourceObject, SourceSnapshot } from "./types.ts";
+import type { Source, SourceObject, SourceRevision } from "./types.ts";
 
 /** What a source under test provides: it starts holding Service `one`; `addTwo` adds Service `two`. */
 export interface ContractSubject {
@@ -23,7 +23,7 @@ export const contractService = (name: string, namespace = "default"): SourceObje
 });
 
 // Only the subject's Services count (a real API server has its own, e.g. default/kubernetes).
-const services = (s: SourceSnapshot) =>
+const services = (s: SourceRevision) =>
   s.objects.filter((o) => o.kind === "Service" && ["one", "two"].includes(o.metadata.name));
 
 /** Runs the shared Source contract against a fresh subject; `timeoutMs` bounds each wait. */
@@ -32,14 +32,14 @@ export async function sourceContract(
   timeoutMs = 10_000,
 ): Promise<void> {
   const { source, addTwo } = await make();
-  const seen: SourceSnapshot[] = [];
+  const seen: SourceRevision[] = [];
   let wake: () => void = () => {};
   await source.start((s) => {
     seen.push(s);
     wake();
   });
   try {
-    assertEquals(seen.length, 1, "start delivers the first snapshot before it resolves");
+    assertEquals(seen.length, 1, "start delivers the first revision before it resolves");
     const first = seen[0];
     assertEquals(services(first).map((o) => o.metadata.name), ["one"]);
     const until = async (ok: () => boolean) => {
@@ -47,7 +47,7 @@ export async function sourceContract(
       while (!ok()) {
         const next = new Promise<void>((r) => (wake = r));
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error("no snapshot with the change arrived");
+        if (left <= 0) throw new Error("no revision with the change arrived");
         let timer: ReturnType<typeof setTimeout> | undefined;
         await Promise.race([next, new Promise((r) => (timer = setTimeout(r, left)))]);
         clearTimeout(timer);
@@ -58,7 +58,7 @@ export async function sourceContract(
     const last = seen[seen.length - 1];
     assert(last.revision > first.revision, "revisions increase");
     assertEquals(services(last).map((o) => o.metadata.name).sort(), ["one", "two"]);
-    for (const s of seen) assertEquals(s.objects.length > 0, true, "no snapshot is empty");
+    for (const s of seen) assertEquals(s.objects.length > 0, true, "no revision is empty");
     const oneBefore = services(first).find((o) => o.metadata.name === "one");
     const oneAfter = services(last).find((o) => o.metadata.name === "one");
     assert(oneBefore === oneAfter, "an unchanged object is handed over as the same JS object");

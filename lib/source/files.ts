@@ -13,7 +13,7 @@ import {
   type Source,
   type SourceObject,
   type SourceProblem,
-  type SourceSnapshot,
+  type SourceRevision,
   type StaleFile,
 } from "./types.ts";
 import type { Logger } from "../log/mod.ts";
@@ -28,7 +28,7 @@ export interface FileSourceOptions {
   debounceMs?: number;
   /** Watch for changes (default true). */
   watch?: boolean;
-  /** Where a failure of a reload is logged (it never rejects; the last snapshot stays). */
+  /** Where a failure of a reload is logged (it never rejects; the last revision stays). */
   logger?: Logger;
   /**
    * Keep each file's last good content in this folder (kept.ts), so a restarted agent still
@@ -102,14 +102,14 @@ function serve(
 }
 
 /**
- * Reads every file once and builds a snapshot (revision filled in by the caller). With `memo`,
+ * Reads every file once and builds a revision (its number filled in by the caller). With `memo`,
  * unchanged files are not parsed again; the memo is updated to hold exactly the files read.
  */
 export async function readConfig(
   path: string,
   memo?: ParseMemo,
   now: () => Date = () => new Date(),
-): Promise<Omit<SourceSnapshot, "revision">> {
+): Promise<Omit<SourceRevision, "revision">> {
   const seen: ParseMemo = new Map();
   const stale: StaleFile[] = [];
   const at = now().toISOString();
@@ -187,7 +187,7 @@ function problem(source: string, message: string): SourceProblem {
   return { source, kind: "", name: "", field: "", message };
 }
 
-/** Watches a folder or file and delivers a snapshot after each change. */
+/** Watches a folder or file and delivers a revision after each change. */
 export class FileSource implements Source {
   readonly path: string;
   #revision = 0;
@@ -201,7 +201,7 @@ export class FileSource implements Source {
     this.path = resolve(options.path);
   }
 
-  async start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void> {
+  async start(onRevision: (revision: SourceRevision) => void): Promise<void> {
     const keepDir = this.options.keepDir;
     const kept = keepDir ? await loadKept(keepDir, this.#parsed) : undefined;
     // Never rejects: a failing read or consumer is logged and the next change tries again.
@@ -216,9 +216,9 @@ export class FileSource implements Source {
             })
           );
         }
-        if (!this.#stopped) onSnapshot({ revision: ++this.#revision, ...snap });
+        if (!this.#stopped) onRevision({ revision: ++this.#revision, ...snap });
       } catch (e) {
-        this.options.logger?.error("config reload failed; the last snapshot keeps serving", {
+        this.options.logger?.error("config reload failed; the last revision keeps serving", {
           path: this.path,
           error: String((e as Error)?.stack ?? e),
         });

@@ -1,18 +1,18 @@
-/** An in-memory source: tests set objects directly and each change is delivered as a snapshot. */
-import { objectKey, type Source, type SourceObject, type SourceSnapshot } from "./types.ts";
+/** An in-memory source: tests set objects directly and each change is delivered as a revision. */
+import { objectKey, type Source, type SourceObject, type SourceRevision } from "./types.ts";
 
-/** Holds objects in memory; `apply`/`remove` deliver a new snapshot to the subscriber. */
+/** Holds objects in memory; `apply`/`remove` deliver a new revision to the subscriber. */
 export class MemorySource implements Source {
   #objects = new Map<string, SourceObject>();
   #revision = 0;
-  #listener?: (s: SourceSnapshot) => void;
+  #listener?: (s: SourceRevision) => void;
 
   constructor(initial: SourceObject[] = []) {
     for (const o of initial) this.#objects.set(objectKey(o), o);
   }
 
-  start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void> {
-    this.#listener = onSnapshot;
+  start(onRevision: (revision: SourceRevision) => void): Promise<void> {
+    this.#listener = onRevision;
     this.#emit();
     return Promise.resolve();
   }

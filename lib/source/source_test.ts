@@ -3,7 +3,7 @@ import { FileSource, readConfig } from "./files.ts";
 import { MemorySource } from "./memory.ts";
 import { parseYamlObjects } from "./yaml_docs.ts";
 import { contractService, sourceContract } from "./contract.ts";
-import type { SourceSnapshot } from "./types.ts";
+import type { SourceRevision } from "./types.ts";
 
 const svc = (name: string) => ({
   apiVersion: "v1",
@@ -155,7 +155,7 @@ Deno.test("FileSource keepDir: a file broken while no agent ran still serves its
     // While no agent runs: a.yaml is half-written, gone.yaml deleted.
     await Deno.writeTextFile(`${dir}/a.yaml`, `{"apiVersion": "v1", "kind": "Ser`);
     await Deno.remove(`${dir}/gone.yaml`);
-    const seen: SourceSnapshot[] = [];
+    const seen: SourceRevision[] = [];
     const second = new FileSource({ path: dir, watch: false, keepDir });
     await second.start((s) => seen.push(s));
     await second.stop();

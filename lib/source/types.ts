@@ -1,6 +1,7 @@
 /**
  * The watcher abstraction every config source implements (files, memory, later the API server and
- * the registry): it delivers whole, versioned snapshots of plain Kubernetes-shaped objects.
+ * the registry): it delivers whole, numbered revisions of plain Kubernetes-shaped objects (a "snapshot" in aether
+ * is only ever an xDS snapshot: agent/xds/cache).
  * @module
  */
 
@@ -12,9 +13,9 @@ export type SourceObject = KubeObject;
 /** Something wrong with the input that the source found (unparseable YAML, a nameless object). */
 export type SourceProblem = Problem & { source: string };
 
-/** Everything a source holds at one moment. */
-export interface SourceSnapshot {
-  /** Increases by one with every delivered snapshot. */
+/** One revision of a source: everything it holds at one moment. */
+export interface SourceRevision {
+  /** Increases by one with every delivered revision. */
   revision: number;
   objects: SourceObject[];
   problems: SourceProblem[];
@@ -44,16 +45,16 @@ export interface StaleFile {
 }
 
 /**
- * A producer of snapshots. `start` delivers the first snapshot before it resolves.
+ * A producer of revisions. `start` delivers the first revision before it resolves.
  *
  * The same-object contract (every consumer's memos rely on it; the shared contract test in
- * `source_test.ts` checks it): an object that did not change since the previous snapshot is
+ * `source_test.ts` checks it): an object that did not change since the previous revision is
  * handed over as the very same object, and an object once handed over is never mutated — a
  * change is a new object. resolve (ResolveState) and the xDS encoder remember work by object
- * identity, so a snapshot after one edit costs about one object's work.
+ * identity, so a revision after one edit costs about one object's work.
  */
 export interface Source {
-  start(onSnapshot: (snapshot: SourceSnapshot) => void): Promise<void>;
+  start(onRevision: (revision: SourceRevision) => void): Promise<void>;
   stop(): Promise<void>;
 }
 
