@@ -125,6 +125,17 @@ export const goPeers: Record<string, GoPeer> = {
     coldMinutes: 5,
     versionArgs: ["--version"],
   },
+  // A paced native HTTP load generator for the latency benches: our own trimmed main (only `load`)
+  // over fortio's HTTP runner and histograms.
+  fortio: {
+    name: "fortio",
+    tools: "fortio",
+    module: "fortio.org/fortio",
+    pkg: ".",
+    kind: "build",
+    coldMinutes: 2,
+    versionArgs: ["version"],
+  },
   "gateway-conformance": {
     name: "gateway-conformance",
     tools: "gateway-api",
