@@ -125,9 +125,9 @@ if (want("fanout")) {
   }
 }
 if (want("mtls")) {
-  // Needs SPIRE, Envoy and the CNI plugins (installed on first use); root for netns pods.
+  // Needs SPIRE, Envoy, fortio and the CNI plugins (installed on first use); root for netns pods.
   const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--v8-flags=--expose-gc", "bench/mtls_hop.ts", "--rate", "1000"],
+    args: ["run", "-A", "bench/mtls_hop.ts", "--rate", "1000", "--seconds", "20", "--rounds", "3"],
     stdout: "piped",
     stderr: "inherit",
   }).output();
@@ -135,16 +135,24 @@ if (want("mtls")) {
   const lines = new TextDecoder().decode(r.stdout).trim().split("\n");
   const m = JSON.parse(lines[lines.length - 1]);
   console.log(JSON.stringify(m));
-  console.log("\n| hop | target req/s | achieved req/s | failed | p50 ms | p99 ms |");
-  console.log("|---|---|---|---|---|---|");
   console.log(
-    `| plaintext | ${m.rate} | ${m.plainRate} | ${m.plainFailed} | ${m.plainP50Ms} | ${m.plainP99Ms} |`,
+    "\n| hop (fortio, all rounds) | req/s per round | failed | p50 | p90 | p99 | p99.9 ms |",
   );
+  console.log("|---|---|---|---|---|---|---|");
+  for (const [label, s] of [["plaintext", m.plaintext], ["SPIFFE mTLS", m.mtls]]) {
+    const p = s.pooled;
+    console.log(
+      `| ${label} | ${s.qps.join(", ")} | ${s.failed} | ${p.p50} | ${p.p90} | ${p.p99} | ${
+        p["p99.9"]
+      } |`,
+    );
+  }
+  const d = m.addedPooled;
   console.log(
-    `| SPIFFE mTLS | ${m.rate} | ${m.mtlsRate} | ${m.mtlsFailed} | ${m.mtlsP50Ms} | ${m.mtlsP99Ms} |`,
-  );
-  console.log(
-    `\nadded: p50 ${m.addedP50Ms} ms, p99 ${m.addedP99Ms} ms; agent heap per 100 SVIDs ${m.heapKiBPer100Svids} KiB`,
+    `\nadded (mTLS − plaintext): p50 ${d.p50} / p90 ${d.p90} / p99 ${d.p99} / p99.9 ${
+      d["p99.9"]
+    } ms; ` +
+      `agent per 100 SVIDs: RSS ${m.memory.rssKiBPer100} KiB, heap ${m.memory.heapKiBPer100} KiB`,
   );
 }
 if (want("dns")) {
