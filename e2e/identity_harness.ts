@@ -14,6 +14,8 @@ import { type Proc, spawn, waitFor } from "./peers/proc.ts";
 import { type Spire, startSpire } from "./spire.ts";
 import { toYaml } from "./harness.ts";
 import { ensurePeer } from "../lib/peers/mod.ts";
+import { MemorySource } from "../lib/source/memory.ts";
+import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
 
 /** A Pod object for a bridge pod: namespace, service account, IP, node. */
 export function netPodObject(
@@ -98,6 +100,28 @@ export async function startIdentityNode(
     logger: new Logger(`agent-${nodeName}`, (l) => logs.push(l), "info"),
   });
   return agent;
+}
+
+/**
+ * Starts an edge (standalone agent) on `objects` whose own SVID comes from SPIRE's Workload API,
+ * so it dials pods over mTLS as a mesh client.
+ */
+export function startIdentityEdge(
+  objects: SourceObject[],
+  spire: Spire,
+  logs: string[] = [],
+): ReturnType<typeof runStandalone> {
+  return runStandalone({
+    ...standaloneDefaults,
+    source: new MemorySource(objects),
+    adminAddress: "127.0.0.1:0",
+    xdsAddress: "127.0.0.1:0",
+    dnsAddress: "none",
+    nodeId: `edge-${crypto.randomUUID().slice(0, 8)}`,
+    spireSocket: spire.socket,
+    trustDomain: spire.trustDomain,
+    logger: new Logger("edge", (l) => logs.push(l), "info"),
+  });
 }
 
 /** The inline PEM of a node's SDS secret (an SVID: chain + key; a bundle: CA). */

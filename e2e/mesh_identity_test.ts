@@ -12,9 +12,6 @@ import { run } from "../lib/peers/util.ts";
 import { bundleSecretName } from "../agent/xds/translate/mtls.ts";
 import { gateway, gatewayClass, httpRoute, toYaml } from "./harness.ts";
 import { freePort, request } from "./http_client.ts";
-import { Logger } from "../lib/log/mod.ts";
-import { MemorySource } from "../lib/source/memory.ts";
-import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
 import { curlFrom } from "./mesh_harness.ts";
 import { createPodNetwork, type NetPod } from "./netns.ts";
 import { dumpOutput, exec, type Proc, waitFor } from "./peers/proc.ts";
@@ -26,6 +23,7 @@ import {
   netPodObject,
   podService,
   secretPem,
+  startIdentityEdge,
   startIdentityNode,
 } from "./identity_harness.ts";
 
@@ -264,9 +262,8 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
     await t.step("edge → pod over mTLS: the backend sees the edge's own identity", async () => {
       const port = freePort();
       const edgeLogs: string[] = [];
-      const edge = await runStandalone({
-        ...standaloneDefaults,
-        source: new MemorySource([
+      const edge = await startIdentityEdge(
+        [
           ...objects,
           gatewayClass(),
           gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
@@ -287,15 +284,10 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
               to: [{ group: "", kind: "Service" }],
             },
           },
-        ]),
-        adminAddress: "127.0.0.1:0",
-        xdsAddress: "127.0.0.1:0",
-        dnsAddress: "none",
-        nodeId: `edge-${crypto.randomUUID().slice(0, 8)}`,
-        spireSocket: spire.socket,
-        trustDomain: td,
-        logger: new Logger("edge", (l) => edgeLogs.push(l), "info"),
-      });
+        ],
+        spire,
+        edgeLogs,
+      );
       try {
         await edge.waitReady(60_000);
         const r = await waitFor("edge → b", async () => {

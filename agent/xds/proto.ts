@@ -25,6 +25,8 @@ const entryFiles = [
   "envoy/extensions/filters/http/router/v3/router.proto",
   "envoy/extensions/filters/http/on_demand/v3/on_demand.proto",
   "envoy/extensions/filters/http/lua/v3/lua.proto",
+  "envoy/extensions/filters/http/header_mutation/v3/header_mutation.proto",
+  "envoy/extensions/filters/http/upstream_codec/v3/upstream_codec.proto",
   "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",

@@ -7,6 +7,7 @@ import { DiscoveryType, LbPolicy } from "./enums.ts";
 import type { NamedResource } from "./types.ts";
 import { adsConfigSource, any, duration } from "./util.ts";
 import { clusterMtls } from "./mtls.ts";
+import { upstreamOneUriSanFilters } from "./uri_san.ts";
 
 const HTTP_PROTOCOL_OPTIONS = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
 
@@ -22,14 +23,18 @@ export interface ClusterOptions {
   name?: string;
 }
 
-/** Upstream HTTP protocol, explicit: HTTP/2 (prior knowledge, for gRPC/h2c) or HTTP/1.1. */
-function protocolOptions(c: IRCluster): Record<string, unknown> {
+/**
+ * Upstream HTTP protocol, explicit: HTTP/2 (prior knowledge, for gRPC/h2c) or HTTP/1.1. An mTLS
+ * cluster also gets the upstream filters that refuse a server certificate with more than one URI
+ * SAN (uri_san.ts).
+ */
+function protocolOptions(c: IRCluster, mtls: boolean): Record<string, unknown> {
   const explicit = c.protocol === "http2"
     ? { http2_protocol_options: {} }
     : { http_protocol_options: {} };
-  return {
-    [HTTP_PROTOCOL_OPTIONS]: any(HTTP_PROTOCOL_OPTIONS, { explicit_http_config: explicit }),
-  };
+  const opts: Record<string, unknown> = { explicit_http_config: explicit };
+  if (mtls) opts.http_filters = upstreamOneUriSanFilters();
+  return { [HTTP_PROTOCOL_OPTIONS]: any(HTTP_PROTOCOL_OPTIONS, opts) };
 }
 
 /**
@@ -46,7 +51,7 @@ export function cluster(c: IRCluster, opts: ClusterOptions): NamedResource {
     eds_cluster_config: eds,
     connect_timeout: duration(opts.connectTimeoutMs),
     lb_policy: LbPolicy.ROUND_ROBIN,
-    typed_extension_protocol_options: protocolOptions(c),
+    typed_extension_protocol_options: protocolOptions(c, opts.mtls !== undefined),
   };
   if (opts.mtls) Object.assign(resource, clusterMtls(c, opts.mtls.callerId, opts.mtls.trustDomain));
   return { name, resource };

@@ -12,32 +12,12 @@ import type { IRCluster } from "../../../../lib/ir/types.ts";
 import { CodecType, DiscoveryType, ForwardClientCert, LbPolicy } from "../enums.ts";
 import { routerFilter } from "../listener.ts";
 import { downstreamMtls, MESH_MTLS_PORT, meshSni } from "../mtls.ts";
+import { oneUriSanFilter } from "../uri_san.ts";
 import type { NamedResource } from "../types.ts";
 import { any, duration, statName } from "../util.ts";
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 const TLS_INSPECTOR = "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector";
-const LUA = "envoy.extensions.filters.http.lua.v3.Lua";
-
-/**
- * An X.509-SVID has exactly one URI SAN. Envoy's validators (default and SPIFFE) accept a peer
- * certificate with several if one matches, so the inbound refuses such a caller itself (403).
- */
-const ONE_URI_SAN = `function envoy_on_request(h)
-  local ssl = h:streamInfo():downstreamSslConnection()
-  if ssl == nil or #ssl:uriSanPeerCertificate() ~= 1 then
-    h:respond({[":status"] = "403"}, "a SPIFFE certificate has exactly one URI SAN")
-  end
-end
-`;
-
-/** The HTTP filter that refuses callers whose certificate does not have exactly one URI SAN. */
-export function oneUriSanFilter(): Record<string, unknown> {
-  return {
-    name: "envoy.filters.http.lua",
-    typed_config: any(LUA, { default_source_code: { inline_string: ONE_URI_SAN } }),
-  };
-}
 
 /** What the pod backs: per SNI, the target port. */
 export interface InboundPort {
