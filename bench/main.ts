@@ -154,6 +154,13 @@ if (want("mtls")) {
     } ms; ` +
       `agent per 100 SVIDs: RSS ${m.memory.rssKiBPer100} KiB, heap ${m.memory.heapKiBPer100} KiB`,
   );
+  console.log(
+    `Envoy CPU µs/request: plaintext ${m.plaintext.envoyCpuUsPerRequest.join(", ")}, ` +
+      `mTLS ${m.mtls.envoyCpuUsPerRequest.join(", ")}; run-queue wait µs per wake-up: ` +
+      `plaintext ${m.plaintext.envoyWaitPerWakeupUs.join(", ")}, mTLS ${
+        m.mtls.envoyWaitPerWakeupUs.join(", ")
+      }`,
+  );
 }
 if (want("dns")) {
   try {

@@ -188,6 +188,7 @@ try {
       qps: rs.map((r) => r.actualQps),
       loads: rs.map((r) => r.load),
       envoyWaitPerWakeupUs: rs.map((r) => r.envoySched.waitPerSliceUs),
+      envoyCpuUsPerRequest: rs.map((r) => Math.round((r.envoySched.cpuMs * 1000) / r.count)),
       pooled,
       medianOfRounds: perRound,
     };
