@@ -7,6 +7,7 @@
  *
  *   deno run -A bench/load.ts [--routes 1000,10000]
  *
+ * The agent runs with the V8 flags of the `agent` task in deno.json (the way users start it).
  * Prints one JSON line per size and a Markdown table.
  * @module
  */
@@ -24,6 +25,10 @@ const { values } = parseArgs({
 const envoy = await ensurePeer("envoy");
 const agentMain = new URL("../agent/main.ts", import.meta.url).pathname;
 const dir = await Deno.makeTempDir({ prefix: "aether-loadbench-" });
+const agentTask: string = JSON.parse(
+  await Deno.readTextFile(new URL("../deno.json", import.meta.url)),
+).tasks.agent;
+const v8Flags = agentTask.split(/\s+/).filter((a) => a.startsWith("--v8-flags="));
 
 /** Wall seconds and peak RSS (MiB) of `agent translate`, output to /dev/null. */
 async function translateRun(file: string): Promise<{ s: number; rssMiB: number; code: number }> {
@@ -37,6 +42,7 @@ async function translateRun(file: string): Promise<{ s: number; rssMiB: number; 
       Deno.execPath(),
       "run",
       "-A",
+      ...v8Flags,
       agentMain,
       "translate",
       "--config",
@@ -61,6 +67,7 @@ async function readyRun(file: string): Promise<{ s: number; rssMiB: number }> {
     args: [
       "run",
       "-A",
+      ...v8Flags,
       agentMain,
       "standalone",
       "--config",
