@@ -1,11 +1,15 @@
 /**
  * Envoy's API protos, loaded with protobufjs from the `deps/` folder of npm `@grpc/grpc-js-xds`
- * (never hand-copied), plus the few fields newer than that snapshot, added in `newerFields`.
+ * (never hand-copied), plus the few fields newer than that snapshot, added in `newerFields`. The
+ * agent loads them from `envoy_api.gen.json`, protobufjs's JSON form of the same root written by
+ * `deno task gen-envoy-api` (tools/gen_envoy_api.ts): reading it costs about half the CPU of
+ * parsing the `.proto` files at every start. proto_descriptor_test.ts fails while it is stale.
  * @module
  */
 import protobuf from "protobufjs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import envoyApi from "./envoy_api.gen.json" with { type: "json" };
 
 const require = createRequire(import.meta.url);
 
@@ -70,9 +74,28 @@ function includeDirs(): string[] {
 
 let cached: protobuf.Root | undefined;
 
-/** The loaded and resolved protobufjs Root (loaded once, ~200 ms). */
+/** The loaded and resolved protobufjs Root, from the generated JSON descriptor (loaded once). */
 export function envoyRoot(): protobuf.Root {
   if (cached) return cached;
+  const root = protobuf.Root.fromJSON(envoyApi as protobuf.INamespace);
+  addNewerFields(root);
+  root.resolveAll();
+  cached = root;
+  return root;
+}
+
+function addNewerFields(root: protobuf.Root): void {
+  for (const f of newerFields) {
+    const type = root.lookupType(f.type);
+    if (!type.fields[f.name]) type.add(new protobuf.Field(f.name, f.id, f.fieldType));
+  }
+}
+
+/**
+ * Parses the `.proto` files into a new resolved Root (what `envoy_api.gen.json` is made from;
+ * ~2× the CPU of {@link envoyRoot}'s JSON path).
+ */
+export function loadEnvoyProtos(): protobuf.Root {
   const dirs = includeDirs();
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => {
@@ -86,12 +109,8 @@ export function envoyRoot(): protobuf.Root {
     return target;
   };
   root.loadSync(entryFiles, { keepCase: true });
-  for (const f of newerFields) {
-    const type = root.lookupType(f.type);
-    if (!type.fields[f.name]) type.add(new protobuf.Field(f.name, f.id, f.fieldType));
-  }
+  addNewerFields(root);
   root.resolveAll();
-  cached = root;
   return root;
 }
 

@@ -1,0 +1,53 @@
+/**
+ * The generated Envoy API descriptor (envoy_api.gen.json) is what the `.proto` files give today,
+ * and a Root made from it encodes every translated resource byte for byte like one parsed from
+ * the `.proto` files.
+ */
+import assert from "node:assert/strict";
+import protobuf from "protobufjs";
+import { envoyRoot, loadEnvoyProtos, TypeUrl, typeUrlPrefix } from "./proto.ts";
+import { envoyApiJson, OUTPUT } from "../../tools/gen_envoy_api.ts";
+import { goldenCases } from "./translate/test_util.ts";
+import { nodeGoldenCases } from "./translate/node/test_util.ts";
+import { translate } from "./translate/mod.ts";
+import { translateNode } from "./translate/node/mod.ts";
+import type { NamedResource } from "./cache/mod.ts";
+
+Deno.test("envoy_api.gen.json is current (run `deno task gen-envoy-api` when this fails)", async () => {
+  assert.deepEqual(JSON.parse(await Deno.readTextFile(OUTPUT)), JSON.parse(envoyApiJson()));
+});
+
+Deno.test("the descriptor's Root encodes every golden case's resources like the parsed protos", () => {
+  const parsed = loadEnvoyProtos();
+  const fromJson = envoyRoot();
+  assert.notEqual(parsed, fromJson);
+  const lists: [string, NamedResource[]][] = [];
+  const add = (r: Record<string, NamedResource[] | undefined>) => {
+    for (const [key, url] of Object.entries(listTypes)) lists.push([url, r[key] ?? []]);
+  };
+  for (const { ir } of goldenCases()) add({ ...translate(ir) });
+  for (const c of nodeGoldenCases()) add({ ...translateNode(c.mesh, c.view, c.options) });
+  let encoded = 0;
+  for (const [url, list] of lists) {
+    const name = url.slice(typeUrlPrefix.length);
+    const [a, b] = [parsed.lookupType(name), fromJson.lookupType(name)];
+    for (const { resource } of list) {
+      assert.deepEqual(bytes(b, resource), bytes(a, resource), `${name} ${resource.name}`);
+      encoded++;
+    }
+  }
+  assert.ok(encoded > 100, `only ${encoded} resources encoded`);
+});
+
+const listTypes: Record<string, string> = {
+  listeners: TypeUrl.listener,
+  routes: TypeUrl.route,
+  virtualHosts: TypeUrl.virtualHost,
+  clusters: TypeUrl.cluster,
+  endpoints: TypeUrl.endpoint,
+  secrets: TypeUrl.secret,
+};
+
+function bytes(type: protobuf.Type, resource: Record<string, unknown>): Uint8Array {
+  return type.encode(type.fromObject(resource)).finish();
+}
