@@ -47,3 +47,18 @@ export function schedWindow(
     waitPerSliceUs: slices > 0 ? Math.round(wait / slices / 1e3) : 0,
   };
 }
+
+/**
+ * Sets the nice value of every thread of `pid` (Linux's setpriority acts per thread, so each task
+ * of the process is reniced; threads started later inherit from their creator).
+ */
+export async function reniceThreads(pid: number, nice: number): Promise<void> {
+  const tids: string[] = [];
+  for await (const t of Deno.readDir(`/proc/${pid}/task`)) tids.push(t.name);
+  const out = await new Deno.Command("renice", {
+    args: ["-n", String(nice), "-p", ...tids],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!out.success) throw new Error(`renice ${pid}: ${new TextDecoder().decode(out.stderr)}`);
+}
