@@ -90,21 +90,44 @@ export function dependencyClosure(
   return [...out].sort();
 }
 
+/** Fingerprints of {@link serviceFingerprints}, by authority. */
+export type Fingerprints = Map<string, { routing: string; endpoints: string }>;
+
+/** Whether two plain objects have the same keys with identical (`===`) values. */
+function shallowSame(a: object | undefined, b: object | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  const ra = a as Record<string, unknown>, rb = b as Record<string, unknown>;
+  const keys = Object.keys(ra);
+  return keys.length === Object.keys(rb).length &&
+    keys.every((k) => Object.hasOwn(rb, k) && ra[k] === rb[k]);
+}
+
 /**
  * Per service, a fingerprint of what a node's routing depends on (the service with its routes,
  * and its port clusters without endpoints) and, separately, of its endpoints: a change of only
- * the second needs EDS alone.
+ * the second needs EDS alone. With the `previous` mesh's index and fingerprints, a service that
+ * is the same object (resolve hands an unchanged one over as the same object) with clusters of
+ * the same field values (the same endpoint list) keeps its previous fingerprint, unserialized.
  */
 export function serviceFingerprints(
   index: MeshIndex,
-): Map<string, { routing: string; endpoints: string }> {
-  const out = new Map<string, { routing: string; endpoints: string }>();
+  previous?: { index: MeshIndex; fingerprints: Fingerprints },
+): Fingerprints {
+  const out: Fingerprints = new Map();
   for (const s of index.mesh.services) {
     const clusters = s.ports.map((p) => index.clusters.get(p.cluster));
-    out.set(s.authority, {
-      routing: JSON.stringify([s, clusters.map((c) => c && { ...c, endpoints: undefined })]),
-      endpoints: JSON.stringify(clusters.map((c) => c?.endpoints)),
-    });
+    const kept = previous?.index.services.get(s.authority) === s &&
+        s.ports.every((p, i) => shallowSame(clusters[i], previous.index.clusters.get(p.cluster)))
+      ? previous.fingerprints.get(s.authority)
+      : undefined;
+    out.set(
+      s.authority,
+      kept ?? {
+        routing: JSON.stringify([s, clusters.map((c) => c && { ...c, endpoints: undefined })]),
+        endpoints: JSON.stringify(clusters.map((c) => c?.endpoints)),
+      },
+    );
   }
   return out;
 }

@@ -126,7 +126,10 @@ export class NodeSnapshots {
    */
   setMesh(mesh: MeshIR): string[] {
     const index = indexMesh(mesh);
-    const fingerprints = serviceFingerprints(index);
+    const fingerprints = serviceFingerprints(index, {
+      index: this.#index,
+      fingerprints: this.#fingerprints,
+    });
     const routing = new Set<string>();
     const endpoints = new Set<string>();
     for (const a of new Set([...this.#fingerprints.keys(), ...fingerprints.keys()])) {
