@@ -9,7 +9,7 @@ import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
 import { DEFAULT_KINDS } from "../lib/kube/kinds.ts";
 import { FileSource } from "../lib/source/files.ts";
-import type { Source } from "../lib/source/types.ts";
+import type { Source, SourceObject } from "../lib/source/types.ts";
 
 /** The source flags of `agent standalone|node`. */
 export interface SourceFlags {
@@ -35,11 +35,24 @@ export function onlyGateway(source: Source, key: string): Source {
           ...s,
           objects: s.objects.filter((o) =>
             o.kind !== "Gateway" || (o.metadata.namespace === namespace && o.metadata.name === name)
-          ),
+          ).map((o) => o.kind === "Gateway" ? withoutIpAddresses(o) : o),
         })
       ),
     stop: () => source.stop(),
   };
+}
+
+/**
+ * The Gateway without its IPAddress `spec.addresses`: an edge binds its pod address and the
+ * LoadBalancer Service in front of it carries the addresses the Gateway asked for (the controller
+ * requests them and reports whether they are usable). Other address types stay, so a Gateway the
+ * controller does not accept is not served either.
+ */
+function withoutIpAddresses(o: SourceObject): SourceObject {
+  const spec = o.spec as { addresses?: { type?: string }[] } | undefined;
+  if (!spec?.addresses?.length) return o;
+  const addresses = spec.addresses.filter((a) => (a.type ?? "IPAddress") !== "IPAddress");
+  return { ...o, spec: { ...spec, addresses } };
 }
 
 /** Kinds the node role reads: everything but Secrets (its identities come from SPIRE), plus its Pods. */

@@ -20,17 +20,34 @@ export interface EdgeOptions {
   /** ServiceAccount of the edge pods (lists/watches what `agent standalone` reads). */
   serviceAccount: string;
   pullPolicy?: string;
+  /**
+   * Addresses (IPv4 CIDRs or single IPs) the cluster's LoadBalancer can assign; a Gateway asking
+   * for another in `spec.addresses` is Programmed=False AddressNotUsable. Empty: any.
+   */
+  addressPools?: readonly string[];
 }
 
 /** Label naming the Gateway an edge object belongs to (`<namespace>.<name>`). */
 export const GATEWAY_LABEL = "gateway.aether.io/gateway";
 
-/** The edge objects' name for a Gateway: DNS-label safe, at most 63 characters. */
-export function edgeName(namespace: string, name: string): string {
-  const base = `aether-edge-${namespace}-${name}`;
+/** `base` if it fits in 63 characters, else its first 54 and a hash of `namespace/name`. */
+function fit63(base: string, namespace: string, name: string): string {
   if (base.length <= 63) return base;
   const hash = createHash("sha256").update(`${namespace}/${name}`).digest("hex").slice(0, 8);
-  return `${base.slice(0, 54).replace(/-+$/, "")}-${hash}`;
+  return `${base.slice(0, 54).replace(/[-.]+$/, "")}-${hash}`;
+}
+
+/** The edge objects' name for a Gateway: DNS-label safe, at most 63 characters. */
+export function edgeName(namespace: string, name: string): string {
+  return fit63(`aether-edge-${namespace}-${name}`, namespace, name);
+}
+
+/**
+ * The {@link GATEWAY_LABEL} value: `<namespace>.<name>`, hashed down to 63 characters (a label
+ * value's limit; longer ones make the API server refuse the Deployment and Service).
+ */
+export function gatewayLabelValue(namespace: string, name: string): string {
+  return fit63(`${namespace}.${name}`, namespace, name);
 }
 
 type Listener = { name: string; port: number; protocol: string };
@@ -39,7 +56,10 @@ type Listener = { name: string; port: number; protocol: string };
 export function edgeResources(gateway: SourceObject, o: EdgeOptions): Manifest[] {
   const ns = gateway.metadata.namespace ?? "default", gw = gateway.metadata.name;
   const name = edgeName(ns, gw);
-  const labels = { "app.kubernetes.io/name": "aether-edge", [GATEWAY_LABEL]: `${ns}.${gw}` };
+  const labels = {
+    "app.kubernetes.io/name": "aether-edge",
+    [GATEWAY_LABEL]: gatewayLabelValue(ns, gw),
+  };
   const listeners = (gateway.spec as { listeners?: Listener[] })?.listeners ?? [];
   const ports = [...new Map(listeners.map((l) => [l.port, l])).values()]
     .sort((a, b) => a.port - b.port)

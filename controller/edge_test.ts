@@ -17,7 +17,7 @@ import { onlyGateway } from "../agent/config_source.ts";
 import { installCrds, type Kube, startKube } from "../e2e/peers/kube.ts";
 import { waitFor } from "../e2e/peers/proc.ts";
 import { controllerDefaults, runController } from "./run.ts";
-import { edgeName } from "./edge.ts";
+import { edgeName, edgeResources, GATEWAY_LABEL, gatewayLabelValue } from "./edge.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
@@ -34,6 +34,32 @@ Deno.test("edge names: DNS-label safe, at most 63 characters, distinct", () => {
   assert(long !== edgeName("a".repeat(60), "b".repeat(59)));
 });
 
+Deno.test("edge labels: a long Gateway name still gives a valid label value (≤ 63)", () => {
+  assertEquals(gatewayLabelValue("default", "gw"), "default.gw");
+  // The conformance suite's http-listener-isolation-with-hostname-intersection Gateway.
+  const ns = "gateway-conformance-infra", gw = "http-listener-isolation-with-hostname-intersection";
+  const v = gatewayLabelValue(ns, gw);
+  assert(v.length <= 63 && /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(v), v);
+  assert(v !== gatewayLabelValue(ns, `${gw}x`));
+  const gateway = {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { namespace: ns, name: gw },
+    spec: { gatewayClassName: "aether", listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
+  };
+  const options = {
+    namespace: "aether-system",
+    image: "aether:dev",
+    serviceAccount: "aether-edge",
+  };
+  for (const m of edgeResources(gateway as Any, options)) {
+    for (const value of Object.values(m.metadata.labels ?? {})) {
+      assert(String(value).length <= 63, `${m.kind} label ${value}`);
+    }
+    assertEquals((m.metadata.labels as Record<string, string>)[GATEWAY_LABEL], v);
+  }
+});
+
 Deno.test("agent --gateway: source revisions hold only that Gateway", async () => {
   const gw = (namespace: string, name: string) => ({
     apiVersion: "gateway.networking.k8s.io/v1",
@@ -46,6 +72,28 @@ Deno.test("agent --gateway: source revisions hold only that Gateway", async () =
   await source.start((s) => seen.push(s));
   await source.stop();
   assertEquals(seen[0].objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`), ["a/x"]);
+});
+
+Deno.test("agent --gateway: the edge binds its pod address, not the Gateway's IPAddresses", async () => {
+  const addresses = [{ type: "IPAddress", value: "10.216.0.200" }, { value: "10.216.0.201" }];
+  const gateway = {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { namespace: "a", name: "x" },
+    spec: { addresses, listeners: [] },
+  };
+  const seen: SourceRevision[] = [];
+  const source = onlyGateway(new MemorySource([gateway]), "a/x");
+  await source.start((s) => seen.push(s));
+  await source.stop();
+  assertEquals((seen[0].objects[0].spec as Any).addresses, []);
+  assertEquals(gateway.spec.addresses.length, 2, "the source's object is not changed");
+  const other = { ...gateway, spec: { addresses: [{ type: "Hostname", value: "h" }] } };
+  const kept: SourceRevision[] = [];
+  const s2 = onlyGateway(new MemorySource([other]), "a/x");
+  await s2.start((s) => kept.push(s));
+  await s2.stop();
+  assertEquals((kept[0].objects[0].spec as Any).addresses, [{ type: "Hostname", value: "h" }]);
 });
 
 Deno.test("controller: one edge per Gateway; its LoadBalancer address is the Gateway's", async () => {

@@ -38,6 +38,8 @@ flags:
                                Gateway addresses then come from the Service (default: no edges)
   --edge-image <ref>           image of the edge pods (default aether.local/aether:dev)
   --edge-service-account <sa>  ServiceAccount of the edge pods (default aether-edge)
+  --edge-address-pools <list>  comma-separated CIDRs the cluster's LoadBalancer assigns from; a
+                               Gateway spec.address outside them is AddressNotUsable (default: any)
 `;
 
 function seconds(flag: string, v: string | undefined, dflt: number): number {
@@ -76,6 +78,7 @@ async function main(args: string[]): Promise<number> {
       "edge-namespace": { type: "string" },
       "edge-image": { type: "string", default: "aether.local/aether:dev" },
       "edge-service-account": { type: "string", default: "aether-edge" },
+      "edge-address-pools": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -123,6 +126,8 @@ async function main(args: string[]): Promise<number> {
           namespace: values["edge-namespace"],
           image: values["edge-image"]!,
           serviceAccount: values["edge-service-account"]!,
+          addressPools: (values["edge-address-pools"] ?? "").split(",").map((s) => s.trim())
+            .filter(Boolean),
         },
       }
       : {}),

@@ -52,6 +52,16 @@ export interface ControllerOptions {
   edge?: EdgeOptions;
 }
 
+/**
+ * Resolve options with edges: the LoadBalancer's pools are the usable Gateway addresses (any when
+ * not given), and every Gateway has its own edge proxy, so no conflicts across Gateways.
+ */
+export function edgeResolveOptions(edge?: EdgeOptions): Partial<ResolveOptions> {
+  if (!edge) return {};
+  const pools = edge.addressPools?.length ? edge.addressPools : ["0.0.0.0/0"];
+  return { usableAddresses: pools, gatewayOwnProxies: true };
+}
+
 /** Defaults of every option but the client and identity. */
 export const controllerDefaults = {
   controllerName: "gateway.aether.io/edge",
@@ -127,9 +137,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
             meshControllerName: opts.meshControllerName,
             bindAddress: opts.gatewayAddress,
             routeKinds: servedRouteKinds(snap.kinds),
-            // With edges, the LoadBalancer decides which addresses are usable.
-            // and every Gateway has its own edge proxy: no conflicts across Gateways.
-            ...(opts.edge ? { usableAddresses: ["0.0.0.0/0"], gatewayOwnProxies: true } : {}),
+            ...edgeResolveOptions(opts.edge),
           },
         };
       }

@@ -67,7 +67,8 @@ export function metallbObjects(upstream: string, image: string, cidr: string): D
     apiVersion: "metallb.io/v1beta1",
     kind: "IPAddressPool",
     metadata: { name: poolName, namespace: metallbNamespace },
-    spec: { addresses: [cidr] },
+    // Not the range's .0 and .255 (some clients refuse them).
+    spec: { addresses: [cidr], avoidBuggyIPs: true },
   });
   return docs;
 }

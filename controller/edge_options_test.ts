@@ -1,0 +1,49 @@
+/**
+ * The controller's resolve options with edges: a Gateway `spec.addresses` entry inside the
+ * LoadBalancer's pools is usable, one outside is Programmed=False AddressNotUsable.
+ */
+import assert from "node:assert/strict";
+import { resolve } from "../lib/gatewayapi/mod.ts";
+import type { KubeObject } from "../lib/gatewayapi/types.ts";
+import { edgeResolveOptions } from "./run.ts";
+
+const edge = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };
+
+const objects = (address: string): KubeObject[] => [
+  {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "GatewayClass",
+    metadata: { name: "aether" },
+    spec: { controllerName: "gateway.aether.io/edge" },
+  },
+  {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { name: "gw", namespace: "infra", generation: 1 },
+    spec: {
+      gatewayClassName: "aether",
+      addresses: [{ type: "IPAddress", value: address }],
+      listeners: [{ name: "http", port: 8080, protocol: "HTTP" }],
+    },
+  },
+];
+
+function programmed(address: string, pools?: string[]) {
+  const { statuses } = resolve(
+    objects(address),
+    edgeResolveOptions({ ...edge, addressPools: pools }),
+  );
+  const gw = statuses.find((s) => s.kind === "Gateway")!;
+  // deno-lint-ignore no-explicit-any
+  return (gw.status as any).conditions.find((c: any) => c.type === "Programmed");
+}
+
+Deno.test("edge resolve options: addresses in the LoadBalancer's pools are usable, others not", () => {
+  assert.equal(programmed("10.216.0.200", ["10.216.0.0/24"]).status, "True");
+  const outside = programmed("192.0.2.1", ["10.216.0.0/24"]);
+  assert.equal(outside.status, "False");
+  assert.equal(outside.reason, "AddressNotUsable");
+  // No pools given: the LoadBalancer decides, any address is asked for.
+  assert.equal(programmed("192.0.2.1").status, "True");
+  assert.deepEqual(edgeResolveOptions(undefined), {});
+});

@@ -1,0 +1,92 @@
+/**
+ * aether installed with its Helm chart (charts/aether) on the local cluster for the conformance
+ * suite: a fresh release from the locally built image, then the GatewayClass Accepted and its
+ * `supportedFeatures` read back (what the suite is told to test).
+ * @module
+ */
+import { join } from "node:path";
+import { imageNames } from "../cluster/images.ts";
+import { poll } from "../cluster/api.ts";
+import type { Logger } from "../log/mod.ts";
+import { ensurePeer, projectRoot } from "../peers/mod.ts";
+import { run } from "../peers/util.ts";
+
+/** The release and namespace the suite's install uses. */
+export const release = { name: "aether", namespace: "aether-system", gatewayClass: "aether" };
+
+/** The `helm install` arguments for the local image (pure). */
+export function installArgs(kubeconfig: string, addressPool: string): string[] {
+  const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
+  return [
+    "install",
+    release.name,
+    join(projectRoot, "charts", "aether"),
+    `--kubeconfig=${kubeconfig}`,
+    `--namespace=${release.namespace}`,
+    "--create-namespace",
+    `--set=image.repository=${repository}`,
+    `--set=image.tag=${tag}`,
+    "--set=image.pullPolicy=Never",
+    "--set=controller.replicas=1",
+    `--set=edge.gatewayClassName=${release.gatewayClass}`,
+    `--set=edge.addressPools={${addressPool}}`,
+  ];
+}
+
+/**
+ * Reinstalls the chart (an earlier run's release is uninstalled first), waits for the controller,
+ * then for the GatewayClass to be Accepted with its features; returns those features.
+ */
+export async function installAether(
+  kubeconfig: string,
+  addressPool: string,
+  log: Logger,
+): Promise<string[]> {
+  const helm = await ensurePeer("helm");
+  const kubectl = await ensurePeer("kubectl");
+  const k = (args: string[]) => run(kubectl, [`--kubeconfig=${kubeconfig}`, ...args]);
+  const started = Date.now();
+  await uninstallAether(kubeconfig);
+  // Edges of an earlier run outlive its release (the controller made them, not helm) and hold
+  // tokens of its deleted ServiceAccount: remove them; the new controller recreates them.
+  await k([
+    "-n",
+    release.namespace,
+    "delete",
+    "deployments,services",
+    "-l",
+    "app.kubernetes.io/name=aether-edge",
+    "--ignore-not-found",
+    "--wait",
+  ]);
+  await run(helm, installArgs(kubeconfig, addressPool));
+  await k([
+    "-n",
+    release.namespace,
+    "rollout",
+    "status",
+    "deployment/aether-controller",
+    "--timeout=300s",
+  ]);
+  const features = await poll("GatewayClass Accepted with supportedFeatures", async () => {
+    const gc = JSON.parse(await k(["get", "gatewayclass", release.gatewayClass, "-o", "json"]));
+    // deno-lint-ignore no-explicit-any
+    const accepted = gc.status?.conditions?.find((c: any) => c.type === "Accepted");
+    const names = (gc.status?.supportedFeatures ?? []).map((f: { name: string }) => f.name);
+    return accepted?.status === "True" && names.length > 0 ? names as string[] : undefined;
+  }, 180_000);
+  log.info("aether installed", { ms: Date.now() - started, features: features.length });
+  return features;
+}
+
+/** Uninstalls the release (waits for its pods and edges to go). */
+export async function uninstallAether(kubeconfig: string): Promise<void> {
+  await run(await ensurePeer("helm"), [
+    "uninstall",
+    release.name,
+    `--kubeconfig=${kubeconfig}`,
+    `--namespace=${release.namespace}`,
+    "--ignore-not-found",
+    "--wait",
+  ]);
+}

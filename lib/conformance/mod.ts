@@ -1,0 +1,113 @@
+/**
+ * `deno task conformance`: the official Gateway API v1.5.1 conformance suite against the local
+ * cluster with aether installed by its chart — profiles GATEWAY-HTTP and GATEWAY-GRPC, core plus
+ * every extended feature the controller advertises in GatewayClass `supportedFeatures`. A full run
+ * writes the upstream ConformanceReport to `docs/conformance/`; the gate ({@link gate}) decides the
+ * exit code. See docs/kubernetes.md.
+ * @module
+ */
+import { join } from "node:path";
+import { type Cluster, withCluster } from "../cluster/mod.ts";
+import { Logger } from "../log/mod.ts";
+import { projectRoot } from "../peers/mod.ts";
+import { installAether, uninstallAether } from "./install.ts";
+import { type ConformanceReport, type Gate, gate, parseReport, reportTable } from "./report.ts";
+import { runSuite, type SuiteRun } from "./suite.ts";
+
+export { gate, parseReport, reportTable };
+export type { ConformanceReport, Gate };
+
+/** Where a full run's report goes (committed). */
+export const reportPath = join(projectRoot, "docs", "conformance", "v1.5.1-aether-report.yaml");
+
+/** Options of {@link runConformance}. */
+export interface ConformanceOptions {
+  profiles?: string[];
+  /** One test only (report and log then go to the cluster's state folder, not docs/). */
+  runTest?: string;
+  skipTests?: string[];
+  /** Minutes for the whole suite (`-test.timeout`). */
+  timeoutMinutes?: number;
+  /** Leave aether and the suite's base resources installed afterwards (iteration). */
+  keep?: boolean;
+  log?: Logger;
+  progress?: (line: string) => void;
+}
+
+/** The outcome of {@link runConformance}. */
+export interface ConformanceResult {
+  report: ConformanceReport;
+  gate: Gate;
+  run: SuiteRun;
+  reportFile: string;
+  logFile: string;
+  features: string[];
+}
+
+/** Runs the suite under the cluster lock (the cluster comes up if needed). */
+export function runConformance(opts: ConformanceOptions = {}): Promise<ConformanceResult> {
+  const log = opts.log ?? new Logger("conformance");
+  return withCluster((c) => inCluster(c, opts, log), {
+    images: ["aether", "echoBasic", "coredns"],
+    log,
+  });
+}
+
+async function inCluster(
+  c: Cluster,
+  opts: ConformanceOptions,
+  log: Logger,
+): Promise<ConformanceResult> {
+  const progress = opts.progress ?? ((line: string) => console.error(`[conformance] ${line}`));
+  const scratch = join(c.layout.dir, "conformance");
+  await Deno.mkdir(scratch, { recursive: true });
+  const reportFile = opts.runTest ? join(scratch, "report.yaml") : reportPath;
+  const logFile = join(scratch, "suite.log");
+  await Deno.remove(reportFile).catch(() => {});
+  progress("installing aether with the chart");
+  const features = await installAether(c.kubeconfig, c.layout.lbCidr, log);
+  progress(`GatewayClass advertises ${features.length} features: ${features.join(", ")}`);
+  progress(`running the suite (log: ${logFile})`);
+  try {
+    const run = await runSuite(
+      {
+        kubeconfig: c.kubeconfig,
+        gatewayClass: "aether",
+        profiles: opts.profiles ?? ["GATEWAY-HTTP", "GATEWAY-GRPC"],
+        features,
+        reportOutput: reportFile,
+        runTest: opts.runTest,
+        skipTests: opts.skipTests,
+        timeoutMinutes: opts.timeoutMinutes ?? 120,
+        keepBase: opts.keep,
+        // One of MetalLB's pool; one of TEST-NET-1 (RFC 5737), which no pool here holds.
+        usableAddress: c.layout.lbCidr.replace(/\d+\/\d+$/, "200"),
+        unusableAddress: "192.0.2.1",
+        implementation: {
+          organization: "aether",
+          project: "aether",
+          version: "dev",
+          // The suite refuses empty fields; there is no public address yet (.invalid is the
+          // name reserved for that).
+          url: "https://aether.invalid",
+          contact: "aether maintainers",
+        },
+      },
+      logFile,
+      progress,
+    );
+    const text = await Deno.readTextFile(reportFile).catch(() => {
+      throw new Error(
+        `the suite wrote no report (exit ${run.code}); its log: ${logFile}`,
+      );
+    });
+    const report = parseReport(text);
+    return { report, gate: gate(report), run, reportFile, logFile, features };
+  } finally {
+    if (!opts.keep) {
+      await uninstallAether(c.kubeconfig).catch((e) =>
+        log.warn("uninstall failed", { error: String(e) })
+      );
+    }
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * `deno task conformance [--run-test NAME] [--skip-tests A,B] [--profiles P,Q] [--timeout MIN]
+ * [--keep]`: the official Gateway API v1.5.1 conformance suite against the local cluster with
+ * aether installed by its chart (lib/conformance, docs/kubernetes.md). Prints a table; exits 1 if
+ * a core test or an advertised extended test failed. Needs root (the local cluster).
+ */
+import { parseArgs } from "node:util";
+import { reportTable, runConformance } from "../lib/conformance/mod.ts";
+import { Logger } from "../lib/log/mod.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    "run-test": { type: "string" },
+    "skip-tests": { type: "string" },
+    profiles: { type: "string" },
+    timeout: { type: "string" },
+    keep: { type: "boolean" },
+  },
+});
+if (Deno.uid?.() !== 0) {
+  console.error("the conformance suite runs on the local cluster, which needs root");
+  Deno.exit(1);
+}
+const list = (s?: string) => s?.split(",").map((x) => x.trim()).filter(Boolean);
+const r = await runConformance({
+  runTest: values["run-test"],
+  skipTests: list(values["skip-tests"]),
+  profiles: list(values.profiles),
+  timeoutMinutes: values.timeout ? Number(values.timeout) : undefined,
+  keep: values.keep,
+  log: new Logger("conformance"),
+});
+console.log(
+  `\nGateway API ${r.report.gatewayAPIVersion} conformance, ${r.report.date}, suite ${
+    Math.round(r.run.ms / 1000)
+  } s (exit ${r.run.code})\n`,
+);
+console.log(reportTable(r.report));
+const failedTop = r.run.tests.filter((t) => t.verdict === "FAIL").map((t) => t.name);
+console.log(`\ntests that failed: ${failedTop.join(", ") || "none"}`);
+for (const f of r.gate.failures) {
+  console.log(`FAILED ${f.profile} ${f.part}: ${f.tests.join(", ") || "(setup)"}`);
+}
+console.log(`\nreport: ${r.reportFile}\nlog: ${r.logFile}`);
+Deno.exit(r.gate.ok ? 0 : 1);
