@@ -80,7 +80,12 @@ Deno.test("mesh identity e2e: a server certificate with two URI SANs is refused 
     assert.equal(ok.first.headers[UPSTREAM_URI_SAN_HEADER], undefined, "internal header removed");
 
     // The same CA, the expected ID plus another URI SAN: refused by the caller's proxy.
-    const bad = await curlFrom(a, "two.aether.internal:8080");
+    // Poll until an answer comes from the server side (200: accepted, 502: refused); a 503 while
+    // the path warms up is neither.
+    const bad = await waitFor("a → two answered", async () => {
+      const r = await curlFrom(a, "two.aether.internal:8080");
+      return r.first.status === 200 || r.first.status === 502 ? r : undefined;
+    }, 60_000);
     assert.equal(bad.first.status, 502, JSON.stringify(bad.first));
     assert.match(bad.first.body, /more than one URI SAN/);
     assert.equal(bad.first.json?.backend, undefined, "the server's answer never reaches the app");
@@ -116,7 +121,10 @@ Deno.test("mesh identity e2e: a server certificate with two URI SANs is refused 
       }, 60_000).catch((e) => {
         throw new Error(`${e}\n${edgeLogs.slice(-20).join("\n")}`);
       });
-      const r = await request({ port, authority: "edge.test", path: "/two", timeoutMs: 5000 });
+      const r = await waitFor("edge → two answered", async () => {
+        const r = await request({ port, authority: "edge.test", path: "/two", timeoutMs: 5000 });
+        return r.status === 200 || r.status === 502 ? r : undefined;
+      }, 60_000);
       assert.equal(r.status, 502, JSON.stringify(r));
       assert.match(r.body, /more than one URI SAN/);
     } finally {
