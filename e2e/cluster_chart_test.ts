@@ -79,8 +79,9 @@ Deno.test({
         ]);
 
         await k(["-n", ns, "rollout", "status", "deployment/aether-controller", "--timeout=300s"]);
+        await k(["-n", ns, "rollout", "status", "daemonset/aether-node-proxy", "--timeout=300s"]);
         await k(["-n", ns, "rollout", "status", "daemonset/aether-agent", "--timeout=300s"]);
-        for (const component of ["controller", "agent"]) {
+        for (const component of ["controller", "agent", "node-proxy"]) {
           const pods = await podsOf(`app.kubernetes.io/component=${component}`);
           assert.ok(pods.items.length >= 1, `a ${component} pod`);
           for (const pod of pods.items) {

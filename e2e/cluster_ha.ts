@@ -126,15 +126,16 @@ export interface HaEnv {
   cleanup(): Promise<void>;
 }
 
-/** The pid of a process of pod `uid` (its cgroup path names `pod<uid>`). */
-async function podPid(uid: string): Promise<number | undefined> {
-  const needle = `pod${uid}`, alt = `pod${uid.replaceAll("-", "_")}`;
+/** The pids of the processes of pod `uid` (their cgroup paths name `pod<uid>`). */
+export async function podPids(uid: string): Promise<number[]> {
+  const needles = [`pod${uid}`, `pod${uid.replaceAll("-", "_")}`];
+  const pids: number[] = [];
   for await (const e of Deno.readDir("/proc")) {
     if (!/^\d+$/.test(e.name)) continue;
     const cg = await Deno.readTextFile(`/proc/${e.name}/cgroup`).catch(() => "");
-    if (cg.includes(needle) || cg.includes(alt)) return Number(e.name);
+    if (needles.some((n) => cg.includes(n))) pids.push(Number(e.name));
   }
-  return undefined;
+  return pids;
 }
 
 async function helm(c: Cluster, args: string[]): Promise<void> {
@@ -187,6 +188,14 @@ export async function setUp(c: Cluster, sets: string[] = []): Promise<HaEnv> {
       "deployment/aether-controller",
       "--timeout=300s",
     ]);
+    await k([
+      "-n",
+      releaseNs,
+      "rollout",
+      "status",
+      "daemonset/aether-node-proxy",
+      "--timeout=300s",
+    ]);
     await k(["-n", releaseNs, "rollout", "status", "daemonset/aether-agent", "--timeout=300s"]);
     await k(["apply", "-f", "-"], workloads("0"));
     await k(["rollout", "status", "deployment/web", "--timeout=300s"]);
@@ -194,7 +203,10 @@ export async function setUp(c: Cluster, sets: string[] = []): Promise<HaEnv> {
     // No aether CNI plugin yet: the test tells the node proxy where the pod's netns is, as the
     // plugin will (the pod's netns bound under /run/netns, which the node agent mounts).
     const client = await json(["get", "pod", "ha-client"]);
-    const pid = await waitFor("a process of the client pod", () => podPid(client.metadata.uid));
+    const pid = await waitFor(
+      "a process of the client pod",
+      async () => (await podPids(client.metadata.uid))[0],
+    );
     const attach = await new Deno.Command(ip, {
       args: ["netns", "attach", netns, String(pid)],
       stderr: "piped",

@@ -141,6 +141,8 @@ export async function aetherImageSpec(stageDir: string): Promise<ImageSpec> {
     // The agent starts Envoy under a waiting `sh` (so Envoy can outlive an agent restart): the
     // static busybox, run as `sh`.
     { path: "/bin/sh", source: await ensurePeer("busybox"), mode: 0o755 },
+    // …and as `wget`: the node-proxy pod's readiness probe asks Envoy's loopback admin /ready.
+    { path: "/bin/wget", source: await ensurePeer("busybox"), mode: 0o755 },
     ...await sharedLibs([deno, envoy]),
   );
   return {
