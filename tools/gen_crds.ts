@@ -1,8 +1,10 @@
 /**
  * Generates lib/gatewayapi/crd_facts.gen.ts — the structural-schema facts (types, bounds, patterns,
  * enums, defaults, required fields, list types and keys, CEL rules) of the vendored Gateway API
- * CRDs — from the YAML under lib/gatewayapi/crds/<version>/<channel>/. Run `deno task gen-crds`
- * after replacing the vendored YAML; crd_facts_test.ts fails while the generated file is stale.
+ * CRDs — from the YAML under lib/gatewayapi/crds/<version>/<channel>/, and the Helm chart's
+ * `charts/aether/crds/` (byte-identical copies of the standard channel's files: Helm wants real
+ * files there, not a link). Run `deno task gen-crds` after replacing the vendored YAML;
+ * crd_facts_test.ts and chart_crds_test.ts fail while either output is stale.
  *
  *   deno run -A tools/gen_crds.ts [--check]
  *
@@ -24,6 +26,48 @@ export const crdDir = (channel: string) =>
   join(ROOT, "lib", "gatewayapi", "crds", BUNDLE_VERSION, channel);
 /** The generated module. */
 export const OUTPUT = join(ROOT, "lib", "gatewayapi", "crd_facts.gen.ts");
+
+/** The chart's CRD folder: copies of {@link CHART_CHANNEL}'s vendored files. */
+export const CHART_CRDS = join(ROOT, "charts", "aether", "crds");
+/** The channel the chart installs. */
+export const CHART_CHANNEL = "standard";
+
+/** The files the chart's crds/ must hold: name → content, from the vendored channel. */
+export async function chartCrdFiles(): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for await (const e of Deno.readDir(crdDir(CHART_CHANNEL))) {
+    if (e.isFile && e.name.endsWith(".yaml")) {
+      files.set(e.name, await Deno.readTextFile(join(crdDir(CHART_CHANNEL), e.name)));
+    }
+  }
+  return files;
+}
+
+/** What differs between the chart's crds/ and the vendored channel (empty: in sync). */
+export async function chartCrdDrift(): Promise<string[]> {
+  const want = await chartCrdFiles(), drift: string[] = [];
+  const have = new Set<string>();
+  for await (const e of Deno.readDir(CHART_CRDS)) {
+    have.add(e.name);
+    if (!e.isFile) drift.push(`${e.name}: not a plain file`);
+    else if (!want.has(e.name)) drift.push(`${e.name}: not vendored`);
+    else if (await Deno.readTextFile(join(CHART_CRDS, e.name)) !== want.get(e.name)) {
+      drift.push(`${e.name}: differs from the vendored copy`);
+    }
+  }
+  for (const name of want.keys()) if (!have.has(name)) drift.push(`${name}: missing`);
+  return drift.sort();
+}
+
+async function writeChartCrds(): Promise<void> {
+  const st = await Deno.lstat(CHART_CRDS).catch(() => undefined);
+  if (st && !st.isDirectory) await Deno.remove(CHART_CRDS);
+  await Deno.remove(CHART_CRDS, { recursive: true }).catch(() => {});
+  await Deno.mkdir(CHART_CRDS, { recursive: true });
+  for (const [name, text] of await chartCrdFiles()) {
+    await Deno.writeTextFile(join(CHART_CRDS, name), text);
+  }
+}
 
 /** Top-level fields outside the body schema (metadata is checked on its own, status is ignored). */
 const ENVELOPE = new Set(["apiVersion", "kind", "metadata", "status"]);
@@ -174,13 +218,17 @@ if (import.meta.main) {
   const text = render(await generateFacts());
   if (values.check) {
     const current = await Deno.readTextFile(OUTPUT).catch(() => "");
-    if (current !== text) {
-      console.error(`${OUTPUT} is stale: run deno task gen-crds`);
+    const drift = await chartCrdDrift();
+    if (current !== text || drift.length) {
+      if (current !== text) console.error(`${OUTPUT} is stale: run deno task gen-crds`);
+      for (const d of drift) console.error(`${CHART_CRDS}/${d}: run deno task gen-crds`);
       Deno.exit(1);
     }
-    console.error("crd_facts.gen.ts is up to date");
+    console.error("crd_facts.gen.ts and the chart's crds/ are up to date");
   } else {
     await Deno.writeTextFile(OUTPUT, text);
     console.error(`wrote ${OUTPUT}`);
+    await writeChartCrds();
+    console.error(`wrote ${CHART_CRDS}`);
   }
 }
