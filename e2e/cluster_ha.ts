@@ -11,6 +11,7 @@ import { imageNames } from "../lib/cluster/mod.ts";
 import type { Cluster } from "../lib/cluster/mod.ts";
 import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
 import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
+import { GATEWAY_LABEL } from "../controller/edge.ts";
 import type { LoadResult } from "./identity_harness.ts";
 import { kubectl } from "./kubectl.ts";
 
@@ -220,7 +221,15 @@ export async function setUp(c: Cluster, sets: string[] = []): Promise<HaEnv> {
       `${NETNS_ANNOTATION}=/var/run/netns/${netns}`,
     ]);
     const edge = await waitFor("the edge pod Ready", async () => {
-      const pods = await json(["-n", releaseNs, "get", "pods", "-l", "gateway.aether.io/gateway"]);
+      // Only the edge of this Gateway (others may run on the shared cluster).
+      const pods = await json([
+        "-n",
+        releaseNs,
+        "get",
+        "pods",
+        "-l",
+        `${GATEWAY_LABEL}=default.ha`,
+      ]);
       return pods.items.find((p: { status: { conditions?: Condition[] } }) =>
         condition(p.status.conditions, "Ready")?.status === "True"
       );
