@@ -1,6 +1,6 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * mesh, fanout, load, eg, dns, mtls; `--only <part>` also works), each size in its own process, and prints one
+ * mesh, fanout, load, eg, dns, mtls, cluster; `--only <part>` also works), each size in its own process, and prints one
  * JSON line
  * per run plus a Markdown table for docs/performance.md.
  */
@@ -174,4 +174,23 @@ if (want("dns")) {
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
+}
+if (want("cluster")) {
+  // The local cluster (root; waits for the machine-wide cluster lock): aether installed by its
+  // chart, 1,000 HTTPRoutes on one Gateway, then 60 more one at a time.
+  const r = await runJson("bench/cluster_routes.ts", ["1000", "60"]);
+  console.log(
+    "\n| HTTPRoutes | controller RSS MiB | controller CPU s (creating them) | controller idle CPU % | edge pod RSS MiB | edge CPU s | edge idle CPU % | all Accepted s | all serving s | load average |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
+  console.log(
+    `| ${r.routes} | ${r.controllerRssMiB} | ${r.controllerCpuS} | ${r.controllerIdleCpuPct} | ${r.edgeRssMiB} | ${r.edgeCpuS} | ${r.edgeIdleCpuPct} | ${
+      r.allAcceptedMs / 1000
+    } | ${r.allServingMs / 1000} | ${r.loadAverage} |`,
+  );
+  console.log("\n| one more HTTPRoute (n) | → Accepted p50 / p99 ms | → first 200 p50 / p99 ms |");
+  console.log("|---|---|---|");
+  console.log(
+    `| ${r.samples} | ${r.acceptedP50Ms} / ${r.acceptedP99Ms} | ${r.servingP50Ms} / ${r.servingP99Ms} |`,
+  );
 }
