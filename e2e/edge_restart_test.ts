@@ -20,7 +20,7 @@ import {
   waitFor,
 } from "./harness.ts";
 import { request } from "./http_client.ts";
-import { startLoad } from "./load.ts";
+import { type LoadProcess, spawnLoad } from "./load_process.ts";
 import {
   agentArgs,
   killAndRestart,
@@ -74,12 +74,14 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
   const editSeen = async () =>
     (await request({ port, authority: "edited.example.com" }).catch(() => null))?.json
       ?.headers as Record<string, string> | undefined;
+  let load: LoadProcess | undefined;
   try {
     await waitAgentReady(await agent.admin());
     const first = (await stateRecord<EnvoyRecord>(stateDir, "envoy"))!;
     assert.ok(first?.pid > 0, "envoy recorded");
-    await waitFor("edit 0 serves", async () => (await editSeen())?.["x-edit"] === "0", 30000);
-    const load = startLoad({ port, authorities: ["app.example.com"], concurrency: 8 });
+    await waitFor("edit 0 serves", async () => (await editSeen())?.["x-edit"] === "0", 60000);
+    // The load runs in its own process, so this test's event loop cannot starve it.
+    load = await spawnLoad({ port, authorities: ["app.example.com"], concurrency: 8 });
     for (let i = 1; i <= 5; i++) {
       // Edited while no agent runs: Envoy keeps serving the old config meanwhile.
       agent = await killAndRestart(
@@ -92,16 +94,17 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
       await waitFor(
         `edit ${i} applies`,
         async () => (await editSeen())?.["x-edit"] === String(i),
-        30000,
+        60000,
       );
     }
     const result = await load.stop();
+    load = undefined;
     console.log(
       `kill -9 ×5: ${result.sent} requests in ${result.seconds.toFixed(1)} s (${
         result.rate.toFixed(0)
       } req/s), ${result.failed} failed`,
     );
-    assert.equal(result.failed, 0, `failed requests: ${[...result.failures]}`);
+    assert.equal(result.failed, 0, `failed requests: ${JSON.stringify(result.failures)}`);
     assert.ok(result.rate >= 200, `load was only ${result.rate.toFixed(0)} req/s`);
     const log = await Deno.readTextFile(join(stateDir, "agent.log"));
     assert.equal(log.match(/adopted the running envoy/g)?.length, 5, "five adoptions logged");
@@ -138,6 +141,7 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
     assert.equal(await stateRecord(stateDir, "envoy"), undefined, "envoy record removed");
     assert.equal(await stateRecord(stateDir, "agent"), undefined, "agent record removed");
   } finally {
+    await load?.stop().catch(() => {});
     try {
       agent.child.kill("SIGKILL");
     } catch { /* exited */ }

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ensurePeer } from "../lib/peers/mod.ts";
 import type { EnvoyRecord } from "../agent/envoy/state.ts";
 import { closeEchos, startEchos, waitFor } from "./harness.ts";
+import { type LoadProcess, spawnLoad } from "./load_process.ts";
 import { createPod, curlFrom, meshService, podObject, toYaml } from "./mesh_harness.ts";
 import {
   agentArgs,
@@ -57,8 +57,7 @@ Deno.test("mesh: kill -9 of the node agent ×5 under a pod's load — Envoy adop
   await Deno.writeTextFile(join(config, "route.yaml"), toYaml(route(0)));
   const args = agentArgs("node", { config, envoy, name: nodeName });
   let agent = spawnAgent(args, stateDir);
-  const stopFile = join(dir, "stop-load");
-  let loader: Deno.ChildProcess | undefined;
+  let load: LoadProcess | undefined;
   const edit = async () =>
     (await curlFrom(pod, "web.aether.internal").catch(() => null))?.first.json?.headers as
       | Record<string, string>
@@ -67,24 +66,12 @@ Deno.test("mesh: kill -9 of the node agent ×5 under a pod's load — Envoy adop
     await waitAgentReady(await agent.admin());
     await waitFor("the pod reaches web", async () => (await edit())?.["x-edit"] === "0", 60000);
     const first = (await stateRecord<EnvoyRecord>(stateDir, "envoy"))!;
-    loader = new Deno.Command(ip, {
-      args: [
-        "netns",
-        "exec",
-        pod.netns,
-        Deno.execPath(),
-        "run",
-        "-A",
-        fileURLToPath(new URL("./mesh_load.ts", import.meta.url)),
-        "--host",
-        "web.aether.internal",
-        "--stop-file",
-        stopFile,
-      ],
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    await new Promise((r) => setTimeout(r, 1000));
+    // Resolves once the pod's load has its first answers (no fixed sleep).
+    load = await spawnLoad({
+      port: 18081,
+      authorities: ["web.aether.internal"],
+      netns: { name: pod.netns, ip },
+    });
     for (let i = 1; i <= 5; i++) {
       agent = await killAndRestart(
         agent,
@@ -99,10 +86,8 @@ Deno.test("mesh: kill -9 of the node agent ×5 under a pod's load — Envoy adop
         60000,
       );
     }
-    await Deno.writeTextFile(stopFile, "");
-    const out = await loader.output();
-    loader = undefined;
-    const result = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!);
+    const result = await load.stop();
+    load = undefined;
     console.log(
       `node kill -9 ×5: ${result.sent} requests in ${result.seconds.toFixed(1)} s (${
         result.rate.toFixed(0)
@@ -111,8 +96,7 @@ Deno.test("mesh: kill -9 of the node agent ×5 under a pod's load — Envoy adop
     assert.equal(result.failed, 0, `failed requests: ${JSON.stringify(result.failures)}`);
     assert.ok(result.rate >= 200, `load was only ${result.rate.toFixed(0)} req/s`);
   } finally {
-    await Deno.writeTextFile(stopFile, "").catch(() => {});
-    if (loader) await loader.output().catch(() => {});
+    await load?.stop().catch(() => {});
     try {
       agent.child.kill("SIGTERM");
     } catch { /* exited */ }
