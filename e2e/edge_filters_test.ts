@@ -196,7 +196,7 @@ Deno.test("edge e2e: filters, weights, timeouts and retries on real Envoy", asyn
             "v1",
           );
         }
-        const deadline = Date.now() + 3000;
+        const deadline = Date.now() + 60000;
         while (
           echos["mirror-a"].requests.length < before + 5 && Date.now() < deadline
         ) await new Promise((r) => setTimeout(r, 20));

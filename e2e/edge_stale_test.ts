@@ -52,8 +52,9 @@ Deno.test("edge: a routes file that stops parsing keeps serving its routes and i
     logger: new Logger("agent", () => {}, "error"),
   });
   const status = async () => await (await fetch(`http://${agent.admin.address}/status`)).json();
+  let load: ReturnType<typeof startLoad> | undefined;
   try {
-    await agent.waitReady(30000);
+    await agent.waitReady(60000);
     for (const h of ["one", "two"]) {
       await waitFor(
         `${h} serves`,
@@ -62,18 +63,26 @@ Deno.test("edge: a routes file that stops parsing keeps serving its routes and i
             200,
       );
     }
-    const load = startLoad({ port, authorities: ["one.example.com", "two.example.com"] });
-    await new Promise((r) => setTimeout(r, 1000));
+    load = startLoad({ port, authorities: ["one.example.com", "two.example.com"] });
+    // Counted requests, not fixed sleeps: the load has answers before the file breaks, and
+    // again while it is broken, however slow the machine is.
+    await waitFor("the load runs", () => load!.sent() >= 50, 60000);
     // Half-written: cut in the middle of the second route.
     await Deno.writeTextFile(`${dir}/routes.yaml`, routes.slice(0, routes.length - 40));
     await waitFor("routes.yaml is stale on /status", async () => {
       const s = await status();
       return s.staleFiles?.some((f: { source: string }) => f.source.endsWith("routes.yaml"));
-    }, 20000);
-    await new Promise((r) => setTimeout(r, 2000));
+    }, 60000);
+    const sentWhenStale = load.sent();
+    await waitFor(
+      "100 requests while the file is broken",
+      () => load!.sent() >= sentWhenStale + 100,
+      60000,
+    );
     const result = await load.stop();
+    load = undefined;
     assert.equal(result.failed, 0, `non-2xx while the file was broken: ${[...result.failures]}`);
-    assert.ok(result.sent > 100, `load ran (${result.sent} requests)`);
+    assert.ok(result.sent - sentWhenStale >= 100, `load ran (${result.sent} requests)`);
     const s = await status();
     const stale = s.staleFiles.find((f: { source: string }) => f.source.endsWith("routes.yaml"));
     assert.match(stale.reason, /invalid YAML/);
@@ -88,11 +97,12 @@ Deno.test("edge: a routes file that stops parsing keeps serving its routes and i
       "route two is gone",
       async () =>
         (await request({ port, authority: "two.example.com" }).catch(() => null))?.status === 404,
-      20000,
+      60000,
     );
     assert.deepEqual((await status()).staleFiles, []);
     assert.equal((await request({ port, authority: "one.example.com" })).status, 200);
   } finally {
+    await load?.stop();
     await agent.close();
     await closeEchos(echos);
     await Deno.remove(dir, { recursive: true }).catch(() => {});

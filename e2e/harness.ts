@@ -40,14 +40,14 @@ export async function startEdge(objects: SourceObject[] = []): Promise<Edge> {
     nodeId: `e2e-${crypto.randomUUID().slice(0, 8)}`,
     logger: new Logger("agent", (l) => logs.push(l), "info"),
   });
-  await agent.waitReady(20000);
+  await agent.waitReady(60000);
   return {
     agent,
     source,
     logs,
     apply: async (...objs) => {
       source.apply(...objs);
-      await agent.waitReady(10000);
+      await agent.waitReady(60000);
     },
     close: () => agent.close(),
   };
@@ -150,7 +150,7 @@ export const toYaml = (...objects: SourceObject[]): string =>
 export async function waitFor(
   what: string,
   check: () => Promise<boolean> | boolean,
-  timeoutMs = 10000,
+  timeoutMs = 60000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {

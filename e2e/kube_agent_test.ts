@@ -55,12 +55,12 @@ Deno.test("agent standalone --kubeconfig: config from a real API server to a rea
       logger: new Logger("agent", (l) => logs.push(l), "info"),
     });
     try {
-      await agent.waitReady(30_000);
+      await agent.waitReady(60_000);
       const get = () => request({ port, authority: "web.example.com", path: "/" });
       await waitFor(
         "route served",
         async () => (await get().catch(() => undefined))?.status === 302,
-        30_000,
+        60_000,
       );
       // deno-lint-ignore no-explicit-any
       const gwStatus: any = agent.pipeline.status.objects.find((o) => o.kind === "Gateway")?.status;
@@ -73,7 +73,7 @@ Deno.test("agent standalone --kubeconfig: config from a real API server to a rea
         spec: { hostnames: ["moved.example.com"] },
       });
       assertEquals(patched.status, 200);
-      await waitFor("edit applied", async () => (await get()).status === 404, 30_000);
+      await waitFor("edit applied", async () => (await get()).status === 404, 60_000);
       const moved = await request({ port, authority: "moved.example.com", path: "/" });
       assertEquals(moved.status, 302);
       assertEquals(moved.headers.location, `http://elsewhere.example.com:${port}/`);

@@ -27,7 +27,7 @@ export async function startNode(
     dnsAddress: "none",
     logger: new Logger(`agent-${nodeName}`, (l) => logs.push(l), "info"),
   });
-  await agent.waitReady(20000);
+  await agent.waitReady(60000);
   return agent;
 }
 

@@ -85,7 +85,7 @@ Deno.test("dns: forwards to a resolver on 127.0.0.1:53 while answering on 127.0.
     children.push(responder);
     const reader = responder.stdout.getReader();
     let banner = "";
-    const deadline = Date.now() + 30000;
+    const deadline = Date.now() + 60000;
     while (!banner.includes("listening") && Date.now() < deadline) {
       const { value, done } = await reader.read();
       if (done) break;

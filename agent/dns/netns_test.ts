@@ -70,7 +70,7 @@ Deno.test("glibc (getent) in a network namespace resolves a mesh name", async ()
     }).spawn();
     const reader = child.stdout.getReader();
     let banner = "";
-    const deadline = Date.now() + 20000;
+    const deadline = Date.now() + 60000;
     while (!banner.includes("listening") && Date.now() < deadline) {
       const { value, done } = await reader.read();
       if (done) break;

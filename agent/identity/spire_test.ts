@@ -64,7 +64,7 @@ Deno.test("identity: Workload API and Delegated Identity API against real SPIRE"
       spire.procs,
     );
     assert.equal(parseSpiffeId(svid.spiffeId).path, "/ns/a/sa/client");
-    await waitFor("bundles", () => Promise.resolve(node.bundles()[0]), 30_000, spire.procs);
+    await waitFor("bundles", () => Promise.resolve(node.bundles()[0]), 60_000, spire.procs);
     const bundle = node.bundles().find((b) => b.trustDomain === spire.trustDomain);
     assert.ok(bundle, "the trust domain's bundle");
     assert.ok(verifies(svid.certChainPem, bundle.caPem), "the pod SVID chains to the bundle");
@@ -88,12 +88,12 @@ Deno.test("identity: Workload API and Delegated Identity API against real SPIRE"
 
     // SPIRE away: the last SVID stays in use and the streams say they are down.
     await spire.stopAgent();
-    await waitFor("streams down", () => Promise.resolve(node.connected ? undefined : true), 30_000);
+    await waitFor("streams down", () => Promise.resolve(node.connected ? undefined : true), 60_000);
     assert.equal(node.svid(id)?.certChainPem, svid.certChainPem, "last SVID kept");
     await waitFor(
       "workload API down",
       () => Promise.resolve(workload.connected ? undefined : true),
-      30_000,
+      60_000,
     );
 
     // A new identity registered while SPIRE is away is delivered once it is back.
@@ -117,7 +117,7 @@ Deno.test("identity: Workload API and Delegated Identity API against real SPIRE"
     await waitFor(
       "workload API back",
       () => Promise.resolve(workload.connected || undefined),
-      30_000,
+      60_000,
     );
 
     // An SVID past its expiry (clock moved 2 h on) is dropped, not served.

@@ -26,7 +26,7 @@ Deno.test("echo-basic echoes the request and its pod context", async () => {
         });
         return res.status === 200 ? await res.json() : undefined;
       },
-      20_000,
+      60_000,
       [proc],
     );
     assert.equal(body.path, "/cart?x=1");

@@ -59,7 +59,7 @@ Deno.test("kube-apiserver: Gateway API v1.5.1 CRDs default and validate; conform
           );
           return res.status === 201 ? res : undefined;
         },
-        30_000,
+        60_000,
         k.procs,
       );
       assert.equal(created.status, 201);

@@ -73,7 +73,7 @@ export function dumpOutput(procs: Proc[], tail = 40): string {
 export async function waitFor<T>(
   what: string,
   fn: () => Promise<T | undefined>,
-  timeoutMs = 30_000,
+  timeoutMs = 60_000,
   procs: Proc[] = [],
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -45,7 +45,7 @@ function collector() {
       seen.push(s);
       wake();
     },
-    async until(what: string, ok: (s: SourceRevision) => boolean, ms = 30_000) {
+    async until(what: string, ok: (s: SourceRevision) => boolean, ms = 60_000) {
       const deadline = Date.now() + ms;
       while (!(seen.length && ok(seen[seen.length - 1]))) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -110,7 +110,7 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
         "CRDs installed later are picked up; TCPRoute (experimental only) stays unwatched",
         async () => {
           await installCrds(kube, join(await ensurePeer("gateway-api-crds"), "standard"));
-          const deadline = Date.now() + 30_000;
+          const deadline = Date.now() + 60_000;
           // Each CRD becomes Established on its own: wait for every kind the test names.
           const expected = ["HTTPRoute", "TLSRoute", "ReferenceGrant", "GRPCRoute", "Gateway"];
           const watching = () => new Set(source.watchedKinds.map((k) => k.kind));
@@ -231,7 +231,7 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
           const listsBefore = lists();
           const before = c.seen.length;
           reflector.resumeFrom(old);
-          const deadline = Date.now() + 30_000;
+          const deadline = Date.now() + 60_000;
           while (lists() === listsBefore && Date.now() < deadline) {
             await new Promise((r) => setTimeout(r, 100));
           }

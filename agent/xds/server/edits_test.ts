@@ -36,7 +36,7 @@ Deno.test({
     const envoy = await startEnvoy({ nodeId, xdsPort: await server.listen({ port: 0 }) });
     const base = `http://127.0.0.1:${port}`;
     try {
-      await waitFor("ready", () => server.isReady(nodeId), 20_000);
+      await waitFor("ready", () => server.isReady(nodeId), 60_000);
       const acked: number[] = [];
       const served: number[] = [];
       for (let i = 1; i <= 100; i++) {

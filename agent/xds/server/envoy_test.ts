@@ -57,7 +57,7 @@ async function scenario(delta: boolean): Promise<void> {
   const envoy = await startEnvoy({ nodeId, xdsPort, xdsUnixPath, delta });
   const base = `http://127.0.0.1:${port}`;
   try {
-    await waitFor("envoy ready on v1", () => server.isReady(nodeId), 20_000)
+    await waitFor("envoy ready on v1", () => server.isReady(nodeId), 60_000)
       .catch((e) =>
         assert.fail(`${e.message}\n${JSON.stringify(server.status())}\n${envoy.logs()}`)
       );

@@ -50,7 +50,7 @@ async function nackScenario(delta: boolean): Promise<void> {
   const pushes = () =>
     metrics.counter("aether_xds_pushes_total", "").get({ type_url: TypeUrl.route });
   try {
-    await waitFor("ready on v1", () => server.isReady(nodeId), 20_000);
+    await waitFor("ready on v1", () => server.isReady(nodeId), 60_000);
     assert.equal((await get(base)).body, "good v1");
 
     const bad = Snapshot.fromResources({

@@ -19,7 +19,7 @@ export function freePort(): number {
 export async function waitFor<T>(
   what: string,
   check: () => T | undefined | false | Promise<T | undefined | false>,
-  ms = 15_000,
+  ms = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + ms;
   let last: unknown;
