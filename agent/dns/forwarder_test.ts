@@ -83,7 +83,7 @@ Deno.test("forwarder: random IDs and ports; wrong ID / question ignored; restore
     send(wrongQ);
     send(good);
   });
-  const f = new Forwarder({ upstreams: [{ host: "127.0.0.1", port: up.port }], timeoutMs: 1000 });
+  const f = new Forwarder({ upstreams: [{ host: "127.0.0.1", port: up.port }], timeoutMs: 10000 });
   try {
     for (let i = 0; i < 20; i++) {
       const raw = new Uint8Array(

@@ -105,14 +105,14 @@ Deno.test("fuzz: 100,000 random and mutated packets, then a valid query answers"
       responder.handler.handle(pkt, "127.0.0.2", i % 2 ? "udp" : "tcp");
     }
     // A TCP share: mutated messages framed correctly and pipelined on one connection.
-    await tcpQueries("127.0.0.1", port, tcpBatch, tcpBatch.length, 2000);
+    await tcpQueries("127.0.0.1", port, tcpBatch, tcpBatch.length, 30000);
     await new Promise((res) => setTimeout(res, 500));
     const raw = new Uint8Array(dnsPacket.encode({
       id: 77,
       type: "query",
       questions: [{ name: "web.mesh.internal", type: "A" }],
     }));
-    const ok = await udpQuery("127.0.0.1", port, raw, 2000);
+    const ok = await udpQuery("127.0.0.1", port, raw, 30000);
     assert.ok(ok, `no answer after fuzzing (seed ${seed})`);
     const d = dnsPacket.decode(NodeBuffer.from(ok));
     assert.equal(d.id, 77);

@@ -25,12 +25,12 @@ function rcode(b: Uint8Array): number {
 
 Deno.test("hostile input over UDP: FORMERR / NOTIMP / REFUSED / BADVERS or drop", async () => {
   const { responder, port } = await startResponder({ records });
-  const send = (m: Uint8Array, ms = 300) => udpQuery("127.0.0.1", port, m, ms);
+  const send = (m: Uint8Array, ms = 5000) => udpQuery("127.0.0.1", port, m, ms);
   try {
-    assert.equal(await send(new Uint8Array([1, 2, 3])), undefined, "short packet dropped");
+    assert.equal(await send(new Uint8Array([1, 2, 3]), 300), undefined, "short packet dropped");
     const resp = query("web.mesh.internal");
     resp[2] |= 0x80;
-    assert.equal(await send(resp), undefined, "a response is never answered");
+    assert.equal(await send(resp, 300), undefined, "a response is never answered");
 
     const two = query("web.mesh.internal");
     put16(two, 4, 2);
@@ -159,7 +159,7 @@ Deno.test("rate limit: per source, drop with TC slips over UDP, REFUSED over TCP
   try {
     const answers = [];
     for (let i = 0; i < 12; i++) {
-      answers.push(await udpQuery("127.0.0.1", port, query("web.mesh.internal", "A", i), 150));
+      answers.push(await udpQuery("127.0.0.1", port, query("web.mesh.internal", "A", i), 1000));
     }
     const full = answers.filter((a) => a && !(a[2] & 0x02));
     const slipped = answers.filter((a) => a && a[2] & 0x02);

@@ -130,7 +130,7 @@ Deno.test("FileSource: a consumer that throws is logged; reloads go on", async (
     });
     await Deno.writeTextFile(`${dir}/one.yaml`, JSON.stringify(svc("one")));
     const until = async (n: number) => {
-      for (let i = 0; i < 200 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 3000 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 20));
     };
     await until(2);
     await Deno.writeTextFile(`${dir}/two.yaml`, JSON.stringify(svc("two")));

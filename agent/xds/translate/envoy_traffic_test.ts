@@ -85,7 +85,7 @@ Deno.test("real Envoy 1.40 serves translated rewrites and redirects as Gateway A
   const base = `http://127.0.0.1:${port}`;
   const get = (path: string) => fetch(base + path, { redirect: "manual" });
   try {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 600; i++) {
       try {
         await (await get("/exact")).body?.cancel();
         break;

@@ -77,7 +77,7 @@ Deno.test("real Envoy 1.40 binds a listener inside another netns via network_nam
       stderr: "piped",
     }).spawn();
     let bound = false;
-    for (let i = 0; i < 100 && !bound; i++) {
+    for (let i = 0; i < 600 && !bound; i++) {
       const ss = await run(ip, ["netns", "exec", ns, "ss", "-ltnH"]);
       bound = ss.includes("127.0.0.1:18089");
       if (!bound) await new Promise((r) => setTimeout(r, 100));
