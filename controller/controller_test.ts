@@ -133,9 +133,13 @@ Deno.test("controller: status, transition times, one PATCH per change, leader fa
       // Only the standard channel is installed: TCPRoute and UDPRoute are not advertised.
       assert(!features.includes("TCPRoute") && !features.includes("UDPRoute"), features.join());
       assertEquals(cond(gc.status.conditions, "Accepted").observedGeneration, 1);
-      const gw = await until("Gateway programmed", async () => {
+      // The count is asserted below; wait for it too (routes may be counted after the first write).
+      const gw = await until("Gateway programmed with its 101 routes", async () => {
         const o = await must(kube, "GET", `${GW}/namespaces/default/gateways/gw`);
-        return cond(o.status?.conditions, "Programmed")?.status === "True" ? o : undefined;
+        return cond(o.status?.conditions, "Programmed")?.status === "True" &&
+            o.status.listeners?.[0]?.attachedRoutes === 101
+          ? o
+          : undefined;
       });
       assertEquals(cond(gw.status.conditions, "Accepted").status, "True");
       assertEquals(gw.status.addresses, [{ type: "IPAddress", value: "127.0.0.1" }]);
