@@ -121,6 +121,10 @@ Deno.test("controller: status, transition times, one PATCH per change, leader fa
     await must(kube, "PATCH", `${ROUTES}/shared/status`, { status: { parents: [otherEntry] } });
 
     const a = await start("a");
+    assertEquals(a.ready(), {
+      ready: true,
+      detail: "ready: every watched kind is in sync with the API server",
+    });
     const get = (name: string) => must(kube, "GET", `${ROUTES}/${name}`);
 
     await t.step("status written with the spec's conditions", async () => {

@@ -33,7 +33,8 @@ flags:
 })
   --status-qps <n>             status writes per second, sustained (default ${d.statusQps})
   --status-burst <n>           status writes at once (default ${d.statusBurst})
-  --admin-address <h:p>        /healthz /readyz /status /metrics (default 127.0.0.1:15010)
+  --admin-address <h:p>        /healthz /readyz (503 while the API server has not answered a
+                               watched kind for 30 s) /status /metrics (default 127.0.0.1:15010)
   --edge-namespace <ns>        run each Gateway's edge (Deployment + LoadBalancer Service) here;
                                Gateway addresses then come from the Service (default: no edges)
   --edge-image <ref>           image of the edge pods (default aether.local/aether:dev)
@@ -135,7 +136,11 @@ async function main(args: string[]): Promise<number> {
   const [hostname, port] = values["admin-address"]!.split(/:(?=\d+$)/);
   const admin = Deno.serve({ hostname, port: Number(port), onListen: () => {} }, (req) => {
     const path = new URL(req.url).pathname;
-    if (path === "/healthz" || path === "/readyz") return new Response("ok\n");
+    if (path === "/healthz") return new Response("ok\n");
+    if (path === "/readyz") {
+      const r = controller.ready();
+      return new Response(`${r.detail}\n`, { status: r.ready ? 200 : 503 });
+    }
     if (path === "/metrics") return new Response(metrics.render());
     if (path === "/status") return Response.json(controller.status());
     return new Response("not found\n", { status: 404 });

@@ -84,9 +84,18 @@ export interface Controller {
   source: KubeSource;
   /** The `/status` document: leader state, queue, last revision. */
   status(): Record<string, unknown>;
+  /**
+   * `/readyz`: ready while every watched kind has listed and none has been failing to list/watch
+   * for {@link READY_FAILING_MS} (the API server away: status cannot be written). Leadership is
+   * not part of it: a standby is ready to take over.
+   */
+  ready(): { ready: boolean; detail: string };
   /** Graceful stop (releases the Lease); `abandon` stops without releasing it (a crash). */
   close(opts?: { abandon?: boolean }): Promise<void>;
 }
+
+/** How long a kind's list/watch may fail before `/readyz` says not ready. */
+export const READY_FAILING_MS = 30_000;
 
 const iso = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
 
@@ -190,6 +199,15 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       revision: last?.revision,
       watched: source.watchedKinds,
     }),
+    ready: () => {
+      const bad = source.unhealthyKinds(READY_FAILING_MS);
+      return bad.length
+        ? {
+          ready: false,
+          detail: `not ready: the API server does not answer for ${bad.join(", ")}`,
+        }
+        : { ready: true, detail: "ready: every watched kind is in sync with the API server" };
+    },
     close: async ({ abandon = false } = {}) => {
       await writer.stop();
       await edges?.stop();

@@ -159,12 +159,14 @@ export class KubeClient {
    * Opens a watch on `path` (a collection) with `params` (resourceVersion, fieldSelector, …).
    * `done` runs once when it ends: with no error when the server closed it, a KubeError when the
    * server refused it (410 etc.), or the network error. Events run in order, one line each.
+   * `opened` runs when the server accepted the watch (HTTP 200).
    */
   watch(
     path: string,
     params: Record<string, string>,
     onEvent: (e: WatchEvent) => void,
     done: (err: unknown) => void,
+    opened?: () => void,
   ): WatchHandle {
     const controller = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -184,6 +186,7 @@ export class KubeClient {
         } catch { /* not JSON */ }
         throw errorOf({ status: res.status, json }, `watch ${path}`);
       }
+      opened?.();
       let buffered = "";
       const decoder = new TextDecoder();
       for await (const chunk of res.body!) {

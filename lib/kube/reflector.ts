@@ -58,6 +58,7 @@ export class Reflector<T> {
   #stopped = false;
   #abort?: () => void;
   #synced = false;
+  #failingSince: number | undefined;
   #syncWaiters: (() => void)[] = [];
   #loop?: Promise<void>;
 
@@ -66,6 +67,11 @@ export class Reflector<T> {
   /** Whether the first list has completed. */
   get synced(): boolean {
     return this.#synced;
+  }
+
+  /** When the current streak of list/watch failures began (ms epoch); undefined while healthy. */
+  get failingSince(): number | undefined {
+    return this.#failingSince;
   }
 
   /** The last resourceVersion seen (list, event or bookmark). */
@@ -121,6 +127,7 @@ export class Reflector<T> {
           continue;
         }
         metrics.errors.inc({ kind });
+        this.#failingSince ??= Date.now();
         const wait = delay * (0.5 + Math.random() / 2);
         logger.warn("list/watch failed; the last state keeps serving, retrying", {
           kind,
@@ -173,6 +180,7 @@ export class Reflector<T> {
     }
     this.#store = next;
     this.#rv = rv;
+    this.#failingSince = undefined;
     if (!this.#synced) {
       this.#synced = true;
       for (const w of this.#syncWaiters.splice(0)) w();
@@ -217,7 +225,7 @@ export class Reflector<T> {
         if (gone) reject(new KubeError(410, `watch ${path}: resourceVersion too old`));
         else if (err) reject(err);
         else resolve(progressed);
-      });
+      }, () => this.#failingSince = undefined);
       this.#abort = () => handle.abort();
       if (this.#stopped) handle.abort();
     });

@@ -96,6 +96,22 @@ export class KubeSource implements Source {
     }));
   }
 
+  /**
+   * Kinds (CustomResourceDefinition included) that have not listed yet or whose list/watch has
+   * been failing for at least `ms` — the API server away or refusing us. Empty: healthy.
+   */
+  unhealthyKinds(ms: number, now = Date.now()): string[] {
+    const out: string[] = [];
+    const check = (kind: string, r: Reflector<unknown> | undefined) => {
+      if (!r) return;
+      const since = r.failingSince;
+      if (!r.synced || (since !== undefined && now - since >= ms)) out.push(kind);
+    };
+    check("CustomResourceDefinition", this.#crds as Reflector<unknown> | undefined);
+    for (const [kind, w] of this.#watched) check(kind, w.reflector as Reflector<unknown>);
+    return out.sort();
+  }
+
   /** The reflector of a watched kind (tests: its resourceVersion, expire()). */
   reflectorOf(kind: string): Reflector<SourceObject> | undefined {
     return this.#watched.get(kind)?.reflector;

@@ -65,6 +65,15 @@ const names = (s: SourceRevision, kind: string) =>
   )
     .sort();
 
+/** Polls `ok` every 100 ms for up to 120 s. */
+async function poll(what: string, ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 Deno.test("kube source: real kube-apiserver", async (t) => {
   await withKube(async (kube) => {
     const client = new KubeClient({ kubeconfig: kube.kubeconfig });
@@ -175,14 +184,21 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
           await c.until("route before the outage", (s) => names(s, "HTTPRoute").length === 1);
           const before = c.seen.length;
           const errorsBefore = metrics.render();
+          assertEquals(source.unhealthyKinds(0), [], "healthy before the outage");
           await kube.stopApiServer();
-          await new Promise((r) => setTimeout(r, 3000));
+          const stopped = Date.now();
+          await poll(
+            "HTTPRoute reported failing",
+            () => source.unhealthyKinds(0).includes("HTTPRoute"),
+          );
+          await new Promise((r) => setTimeout(r, Math.max(0, 3000 - (Date.now() - stopped))));
           await kube.startApiServer();
           await must(kube, "PATCH", `${routes}/web`, { spec: { hostnames: ["d.example.com"] } });
           await c.until("edit after the restart", (s) =>
             JSON.stringify(
               s.objects.find((o) => o.kind === "HTTPRoute")?.spec,
             ).includes("d.example.com"));
+          await poll("every kind healthy again", () => source.unhealthyKinds(0).length === 0);
           for (const s of c.seen.slice(before)) {
             assertEquals(
               names(s, "HTTPRoute"),
