@@ -14,8 +14,12 @@ const L4_PROTOCOLS = new Set(["TLS", "TCP", "UDP"]);
 const sniOf = (protocol: string, host: string) =>
   protocol === "TCP" || protocol === "UDP" ? "*" : host;
 
-/** Drops the L4 attachments (or hostnames) an older route already holds, updating `accepted`. */
-export function settleL4Conflicts(routes: AttachedRoute[]) {
+/**
+ * Drops the L4 attachments (or hostnames) an older route already holds, updating `accepted`. With
+ * `ownProxies` (a proxy per Gateway: the controller's edges) only routes of the same Gateway
+ * compete, as only they share a socket.
+ */
+export function settleL4Conflicts(routes: AttachedRoute[], ownProxies = false) {
   const l4 = routes.filter((s) =>
     s.parents.some((p) => p.attachments.some((a) => L4_PROTOCOLS.has(a.listener.listener.protocol)))
   );
@@ -30,8 +34,9 @@ export function settleL4Conflicts(routes: AttachedRoute[]) {
         const protocol = a.listener.listener.protocol;
         if (!L4_PROTOCOLS.has(protocol)) return [a];
         const port = a.listener.listener.port;
+        const scope = ownProxies ? `${keyOf(a.listener.gateway)}#` : "";
         const keys = (h: string) =>
-          a.listener.addresses.map((addr) => `${addr}|${port}/${sniOf(protocol, h)}`);
+          a.listener.addresses.map((addr) => `${scope}${addr}|${port}/${sniOf(protocol, h)}`);
         const hostnames = a.hostnames.filter((h) => {
           const owner = keys(h).map((k) => held.get(k)).find((o) => o && o !== state);
           if (owner) rival ??= owner;

@@ -56,3 +56,59 @@ Deno.test("a proxy per Gateway: both Gateways' *:80 Accepted", () => {
     "same-namespace": ["True/Accepted"],
   });
 });
+
+/** Two Gateways with a TLS passthrough listener on 443, one TLSRoute each for the same name. */
+const tls: KubeObject[] = [
+  objects[0],
+  ...["x-1", "x-2"].map((name, i): KubeObject => ({
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { name, namespace: "infra", creationTimestamp: `2026-01-01T00:00:0${i}Z` },
+    spec: {
+      gatewayClassName: "aether",
+      listeners: [{ name: "tls", port: 443, protocol: "TLS", tls: { mode: "Passthrough" } }],
+    },
+  })),
+  {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "tls-backend", namespace: "infra" },
+    spec: { ports: [{ port: 443 }] },
+  },
+  ...["x-1", "x-2"].map((gw, i): KubeObject => ({
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "TLSRoute",
+    metadata: {
+      name: `route-${gw}`,
+      namespace: "infra",
+      creationTimestamp: `2026-01-01T00:00:0${i}Z`,
+    },
+    spec: {
+      parentRefs: [{ name: gw }],
+      hostnames: ["abc.example.com"],
+      rules: [{ backendRefs: [{ name: "tls-backend", port: 443 }] }],
+    },
+  })),
+];
+
+function tlsRoutesAccepted(ownProxies: boolean): Record<string, string> {
+  const { statuses } = resolve(tls, { gatewayOwnProxies: ownProxies });
+  const out: Record<string, string> = {};
+  for (const s of statuses.filter((s) => s.kind === "TLSRoute")) {
+    const st = s.status as { parents: { conditions: Condition[] }[] };
+    const c = st.parents[0].conditions.find((c) => c.type === "Accepted")!;
+    out[s.name] = `${c.status}/${c.reason}`;
+  }
+  return out;
+}
+
+Deno.test("TLSRoutes for one SNI name on two Gateways: rivals on one proxy, both Accepted with a proxy each", () => {
+  assert.deepEqual(tlsRoutesAccepted(false), {
+    "route-x-1": "True/Accepted",
+    "route-x-2": "False/NotAllowedByListeners",
+  });
+  assert.deepEqual(tlsRoutesAccepted(true), {
+    "route-x-1": "True/Accepted",
+    "route-x-2": "True/Accepted",
+  });
+});

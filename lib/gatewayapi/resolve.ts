@@ -189,7 +189,7 @@ export function resolve(
     }
   }
   settleKindConflicts(routes);
-  settleL4Conflicts(routes);
+  settleL4Conflicts(routes, options.gatewayOwnProxies === true);
 
   // One placement per route and listener (a route attached twice to a listener counts once);
   // every placement of a route is made in its own iteration, so the dedup is per route.
