@@ -142,11 +142,25 @@ export function loadBalancerAddresses(service: SourceObject | undefined): string
 
 type Cond = { type: string; status: string; reason: string; message: string; [k: string]: unknown };
 
+/** Programmed=True conditions turned False with `reason` and `message` (others unchanged). */
+function notProgrammed(conditions: Cond[] | undefined, reason: string, message: string): Cond[] {
+  return (conditions ?? []).map((c) =>
+    c.type === "Programmed" && c.status === "True" ? { ...c, status: "False", reason, message } : c
+  );
+}
+
 /**
  * A Gateway status with the edge's addresses: `status.addresses` from the LoadBalancer; while it
- * has none, Programmed=False AddressNotAssigned (pure; other conditions as resolve computed them).
+ * has none, Programmed=False AddressNotAssigned; while no edge pod is ready behind the Service
+ * (`ready`, from its EndpointSlices), Programmed=False Pending — Programmed means traffic to the
+ * address is served. Pure; other conditions as resolve computed them.
  */
-export function withEdgeAddresses(status: unknown, addresses: string[], service: string): unknown {
+export function withEdgeAddresses(
+  status: unknown,
+  addresses: string[],
+  service: string,
+  ready = true,
+): unknown {
   const s = status as { addresses?: unknown; conditions?: Cond[] };
   if (addresses.length > 0) {
     return {
@@ -155,20 +169,22 @@ export function withEdgeAddresses(status: unknown, addresses: string[], service:
         type: /^[\d.:a-fA-F]+$/.test(value) ? "IPAddress" : "Hostname",
         value,
       })),
+      ...(ready ? {} : {
+        conditions: notProgrammed(
+          s.conditions,
+          "Pending",
+          `waiting for an edge pod behind the Service ${service} to be ready`,
+        ),
+      }),
     };
   }
   return {
     ...s,
     addresses: [],
-    conditions: (s.conditions ?? []).map((c) =>
-      c.type === "Programmed" && c.status === "True"
-        ? {
-          ...c,
-          status: "False",
-          reason: "AddressNotAssigned",
-          message: `waiting for the LoadBalancer Service ${service} to get an address`,
-        }
-        : c
+    conditions: notProgrammed(
+      s.conditions,
+      "AddressNotAssigned",
+      `waiting for the LoadBalancer Service ${service} to get an address`,
     ),
   };
 }

@@ -31,6 +31,20 @@ export interface EdgeReconcilerOptions {
 
 const FIELD_MANAGER = "aether-controller";
 
+/** Services in `ns` with a ready endpoint in one of their EndpointSlices. */
+export function readyServices(objects: readonly SourceObject[], ns: string): Set<string> {
+  const out = new Set<string>();
+  for (const o of objects) {
+    if (o.kind !== "EndpointSlice" || o.metadata.namespace !== ns) continue;
+    const svc = (o.metadata.labels as Record<string, string> | undefined)?.[
+      "kubernetes.io/service-name"
+    ];
+    const endpoints = (o as { endpoints?: { conditions?: { ready?: boolean } }[] }).endpoints;
+    if (svc && endpoints?.some((e) => e.conditions?.ready !== false)) out.add(svc);
+  }
+  return out;
+}
+
 /** Applies and deletes edges; adds their addresses to Gateway statuses. */
 export class EdgeReconciler {
   /** What was last applied, by `Kind/name`. */
@@ -64,6 +78,7 @@ export class EdgeReconciler {
     for (const o of objects) {
       if (o.kind === "Service" && o.metadata.namespace === ns) services.set(o.metadata.name, o);
     }
+    const ready = readyServices(objects, ns);
     const gateways = new Map<string, SourceObject>();
     for (const o of objects) {
       if (o.kind === "Gateway") gateways.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
@@ -80,7 +95,8 @@ export class EdgeReconciler {
         for (const m of edgeResources(gw, this.o.options)) this.#apply(m);
       }
       const addresses = loadBalancerAddresses(services.get(name));
-      return { ...s, status: withEdgeAddresses(s.status, addresses, `${ns}/${name}`) };
+      const status = withEdgeAddresses(s.status, addresses, `${ns}/${name}`, ready.has(name));
+      return { ...s, status };
     });
     if (this.o.isLeader()) {
       for (const svc of services.values()) {

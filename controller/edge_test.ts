@@ -174,6 +174,29 @@ Deno.test("controller: one edge per Gateway; its LoadBalancer address is the Gat
       status: { loadBalancer: { ingress: [{ ip: "10.216.0.7", ipMode: "VIP" }] } },
     });
     assertEquals(lb.status, 200, JSON.stringify(lb.json));
+    // An address but no ready edge pod behind it yet: Pending, the address already reported.
+    const waiting = await until("Gateway Pending for its edge pod", async () => {
+      const s = (await get(gwPath)).json.status;
+      return cond(s?.conditions, "Programmed")?.reason === "Pending" ? s : undefined;
+    });
+    assertEquals(waiting.addresses, [{ type: "IPAddress", value: "10.216.0.7" }]);
+    // What the EndpointSlice controller writes once the edge pod is ready.
+    const slice = await kube.request(
+      "POST",
+      "/apis/discovery.k8s.io/v1/namespaces/aether-system/endpointslices",
+      {
+        apiVersion: "discovery.k8s.io/v1",
+        kind: "EndpointSlice",
+        metadata: {
+          name: `${svc.metadata.name}-abcde`,
+          labels: { "kubernetes.io/service-name": svc.metadata.name },
+        },
+        addressType: "IPv4",
+        endpoints: [{ addresses: ["10.213.0.9"], conditions: { ready: true } }],
+        ports: [{ name: "p80", port: 80, protocol: "TCP" }],
+      },
+    );
+    assertEquals(slice.status, 201, JSON.stringify(slice.json));
     const ready = await until("Gateway address from the LoadBalancer", async () => {
       const s = (await get(gwPath)).json.status;
       return cond(s?.conditions, "Programmed")?.status === "True" ? s : undefined;
