@@ -47,3 +47,16 @@ Deno.test("edge resolve options: addresses in the LoadBalancer's pools are usabl
   assert.equal(programmed("192.0.2.1").status, "True");
   assert.deepEqual(edgeResolveOptions(undefined), {});
 });
+
+Deno.test("edge resolve options: a feature the edges fail is not advertised", () => {
+  const gc = (options: Record<string, unknown>) => {
+    const { statuses } = resolve(objects("10.216.0.200"), options);
+    // deno-lint-ignore no-explicit-any
+    const st = statuses.find((s) => s.kind === "GatewayClass")!.status as any;
+    return st.supportedFeatures.map((f: { name: string }) => f.name) as string[];
+  };
+  assert.ok(gc({}).includes("GatewayStaticAddresses"), "file mode: advertised");
+  const withEdges = gc(edgeResolveOptions(edge));
+  assert.ok(!withEdges.includes("GatewayStaticAddresses"), withEdges.join(","));
+  assert.ok(withEdges.includes("HTTPRoute") && withEdges.includes("Gateway"));
+});

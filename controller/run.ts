@@ -52,6 +52,9 @@ export interface ControllerOptions {
   edge?: EdgeOptions;
 }
 
+/** Features aether implements that the controller's edges do not pass the official suite for. */
+export const EDGE_UNSUPPORTED: readonly string[] = ["GatewayStaticAddresses"];
+
 /**
  * Resolve options with edges: the LoadBalancer's pools are the usable Gateway addresses (any when
  * not given), and every Gateway has its own edge proxy, so no conflicts across Gateways.
@@ -59,7 +62,10 @@ export interface ControllerOptions {
 export function edgeResolveOptions(edge?: EdgeOptions): Partial<ResolveOptions> {
   if (!edge) return {};
   const pools = edge.addressPools?.length ? edge.addressPools : ["0.0.0.0/0"];
-  return { usableAddresses: pools, gatewayOwnProxies: true };
+  // GatewayStaticAddresses fails the official suite with edges: the suite reads status.addresses
+  // as soon as the conditions carry the new generation, before the LoadBalancer has moved the
+  // Service to the new address (docs/kubernetes.md). Not advertised until that is solved.
+  return { usableAddresses: pools, gatewayOwnProxies: true, withoutFeatures: EDGE_UNSUPPORTED };
 }
 
 /** Defaults of every option but the client and identity. */

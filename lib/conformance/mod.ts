@@ -23,7 +23,7 @@ export const reportPath = join(projectRoot, "docs", "conformance", "v1.5.1-aethe
 /** Options of {@link runConformance}. */
 export interface ConformanceOptions {
   profiles?: string[];
-  /** One test only (report and log then go to the cluster's state folder, not docs/). */
+  /** One test only (its report then goes to `.cache/conformance/`, not docs/). */
   runTest?: string;
   skipTests?: string[];
   /** Minutes for the whole suite (`-test.timeout`). */
@@ -59,7 +59,8 @@ async function inCluster(
   log: Logger,
 ): Promise<ConformanceResult> {
   const progress = opts.progress ?? ((line: string) => console.error(`[conformance] ${line}`));
-  const scratch = join(c.layout.dir, "conformance");
+  // Outside the cluster's state folder: a later user's `down` removes that, and the log with it.
+  const scratch = join(projectRoot, ".cache", "conformance");
   await Deno.mkdir(scratch, { recursive: true });
   const reportFile = opts.runTest ? join(scratch, "report.yaml") : reportPath;
   const logFile = join(scratch, "suite.log");

@@ -52,6 +52,11 @@ export interface ResolveOptions {
    * Default false (one proxy serves every Gateway: conflicts across Gateways per address:port).
    */
   gatewayOwnProxies?: boolean;
+  /**
+   * Features left out of GatewayClass `supportedFeatures` (where this deployment's data plane does
+   * not pass the feature's conformance tests); default none.
+   */
+  withoutFeatures?: readonly string[];
   /** Mesh domain of cluster names; default "aether.internal". */
   meshDomain?: string;
   /** lastTransitionTime of every condition; default "1970-01-01T00:00:00Z". */
@@ -255,7 +260,8 @@ export function resolve(
 
   const mesh = buildMesh(meshIndex, backends, meshRoutes, state.mesh);
   const statuses: ObjectStatus[] = [];
-  const features = supportedFeatures(routeKinds);
+  const features = supportedFeatures(routeKinds)
+    .filter((f) => !options.withoutFeatures?.includes(f));
   for (const name of classes) {
     const gc = indexed.gatewayClasses.get(name)!;
     statuses.push(statusOf(gc, gatewayClassStatus(gc.metadata.generation ?? 0, now, features)));
