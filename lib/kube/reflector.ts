@@ -2,8 +2,9 @@
  * One list+watch loop with informer semantics: a paginated list gives the state and its
  * resourceVersion, a watch from there (with bookmarks) keeps it; a 410 Gone (the version fell out
  * of the server's window) relists; any other failure waits with capped exponential backoff and
- * resumes from the last resourceVersion. The store is never emptied by a failure, only by the
- * server saying an object is gone. An object whose resourceVersion did not change stays the same
+ * resumes from the last resourceVersion (`retryNow()` cuts a wait short: the owner calls it once
+ * the API server answers again). The store is never emptied by a failure, only by the server
+ * saying an object is gone. An object whose resourceVersion did not change stays the same
  * JS object.
  * @module
  */
@@ -41,6 +42,8 @@ export interface ReflectorOptions<T> {
   backoff?: Backoff;
   /** Items per list page. */
   pageSize?: number;
+  /** Runs when a list or watch succeeds after a failure (the server answers again). */
+  onRecovered?: () => void;
 }
 
 interface Entry<T> {
@@ -61,6 +64,8 @@ export class Reflector<T> {
   #failingSince: number | undefined;
   #syncWaiters: (() => void)[] = [];
   #loop?: Promise<void>;
+  #wake?: () => void;
+  #resetDelay = false;
 
   constructor(readonly options: ReflectorOptions<T>) {}
 
@@ -96,6 +101,16 @@ export class Reflector<T> {
     this.#abort?.();
     for (const w of this.#syncWaiters.splice(0)) w();
     await this.#loop;
+  }
+
+  /**
+   * Ends a backoff wait now and restarts the backoff from its initial delay (the API server is
+   * known to answer again). No effect while healthy.
+   */
+  retryNow(): void {
+    if (this.#failingSince === undefined) return;
+    this.#resetDelay = true;
+    this.#wake?.();
   }
 
   /** Reopens the watch from `resourceVersion` (tests: an old one the server has compacted). */
@@ -134,19 +149,24 @@ export class Reflector<T> {
           error: (e as Error).message,
           retryInMs: Math.round(wait),
         });
-        await this.#sleep(wait);
-        delay = Math.min(delay * 2, maxMs);
+        // retryNow() during the failed request: the server answers again, retry at once.
+        if (!this.#resetDelay) await this.#sleep(wait);
+        delay = this.#resetDelay ? initialMs : Math.min(delay * 2, maxMs);
+        this.#resetDelay = false;
       }
     }
   }
 
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.#abort = () => {
+      const done = () => {
         clearTimeout(t);
+        this.#wake = undefined;
         resolve();
       };
+      const t = setTimeout(done, ms);
+      this.#abort = done;
+      this.#wake = done;
     });
   }
 
@@ -180,12 +200,18 @@ export class Reflector<T> {
     }
     this.#store = next;
     this.#rv = rv;
-    this.#failingSince = undefined;
+    this.#recovered();
     if (!this.#synced) {
       this.#synced = true;
       for (const w of this.#syncWaiters.splice(0)) w();
     }
     if (changed) this.options.onChange();
+  }
+
+  #recovered(): void {
+    if (this.#failingSince === undefined) return;
+    this.#failingSince = undefined;
+    this.options.onRecovered?.();
   }
 
   /** One watch from the current resourceVersion; true when it delivered anything. */
@@ -225,7 +251,7 @@ export class Reflector<T> {
         if (gone) reject(new KubeError(410, `watch ${path}: resourceVersion too old`));
         else if (err) reject(err);
         else resolve(progressed);
-      }, () => this.#failingSince = undefined);
+      }, () => this.#recovered());
       this.#abort = () => handle.abort();
       if (this.#stopped) handle.abort();
     });

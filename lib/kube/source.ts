@@ -4,7 +4,10 @@
  * (a CRD installed later is picked up; one removed drops its kind). The first revision comes
  * once every watched kind has listed; later changes are batched into one revision per
  * `debounceMs`. While the API server is away the reflectors keep their objects, so no revision
- * (least of all an empty one) is delivered until it is back and something changed.
+ * (least of all an empty one) is delivered until it is back and something changed. Recovery does
+ * not wait out each kind's backoff: while a kind fails, the source asks the server's `/version`
+ * every `probeMs`; once that (or any kind's list/watch) succeeds, every failing kind retries at
+ * once with its backoff reset.
  * @module
  */
 import { Logger } from "../log/mod.ts";
@@ -40,6 +43,8 @@ export interface KubeSourceOptions {
   /** Changes within this window become one revision (default 20 ms). */
   debounceMs?: number;
   backoff?: Backoff;
+  /** While a kind fails, how often `/version` is asked whether the server is back (default 1 s). */
+  probeMs?: number;
 }
 
 interface Watched {
@@ -63,6 +68,8 @@ export class KubeSource implements Source {
   #timer?: ReturnType<typeof setTimeout>;
   #started = false;
   #servedKinds: readonly string[] = [];
+  #probeTimer?: ReturnType<typeof setTimeout>;
+  #stopped = false;
 
   constructor(opts: KubeSourceOptions) {
     this.#opts = opts;
@@ -129,6 +136,7 @@ export class KubeSource implements Source {
       await this.#crds.start();
     }
     this.#syncKinds();
+    this.#scheduleProbe();
     await Promise.all([...this.#watched.values()].map((w) => w.reflector.start()));
     this.#started = true;
     this.#emit();
@@ -136,7 +144,9 @@ export class KubeSource implements Source {
 
   async stop(): Promise<void> {
     this.#listener = undefined;
+    this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#probeTimer);
     await Promise.all([
       this.#crds?.stop(),
       ...[...this.#watched.values()].map((w) => w.reflector.stop()),
@@ -150,7 +160,42 @@ export class KubeSource implements Source {
       logger: this.#log,
       metrics: this.#metrics,
       backoff: this.#opts.backoff,
+      onRecovered: () => this.#retryFailing(),
     };
+  }
+
+  #reflectors(): Reflector<unknown>[] {
+    const all = [...this.#watched.values()].map((w) => w.reflector as Reflector<unknown>);
+    return this.#crds ? [this.#crds as Reflector<unknown>, ...all] : all;
+  }
+
+  /** The server answers again: every failing kind retries now, its backoff reset. */
+  #retryFailing(): void {
+    const failing = this.#reflectors().filter((r) => r.failingSince !== undefined);
+    if (!failing.length) return;
+    this.#log.info("API server answers again; retrying the failing kinds now", {
+      kinds: failing.map((r) => r.options.kind),
+    });
+    for (const r of failing) r.retryNow();
+  }
+
+  /** Every `probeMs` (jittered) while a kind fails: is the server back? */
+  #scheduleProbe(): void {
+    if (this.#stopped) return;
+    const ms = this.#opts.probeMs ?? 1000;
+    this.#probeTimer = setTimeout(() => {
+      this.#probe().finally(() => this.#scheduleProbe());
+    }, ms * (0.5 + Math.random()));
+  }
+
+  async #probe(): Promise<void> {
+    if (!this.#reflectors().some((r) => r.failingSince !== undefined)) return;
+    try {
+      await this.#opts.client.get("/version", AbortSignal.timeout(5000));
+      this.#retryFailing();
+    } catch {
+      // Still away: the kinds' own backoff goes on.
+    }
   }
 
   /** Starts and stops reflectors so exactly the kinds whose CRDs are ready are watched. */

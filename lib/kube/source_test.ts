@@ -216,6 +216,54 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
       );
 
       await t.step(
+        "API server back: every kind retries at once, not after its backoff",
+        async () => {
+          // A backoff so long that its first retry (≥ 0.5 × 240 s after the first failure) comes
+          // far later than the bound asserted: only the /version probe can bring the edit in time.
+          const slow = new KubeSource({
+            client,
+            kinds: ["Service", "HTTPRoute"],
+            logger: quiet,
+            backoff: { initialMs: 240_000, maxMs: 240_000 },
+            probeMs: 500,
+          });
+          const s2 = collector();
+          await slow.start(s2.push);
+          try {
+            await s2.until("route listed", (s) => names(s, "HTTPRoute").length === 1);
+            await kube.stopApiServer();
+            await poll(
+              "every kind reported failing",
+              () => slow.unhealthyKinds(0).length === 3,
+            );
+            const failedAt = Math.min(
+              ...["Service", "HTTPRoute"].map((k) => slow.reflectorOf(k)!.failingSince!),
+            );
+            await kube.startApiServer();
+            await must(kube, "PATCH", `${routes}/web`, { spec: { hostnames: ["e.example.com"] } });
+            await must(kube, "PATCH", "/api/v1/namespaces/contract/services/one", {
+              metadata: { labels: { edited: "yes" } },
+            });
+            // Correctness bound, not a benchmark: before the old backoff would have retried at all.
+            const bound = failedAt + 120_000 - Date.now();
+            await s2.until(
+              "both edits after the restart",
+              (s) =>
+                JSON.stringify(s.objects).includes("e.example.com") &&
+                s.objects.some((o) =>
+                  o.kind === "Service" && o.metadata.name === "one" &&
+                  o.metadata.labels?.edited === "yes"
+                ),
+              bound,
+            );
+            assertEquals(slow.unhealthyKinds(0), [], "every kind healthy again");
+          } finally {
+            await slow.stop();
+          }
+        },
+      );
+
+      await t.step(
         "410 Gone (history compacted in etcd) relists without losing objects",
         async () => {
           const reflector = source.reflectorOf("Service")!;
