@@ -8,10 +8,11 @@
 import { join } from "node:path";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
+import { type NodeConfigStatus, nodeConfigStatus } from "./status_view.ts";
 import { configSource, type SourceFlags } from "../config_source.ts";
 import type { Source, StaleFile } from "../../lib/source/types.ts";
 import { recordsFromMesh } from "../dns/mod.ts";
-import { Pipeline, type PipelineStatus } from "../pipeline.ts";
+import { Pipeline } from "../pipeline.ts";
 import { type Runtime, startRuntime } from "../runtime.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { podsOnNode } from "./pods.ts";
@@ -72,8 +73,11 @@ export const nodeDefaults: Omit<NodeAgentOptions, "config" | "source" | "logger"
   dnsAddress: "127.0.0.1:18054",
 };
 
-/** What `/status` shows for a node agent: the pipeline's status plus this node's view. */
-export type NodeStatus = PipelineStatus & { pods: number; dependencies: string[] };
+/**
+ * What `/status` shows for a node agent: the pipeline's status (objects only when no controller
+ * writes their status, see status_view.ts) plus this node's view.
+ */
+export type NodeStatus = NodeConfigStatus & { pods: number; dependencies: string[] };
 
 /** A running node agent. */
 export interface NodeAgent extends Runtime {
@@ -155,8 +159,9 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     // Mesh names answer with the VIPs of resolve's mesh services (one owner rule with xDS).
     onServed: (result) => runtime.dns?.responder.setRecords(recordsFromMesh(result.mesh)),
   });
+  let fromApiServer = false;
   const status = (): NodeStatus => ({
-    ...pipeline.status,
+    ...nodeConfigStatus(pipeline.status, fromApiServer),
     pods,
     dependencies: snapshots.dependencies(opts.nodeName) ?? [],
   });
@@ -196,6 +201,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
   });
   await source.start((snap) => {
     staleFiles = snap.stale ?? [];
+    fromApiServer = snap.admitted === true;
     pipeline.apply(snap);
   });
   await runtime.startEnvoy();
