@@ -83,7 +83,9 @@ Deno.test({
         console.log(
           `node agent ${old.metadata.name} → ${fresh.metadata.name}: replacement Ready ${
             ready - deleted
-          } ms after the delete; mesh ${r.sent} requests at ${
+          } ms after the delete (old pod ${
+            overlapped ? "still there then" : "already gone"
+          }, gone ${gone - deleted} ms after the delete); mesh ${r.sent} requests at ${
             r.rate.toFixed(0)
           } req/s, ${r.failed} failed, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`,
         );
