@@ -66,6 +66,8 @@ export class Reflector<T> {
   #loop?: Promise<void>;
   #wake?: () => void;
   #resetDelay = false;
+  /** The last failure said the server was away (network error or 5xx), not that it refused us. */
+  #serverAway = false;
 
   constructor(readonly options: ReflectorOptions<T>) {}
 
@@ -105,10 +107,11 @@ export class Reflector<T> {
 
   /**
    * Ends a backoff wait now and restarts the backoff from its initial delay (the API server is
-   * known to answer again). No effect while healthy.
+   * known to answer again). No effect while healthy, nor when the last failure was the server
+   * refusing this kind (403, 404…: that keeps its backoff).
    */
   retryNow(): void {
-    if (this.#failingSince === undefined) return;
+    if (this.#failingSince === undefined || !this.#serverAway) return;
     this.#resetDelay = true;
     this.#wake?.();
   }
@@ -142,6 +145,7 @@ export class Reflector<T> {
           continue;
         }
         metrics.errors.inc({ kind });
+        this.#serverAway = !(e instanceof KubeError) || e.status >= 500;
         this.#failingSince ??= Date.now();
         const wait = delay * (0.5 + Math.random() / 2);
         logger.warn("list/watch failed; the last state keeps serving, retrying", {

@@ -6,8 +6,8 @@
  * `debounceMs`. While the API server is away the reflectors keep their objects, so no revision
  * (least of all an empty one) is delivered until it is back and something changed. Recovery does
  * not wait out each kind's backoff: while a kind fails, the source asks the server's `/version`
- * every `probeMs`; once that (or any kind's list/watch) succeeds, every failing kind retries at
- * once with its backoff reset.
+ * every `probeMs`; once that (or any kind's list/watch) succeeds, every kind that failed because
+ * the server was away (not one the server refused: 403, 404) retries at once, backoff reset.
  * @module
  */
 import { Logger } from "../log/mod.ts";
