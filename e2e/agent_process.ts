@@ -138,3 +138,24 @@ export async function killAndRestart(
   }
   return next;
 }
+
+/**
+ * Test cleanup: sends `signal` to the agent, waits for it to exit, then `kill -9`s any process
+ * still naming the state directory's bootstrap (an Envoy the agent left running), so no Envoy
+ * outlives the test.
+ */
+export async function stopAgentAndEnvoy(
+  agent: AgentProcess,
+  stateDir: string,
+  signal: Deno.Signal = "SIGTERM",
+): Promise<void> {
+  try {
+    agent.child.kill(signal);
+  } catch { /* exited */ }
+  await agent.child.status;
+  for (const pid of await processesNaming(join(stateDir, "bootstrap.json"))) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch { /* gone */ }
+  }
+}

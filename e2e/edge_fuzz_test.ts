@@ -14,13 +14,13 @@ import {
   gatewayClass,
   httpRoute,
   serviceFor,
-  startEchos,
   toYaml,
   waitFor,
 } from "./harness.ts";
 import { request } from "./http_client.ts";
+import { startEchoProcesses } from "./echo_process.ts";
 import { type LoadProcess, spawnLoad } from "./load_process.ts";
-import { agentArgs, spawnAgent, waitAgentReady } from "./agent_process.ts";
+import { agentArgs, spawnAgent, stopAgentAndEnvoy, waitAgentReady } from "./agent_process.ts";
 import { mutate } from "./yaml_mutations.ts";
 
 /** Peak resident set size of a process in MiB (VmHWM), or 0 when it is gone. */
@@ -31,7 +31,7 @@ async function peakRssMiB(pid: number): Promise<number> {
 
 Deno.test("edge: 500 hostile YAML files under load — agent up, 0 non-2xx, bounded RSS, good config after", async () => {
   const envoy = await ensurePeer("envoy");
-  const echos = await startEchos("app", "fz");
+  const echos = await startEchoProcesses(["app", "fz"]);
   const port = freePort();
   const fuzzPort = freePort();
   const dir = await Deno.makeTempDir({ prefix: "aether-e2e-fuzz-" });
@@ -160,10 +160,7 @@ Deno.test("edge: 500 hostile YAML files under load — agent up, 0 non-2xx, boun
     assert.equal((await request({ port, authority: "one.example.com" })).status, 200);
   } finally {
     await load?.stop().catch(() => {});
-    try {
-      agent.child.kill("SIGTERM");
-    } catch { /* exited */ }
-    await agent.child.status;
+    await stopAgentAndEnvoy(agent, stateDir);
     await closeEchos(echos);
     if (!Deno.env.get("KEEP_TEST_DIR")) await Deno.remove(dir, { recursive: true }).catch(() => {});
   }

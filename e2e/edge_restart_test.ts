@@ -15,11 +15,11 @@ import {
   gatewayClass,
   httpRoute,
   serviceFor,
-  startEchos,
   toYaml,
   waitFor,
 } from "./harness.ts";
 import { request } from "./http_client.ts";
+import { startEchoProcesses } from "./echo_process.ts";
 import { type LoadProcess, spawnLoad } from "./load_process.ts";
 import {
   agentArgs,
@@ -27,12 +27,13 @@ import {
   processesNaming,
   spawnAgent,
   stateRecord,
+  stopAgentAndEnvoy,
   waitAgentReady,
 } from "./agent_process.ts";
 
 Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed requests, edits apply", async () => {
   const envoy = await ensurePeer("envoy");
-  const echos = await startEchos("app");
+  const echos = await startEchoProcesses(["app"]);
   const port = freePort();
   const dir = await Deno.makeTempDir({ prefix: "aether-e2e-restart-" });
   const stateDir = join(dir, "state");
@@ -81,7 +82,7 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
     assert.ok(first?.pid > 0, "envoy recorded");
     await waitFor("edit 0 serves", async () => (await editSeen())?.["x-edit"] === "0", 60000);
     // The load runs in its own process, so this test's event loop cannot starve it.
-    load = await spawnLoad({ port, authorities: ["app.example.com"], concurrency: 8 });
+    load = await spawnLoad({ port, authorities: ["app.example.com"] });
     for (let i = 1; i <= 5; i++) {
       // Edited while no agent runs: Envoy keeps serving the old config meanwhile.
       agent = await killAndRestart(
@@ -107,7 +108,12 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
     assert.equal(result.failed, 0, `failed requests: ${JSON.stringify(result.failures)}`);
     assert.ok(result.rate >= 200, `load was only ${result.rate.toFixed(0)} req/s`);
     const log = await Deno.readTextFile(join(stateDir, "agent.log"));
-    assert.equal(log.match(/adopted the running envoy/g)?.length, 5, "five adoptions logged");
+    const adoptions = log.match(/adopted the running envoy/g)?.length ?? 0;
+    assert.equal(
+      adoptions,
+      5,
+      `five adoptions logged, not ${adoptions}; see ${stateDir}/agent.log`,
+    );
 
     const agentStop = (...extra: string[]) =>
       new Deno.Command(Deno.execPath(), {
@@ -142,15 +148,7 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
     assert.equal(await stateRecord(stateDir, "agent"), undefined, "agent record removed");
   } finally {
     await load?.stop().catch(() => {});
-    try {
-      agent.child.kill("SIGKILL");
-    } catch { /* exited */ }
-    await agent.child.status;
-    for (const pid of await processesNaming(join(stateDir, "bootstrap.json"))) {
-      try {
-        Deno.kill(pid, "SIGKILL");
-      } catch { /* gone */ }
-    }
+    await stopAgentAndEnvoy(agent, stateDir, "SIGKILL");
     await closeEchos(echos);
     if (!Deno.env.get("KEEP_TEST_DIR")) await Deno.remove(dir, { recursive: true }).catch(() => {});
   }

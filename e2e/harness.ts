@@ -61,7 +61,9 @@ export async function startEchos(...names: string[]): Promise<Record<string, Ech
 }
 
 /** Closes every echo backend. */
-export async function closeEchos(echos: Record<string, EchoServer>): Promise<void> {
+export async function closeEchos(
+  echos: Record<string, { close(): Promise<void> }>,
+): Promise<void> {
   for (const e of Object.values(echos)) await e.close();
 }
 
@@ -92,7 +94,7 @@ export function gateway(
 /** A Service with one port `port` → the echo server's port, plus its EndpointSlice. */
 export function serviceFor(
   name: string,
-  echo: EchoServer,
+  echo: Pick<EchoServer, "hostname" | "port">,
   opts: { namespace?: string; port?: number; appProtocol?: string; clusterIP?: string } = {},
 ): SourceObject[] {
   const namespace = opts.namespace ?? "default";

@@ -18,6 +18,7 @@ export interface LoadProcessOptions {
   port: number;
   /** Host headers to cycle through (each a route that must keep answering 2xx). */
   authorities: string[];
+  /** Kept-alive connections, each one request at a time (default 16). */
   concurrency?: number;
   /** Run inside this network namespace (`ip netns exec`), with `ip` the path of the tool. */
   netns?: { name: string; ip: string };
@@ -47,7 +48,7 @@ export async function spawnLoad(o: LoadProcessOptions): Promise<LoadProcess> {
     "--port",
     String(o.port),
     "--concurrency",
-    String(o.concurrency ?? 8),
+    String(o.concurrency ?? 16),
     "--stop-file",
     stopFile,
     "--ready-file",

@@ -14,9 +14,9 @@ import { createPod, curlFrom, meshService, podObject, toYaml } from "./mesh_harn
 import {
   agentArgs,
   killAndRestart,
-  processesNaming,
   spawnAgent,
   stateRecord,
+  stopAgentAndEnvoy,
   waitAgentReady,
 } from "./agent_process.ts";
 
@@ -97,15 +97,7 @@ Deno.test("mesh: kill -9 of the node agent ×5 under a pod's load — Envoy adop
     assert.ok(result.rate >= 200, `load was only ${result.rate.toFixed(0)} req/s`);
   } finally {
     await load?.stop().catch(() => {});
-    try {
-      agent.child.kill("SIGTERM");
-    } catch { /* exited */ }
-    await agent.child.status;
-    for (const pid of await processesNaming(join(stateDir, "bootstrap.json"))) {
-      try {
-        Deno.kill(pid, "SIGKILL");
-      } catch { /* gone */ }
-    }
+    await stopAgentAndEnvoy(agent, stateDir, "SIGTERM");
     await pod.remove();
     await closeEchos(echos);
     if (!Deno.env.get("KEEP_TEST_DIR")) await Deno.remove(dir, { recursive: true }).catch(() => {});
