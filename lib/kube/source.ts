@@ -69,6 +69,8 @@ export class KubeSource implements Source {
   #started = false;
   #servedKinds: readonly string[] = [];
   #probeTimer?: ReturnType<typeof setTimeout>;
+  #probeRun?: Promise<void>;
+  readonly #halt = new AbortController();
   #stopped = false;
 
   constructor(opts: KubeSourceOptions) {
@@ -147,7 +149,9 @@ export class KubeSource implements Source {
     this.#stopped = true;
     clearTimeout(this.#timer);
     clearTimeout(this.#probeTimer);
+    this.#halt.abort();
     await Promise.all([
+      this.#probeRun,
       this.#crds?.stop(),
       ...[...this.#watched.values()].map((w) => w.reflector.stop()),
     ]);
@@ -184,14 +188,15 @@ export class KubeSource implements Source {
     if (this.#stopped) return;
     const ms = this.#opts.probeMs ?? 1000;
     this.#probeTimer = setTimeout(() => {
-      this.#probe().finally(() => this.#scheduleProbe());
+      this.#probeRun = this.#probe().finally(() => this.#scheduleProbe());
     }, ms * (0.5 + Math.random()));
   }
 
   async #probe(): Promise<void> {
     if (!this.#reflectors().some((r) => r.failingSince !== undefined)) return;
     try {
-      await this.#opts.client.get("/version", AbortSignal.timeout(5000));
+      const signal = AbortSignal.any([this.#halt.signal, AbortSignal.timeout(5000)]);
+      await this.#opts.client.get("/version", signal);
       this.#retryFailing();
     } catch {
       // Still away: the kinds' own backoff goes on.
