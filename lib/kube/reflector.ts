@@ -66,8 +66,7 @@ export class Reflector<T> {
   #loop?: Promise<void>;
   #wake?: () => void;
   #resetDelay = false;
-  /** The last failure said the server was away (network error or 5xx), not that it refused us. */
-  #serverAway = false;
+  #failure: "away" | "refused" | undefined;
 
   constructor(readonly options: ReflectorOptions<T>) {}
 
@@ -79,6 +78,14 @@ export class Reflector<T> {
   /** When the current streak of list/watch failures began (ms epoch); undefined while healthy. */
   get failingSince(): number | undefined {
     return this.#failingSince;
+  }
+
+  /**
+   * Why the current streak of failures goes on: `away` (a network error or a 5xx: retried at once
+   * by `retryNow()`), `refused` (403, 404…: keeps its backoff); undefined while healthy.
+   */
+  get failure(): "away" | "refused" | undefined {
+    return this.#failure;
   }
 
   /** The last resourceVersion seen (list, event or bookmark). */
@@ -111,7 +118,7 @@ export class Reflector<T> {
    * refusing this kind (403, 404…: that keeps its backoff).
    */
   retryNow(): void {
-    if (this.#failingSince === undefined || !this.#serverAway) return;
+    if (this.#failure !== "away") return;
     this.#resetDelay = true;
     this.#wake?.();
   }
@@ -145,7 +152,7 @@ export class Reflector<T> {
           continue;
         }
         metrics.errors.inc({ kind });
-        this.#serverAway = !(e instanceof KubeError) || e.status >= 500;
+        this.#failure = e instanceof KubeError && e.status < 500 ? "refused" : "away";
         this.#failingSince ??= Date.now();
         const wait = delay * (0.5 + Math.random() / 2);
         logger.warn("list/watch failed; the last state keeps serving, retrying", {
@@ -215,6 +222,7 @@ export class Reflector<T> {
   #recovered(): void {
     if (this.#failingSince === undefined) return;
     this.#failingSince = undefined;
+    this.#failure = undefined;
     this.options.onRecovered?.();
   }
 

@@ -13,6 +13,7 @@ import { contractService, sourceContract } from "../source/contract.ts";
 import type { SourceRevision } from "../source/types.ts";
 import { installCrds, type Kube, startKube } from "../../e2e/peers/kube.ts";
 import { KubeClient } from "./client.ts";
+import { Reflector } from "./reflector.ts";
 import { KubeSource } from "./source.ts";
 
 const quiet = new Logger("kube-test", () => {});
@@ -237,6 +238,7 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
               "every kind reported failing",
               () => slow.unhealthyKinds(0).length === 3,
             );
+            assertEquals(slow.reflectorOf("HTTPRoute")!.failure, "away");
             const failedAt = Math.min(
               ...["Service", "HTTPRoute"].map((k) => slow.reflectorOf(k)!.failingSince!),
             );
@@ -263,6 +265,33 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
           }
         },
       );
+
+      await t.step("a kind the server refuses (404) is told from the server away", async () => {
+        const own = new Registry();
+        const refused = new Reflector<unknown>({
+          client,
+          path: "/apis/example.invalid/v1/things",
+          kind: "Thing",
+          transform: (raw) => raw,
+          onChange: () => {},
+          logger: quiet,
+          metrics: {
+            events: own.counter("test_events_total", "-"),
+            lists: own.counter("test_lists_total", "-"),
+            errors: own.counter("test_errors_total", "-"),
+          },
+          backoff: { initialMs: 240_000, maxMs: 240_000 },
+        });
+        refused.start();
+        try {
+          await poll("the 404 seen", () => refused.failingSince !== undefined);
+          // Refused, not away: the source's recovery probe does not wake it (retryNow ignores it).
+          assertEquals(refused.failure, "refused");
+          assert(!refused.synced);
+        } finally {
+          await refused.stop();
+        }
+      });
 
       await t.step(
         "410 Gone (history compacted in etcd) relists without losing objects",
