@@ -58,5 +58,6 @@ Deno.test("edge resolve options: a feature the edges fail is not advertised", ()
   assert.ok(gc({}).includes("GatewayStaticAddresses"), "file mode: advertised");
   const withEdges = gc(edgeResolveOptions(edge));
   assert.ok(!withEdges.includes("GatewayStaticAddresses"), withEdges.join(","));
+  assert.ok(!withEdges.includes("HTTPRouteParentRefPort"), withEdges.join(","));
   assert.ok(withEdges.includes("HTTPRoute") && withEdges.includes("Gateway"));
 });
