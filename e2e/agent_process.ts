@@ -110,10 +110,16 @@ export function agentArgs(
   ];
 }
 
+/** How many times the agents of `stateDir` logged adopting a running Envoy. */
+export async function adoptionsLogged(stateDir: string): Promise<number> {
+  const log = await Deno.readTextFile(join(stateDir, "agent.log")).catch(() => "");
+  return log.match(/adopted the running envoy/g)?.length ?? 0;
+}
+
 /**
  * `kill -9` of `agent`, then `whileDown()` (e.g. an edit), then a new agent with `args`: waits
- * until it is ready and checks that it adopted Envoy `envoyPid` — the record names it and it is
- * the only Envoy of the state directory. Returns the new agent.
+ * until it is ready and has logged the adoption, and checks that it adopted Envoy `envoyPid` —
+ * the record names it and it is the only Envoy of the state directory. Returns the new agent.
  */
 export async function killAndRestart(
   agent: AgentProcess,
@@ -124,10 +130,20 @@ export async function killAndRestart(
 ): Promise<AgentProcess> {
   agent.child.kill("SIGKILL");
   await agent.child.status;
+  const before = await adoptionsLogged(stateDir);
   await whileDown();
   await new Promise((r) => setTimeout(r, 300));
   const next = spawnAgent(args, stateDir);
   await waitAgentReady(await next.admin());
+  // Envoy reconnects to the new agent's xDS port by itself, so the agent can be ready (its config
+  // ACKed) before it has adopted Envoy: wait for the adoption itself.
+  const deadline = Date.now() + 60000;
+  while (await adoptionsLogged(stateDir) <= before) {
+    if (Date.now() > deadline) {
+      throw new Error(`the new agent did not adopt Envoy ${envoyPid} within 60 s; see agent.log`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const rec = await stateRecord<EnvoyRecord>(stateDir, "envoy");
   if (rec?.pid !== envoyPid) {
     throw new Error(`Envoy ${envoyPid} was not adopted: the record names ${rec?.pid}`);

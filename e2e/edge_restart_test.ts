@@ -22,6 +22,7 @@ import { request } from "./http_client.ts";
 import { startEchoProcesses } from "./echo_process.ts";
 import { type LoadProcess, spawnLoad } from "./load_process.ts";
 import {
+  adoptionsLogged,
   agentArgs,
   killAndRestart,
   processesNaming,
@@ -107,8 +108,7 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
     );
     assert.equal(result.failed, 0, `failed requests: ${JSON.stringify(result.failures)}`);
     assert.ok(result.rate >= 200, `load was only ${result.rate.toFixed(0)} req/s`);
-    const log = await Deno.readTextFile(join(stateDir, "agent.log"));
-    const adoptions = log.match(/adopted the running envoy/g)?.length ?? 0;
+    const adoptions = await adoptionsLogged(stateDir);
     assert.equal(
       adoptions,
       5,
