@@ -217,11 +217,11 @@ Deno.test("edge e2e: filters, weights, timeouts and retries on real Envoy", asyn
       assertEquals(counts.get("v3"), undefined, "weight 0 gets nothing");
     });
     await t.step("Timeouts: request and backendRequest turn a slow backend into 504", async () => {
+      // Envoy answers 504 only when a timeout fires; the backend would have answered 200 at 1.5 s,
+      // so a 504 means the route's shorter timeout ended it (no wall-clock check: load-proof).
       const slow = { "x-echo-delay-ms": "1500" };
-      let started = Date.now();
       let r = await request({ port, authority: h, path: "/timeout", headers: slow });
       assertEquals(r.status, 504);
-      assert(Date.now() - started < 1400, "answered at the timeout, not after the backend");
       r = await request({
         port,
         authority: h,
@@ -229,10 +229,8 @@ Deno.test("edge e2e: filters, weights, timeouts and retries on real Envoy", asyn
         headers: { "x-echo-delay-ms": "100" },
       });
       assertEquals(r.status, 200);
-      started = Date.now();
       r = await request({ port, authority: h, path: "/backend-timeout", headers: slow });
       assertEquals(r.status, 504);
-      assert(Date.now() - started < 1400);
     });
     await t.step(
       "Retry: 503s are retried up to the attempts; no retry without a policy",
