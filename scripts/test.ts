@@ -26,6 +26,17 @@ async function clusterFiles(): Promise<string[]> {
   return out.sort();
 }
 
+/**
+ * deno.json's `test.exclude`: an `--ignore` flag replaces it, so the flag must repeat it (or the
+ * run would pick up the test files of cached npm packages).
+ */
+async function configExcludes(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`));
+  return config.test?.exclude ?? [];
+}
+
+const clusterIgnores = clusterPrefixes.map((p) => `e2e/${p}*_test.ts`);
+
 async function pump(stream: ReadableStream<Uint8Array>, prefix: string, to: typeof Deno.stdout) {
   const enc = new TextEncoder();
   let partial = "";
@@ -59,7 +70,10 @@ if (Deno.args.length > 0) {
 const cluster = await clusterFiles();
 const started = Date.now();
 const [rest, serial] = await Promise.all([
-  run("[tests] ", ["--parallel", ...clusterPrefixes.map((p) => `--ignore=e2e/${p}*_test.ts`)]),
+  run("[tests] ", [
+    "--parallel",
+    `--ignore=${[...await configExcludes(), ...clusterIgnores].join(",")}`,
+  ]),
   cluster.length > 0 ? run("[cluster] ", cluster) : Promise.resolve(0),
 ]);
 const secs = Math.round((Date.now() - started) / 1000);
