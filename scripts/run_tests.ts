@@ -4,10 +4,10 @@
  * would sit in the parallel slots waiting for each other and stall every other file. They run
  * instead one after another in a `deno test` of their own, beside a `deno test --parallel` of
  * everything else; each line of output carries its group's prefix. The exit code is non-zero when
- * either group fails.
+ * either group fails. (Not named `test.ts`: `deno test` would take that name for a test module.)
  *
- *   deno run -A scripts/test.ts            # both groups
- *   deno run -A scripts/test.ts <files…>   # just those files, as `deno test -A --parallel`
+ *   deno run -A scripts/run_tests.ts            # both groups
+ *   deno run -A scripts/run_tests.ts <files…>   # just those files, as `deno test -A --parallel`
  * @module
  */
 /** Test files that use the local cluster (they take its lock): by name, in e2e/. */
