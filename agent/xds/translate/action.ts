@@ -43,23 +43,39 @@ export function directResponse(
   return { direct_response: out };
 }
 
+/** The listener (or mesh Service port) a route answers on: a redirect's defaults come from it. */
+export interface RouteListener {
+  scheme: "http" | "https";
+  port: number;
+}
+
+/** A plain HTTP listener on port 80. */
+export const httpPort80: RouteListener = { scheme: "http", port: 80 };
+
 /** The `{redirect}` part of a Route for a RequestRedirect. */
 export function redirectAction(
   a: IRRedirectAction,
   match: IRRouteMatch,
-  listenerScheme: "http" | "https" = "http",
+  listener: RouteListener = httpPort80,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (a.scheme === "https") out.https_redirect = true;
   else if (a.scheme !== undefined) out.scheme_redirect = a.scheme;
   if (a.hostname !== undefined) out.host_redirect = a.hostname;
-  // Gateway API: Location carries no port when it is the well-known port of the resulting scheme
-  // (80 for http, 443 for https). The HCM strips the request's port from Host
-  // (strip_any_host_port), so leaving port_redirect unset yields exactly that; any other port is
-  // spelt out. An IR redirect without a port means the scheme's well-known port.
-  const scheme = a.scheme ?? listenerScheme;
+  // Gateway API: the redirect port is the filter's, else the scheme's well-known port, else the
+  // listener's (the IR always carries it), left out of Location when it is the resulting scheme's
+  // well-known port. Host keeps the request's port (only virtual-host matching ignores it) and
+  // Envoy reuses it when port_redirect is unset, dropping it only when the scheme changes and it
+  // is the old scheme's well-known port. So a well-known port is left unset only when the Host
+  // port is harmless: a hostname redirect replaces it, or the listener is on its scheme's
+  // well-known port; otherwise it is spelt out (`https://h:443/`, which clients treat alike).
+  const scheme = a.scheme ?? listener.scheme;
   const port = a.port ?? wellKnownPorts[scheme];
-  if (port !== undefined && port !== wellKnownPorts[scheme]) out.port_redirect = port;
+  const hostPortHarmless = a.hostname !== undefined ||
+    listener.port === wellKnownPorts[listener.scheme];
+  if (port !== undefined && !(port === wellKnownPorts[scheme] && hostPortHarmless)) {
+    out.port_redirect = port;
+  }
   if (a.path?.type === "ReplaceFullPath") out.path_redirect = a.path.value;
   else if (a.path) Object.assign(out, prefixRewrite(match, a.path.value));
   out.response_code = redirectCodes[a.statusCode] ?? RedirectCode.FOUND;

@@ -116,13 +116,15 @@ Deno.test("real Envoy 1.40 serves translated rewrites and redirects as Gateway A
       if (host) assert.equal(body.host, host, `${path} → upstream host`);
     }
     const redirects: [string, number, string][] = [
-      // Gateway API: the scheme's well-known port, left out of Location.
-      ["/https/x", 301, "https://127.0.0.1/https/x"],
+      // The request's Host keeps its port (here the listener's), so a redirect without a
+      // hostname spells out the resulting port; with a hostname, a well-known port is left out.
+      ["/https/x", 301, "https://127.0.0.1:443/https/x"],
+      ["/https-host/x", 301, "https://secure.example.com/https-host/x"],
       ["/http-port/x", 302, "http://other.example.com:8081/http-port/x"],
-      ["/full-redirect/x", 303, `http://127.0.0.1/new/page`],
-      ["/old-prefix/a/b", 307, `http://127.0.0.1/new-prefix/a/b`],
-      ["/strip/a", 308, `http://127.0.0.1/a`],
-      ["/strip", 308, `http://127.0.0.1/`],
+      ["/full-redirect/x", 303, `http://127.0.0.1:80/new/page`],
+      ["/old-prefix/a/b", 307, `http://127.0.0.1:80/new-prefix/a/b`],
+      ["/strip/a", 308, `http://127.0.0.1:80/a`],
+      ["/strip", 308, `http://127.0.0.1:80/`],
     ];
     for (const [path, status, location] of redirects) {
       const res = await get(path);

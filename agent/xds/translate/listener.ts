@@ -59,9 +59,6 @@ export function httpConnectionManager(
     ...hcmBase(`${opts.statPrefix}_${statName(chain.name)}`, chain.routeConfigName, [
       routerFilter(),
     ]),
-    // Gateway hostnames carry no port: drop it from Host before routing, so redirects write the
-    // port only when it is not the scheme's well-known one (see redirectAction).
-    strip_any_host_port: true,
   };
   if (opts.edge) {
     // The edge is the trust boundary: the client address is the peer's, XFCC from clients is

@@ -58,7 +58,13 @@ export function translate(
   const chains = ir.listeners.flatMap((l) =>
     l.filterChains.flatMap((c) =>
       c.kind === "http"
-        ? [{ c, scheme: l.protocol === "HTTPS" ? "https" as const : "http" as const }]
+        ? [{
+          c,
+          listener: {
+            scheme: l.protocol === "HTTPS" ? "https" as const : "http" as const,
+            port: l.port,
+          },
+        }]
         : []
     )
   );
@@ -68,7 +74,7 @@ export function translate(
       chains.map(({ c }) => routeConfiguration(c, routeOpts)),
     )),
     virtualHosts: sortedByName(uniqueByName(
-      chains.flatMap(({ c, scheme }) => vhdsVirtualHosts(c, scheme, memo)),
+      chains.flatMap(({ c, listener }) => vhdsVirtualHosts(c, listener, memo)),
     )),
     clusters: sortedByName(
       ir.clusters.map((c) => cluster(c, { connectTimeoutMs, mtls: options.mtls })),

@@ -7,7 +7,13 @@
  * @module
  */
 import type { IRHttpFilterChain, IRRoute, IRVirtualHost } from "../../../lib/ir/types.ts";
-import { directResponse, forwardAction, redirectAction } from "./action.ts";
+import {
+  directResponse,
+  forwardAction,
+  httpPort80,
+  redirectAction,
+  type RouteListener,
+} from "./action.ts";
 import { applyHeaderModifiers } from "./headers.ts";
 import { routeMatch } from "./match.ts";
 import type { NamedResource } from "./types.ts";
@@ -21,11 +27,11 @@ export interface RouteOptions {
 }
 
 /** One Envoy `Route` for an IR route. */
-export function route(r: IRRoute, scheme: "http" | "https" = "http"): Record<string, unknown> {
+export function route(r: IRRoute, listener: RouteListener = httpPort80): Record<string, unknown> {
   const action = r.action.kind === "forward"
     ? forwardAction(r.action, r.match)
     : r.action.kind === "redirect"
-    ? redirectAction(r.action, r.match, scheme)
+    ? redirectAction(r.action, r.match, listener)
     : directResponse(r.action);
   const out: Record<string, unknown> = { name: r.name, match: routeMatch(r.match), ...action };
   applyHeaderModifiers(out, r.requestHeaders, r.responseHeaders);
@@ -41,7 +47,7 @@ export function route(r: IRRoute, scheme: "http" | "https" = "http"): Record<str
 export class TranslateMemo {
   readonly virtualHosts = new IdentityMemo<
     IRVirtualHost,
-    { scheme: string; out: Record<string, unknown> }
+    { listener: RouteListener; out: Record<string, unknown> }
   >();
   readonly served = new IdentityMemo<Record<string, unknown>, NamedResource>();
 }
@@ -52,17 +58,18 @@ export class TranslateMemo {
  */
 export function virtualHost(
   vh: IRVirtualHost,
-  scheme: "http" | "https" = "http",
+  listener: RouteListener = httpPort80,
   memo: TranslateMemo = new TranslateMemo(),
 ): Record<string, unknown> {
   return memo.virtualHosts.get(vh, () => ({
-    scheme,
+    listener,
     out: {
       name: vh.name,
       domains: [...vh.domains],
-      routes: vh.routes.map((r) => route(r, scheme)),
+      routes: vh.routes.map((r) => route(r, listener)),
     },
-  }), (seen) => seen.scheme === scheme).out;
+  }), (seen) => seen.listener.scheme === listener.scheme && seen.listener.port === listener.port)
+    .out;
 }
 
 /** The VHDS name (and vhost `name`) of a virtual host of a route configuration: `<rc>/<vhost>`. */
@@ -73,16 +80,16 @@ export function vhdsName(routeConfigName: string, vhostName: string): string {
 /**
  * The VirtualHost resources (VHDS) of one filter chain, in IR order: each {@link virtualHost}
  * named `<routeConfigName>/<vhost name>` (Envoy keys VHDS virtual hosts by `name`, which must
- * equal the resource name). `scheme` is the listener's: a redirect without a scheme keeps it.
+ * equal the resource name). `listener` is the chain's listener (scheme and port): redirect defaults come from it.
  * Shared like {@link virtualHost}: never mutate them.
  */
 export function vhdsVirtualHosts(
   chain: IRHttpFilterChain,
-  scheme: "http" | "https" = "http",
+  listener: RouteListener = httpPort80,
   memo: TranslateMemo = new TranslateMemo(),
 ): NamedResource[] {
   return chain.virtualHosts.map((vh) => {
-    const inner = virtualHost(vh, scheme, memo);
+    const inner = virtualHost(vh, listener, memo);
     const name = vhdsName(chain.routeConfigName, vh.name);
     return memo.served.get(
       inner,

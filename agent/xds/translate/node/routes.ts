@@ -100,7 +100,9 @@ function serviceVirtualHost(port: MeshServicePort, caller: Caller): NamedResourc
     resource: {
       name,
       domains: [...port.domains],
-      routes: portRoutes(port, caller.namespace).map((r) => route(forCaller(r, caller), "http")),
+      routes: portRoutes(port, caller.namespace).map((r) =>
+        route(forCaller(r, caller), { scheme: "http", port: port.port })
+      ),
     },
   };
 }
