@@ -58,6 +58,7 @@ Deno.test("edge resolve options: a feature the edges fail is not advertised", ()
   assert.ok(gc({}).includes("GatewayStaticAddresses"), "file mode: advertised");
   const withEdges = gc(edgeResolveOptions(edge));
   assert.ok(!withEdges.includes("GatewayStaticAddresses"), withEdges.join(","));
-  assert.ok(!withEdges.includes("HTTPRouteParentRefPort"), withEdges.join(","));
+  // The edges keep the Host port (HTTPRouteListenerPortMatching passes): advertised.
+  assert.ok(withEdges.includes("HTTPRouteParentRefPort"), withEdges.join(","));
   assert.ok(withEdges.includes("HTTPRoute") && withEdges.includes("Gateway"));
 });

@@ -54,14 +54,9 @@ export interface ControllerOptions {
 
 /**
  * Features aether implements that the controller's edges do not pass the official suite for:
- * GatewayStaticAddresses (see edgeResolveOptions) and HTTPRouteParentRefPort
- * (HTTPRouteListenerPortMatching expects `Host: foo.com:8080` at the backend; the listener's
- * `strip_any_host_port` forwards `foo.com`).
+ * GatewayStaticAddresses (see edgeResolveOptions).
  */
-export const EDGE_UNSUPPORTED: readonly string[] = [
-  "GatewayStaticAddresses",
-  "HTTPRouteParentRefPort",
-];
+export const EDGE_UNSUPPORTED: readonly string[] = ["GatewayStaticAddresses"];
 
 /**
  * Resolve options with edges: the LoadBalancer's pools are the usable Gateway addresses (any when

@@ -1,5 +1,5 @@
 /**
- * `deno task conformance [--run-test NAME] [--skip-tests A,B] [--profiles P,Q] [--timeout MIN]
+ * `deno task conformance [--run-test NAME[,NAME…]] [--skip-tests A,B] [--profiles P,Q] [--timeout MIN]
  * [--keep]`: the official Gateway API v1.5.1 conformance suite against the local cluster with
  * aether installed by its chart (lib/conformance, docs/kubernetes.md). Prints a table; exits 1 if
  * a core test or an advertised extended test failed. Needs root (the local cluster).

@@ -16,7 +16,10 @@ export interface SuiteOptions {
   features: string[];
   /** Where the suite writes its ConformanceReport YAML. */
   reportOutput: string;
-  /** One test only (`-run-test`), for iteration; the report then covers only it. */
+  /**
+   * One test (`-run-test`) or several, comma-separated (go test's subtest filter), for iteration;
+   * the report then covers only them.
+   */
   runTest?: string;
   skipTests?: string[];
   /** The whole run's limit (`-test.timeout`); the suite's own waits are its defaults. */
@@ -38,8 +41,12 @@ export interface SuiteOptions {
 
 /** The suite binary's arguments (pure). */
 export function suiteArgs(o: SuiteOptions): string[] {
+  // Several tests (`A,B`): go test's own subtest filter, as the suite's -run-test takes only one.
+  const several = o.runTest?.includes(",")
+    ? o.runTest.split(",").map((x) => x.trim()).filter(Boolean)
+    : undefined;
   const args = [
-    "-test.run=TestConformance",
+    several ? `-test.run=TestConformance/^(${several.join("|")})$` : "-test.run=TestConformance",
     "-test.v",
     `-test.timeout=${o.timeoutMinutes}m`,
     `-kubeconfig=${o.kubeconfig}`,
@@ -56,7 +63,7 @@ export function suiteArgs(o: SuiteOptions): string[] {
   ];
   if (o.usableAddress) args.push(`-usable-address=${o.usableAddress}`);
   if (o.unusableAddress) args.push(`-unusable-address=${o.unusableAddress}`);
-  if (o.runTest) args.push(`-run-test=${o.runTest}`);
+  if (o.runTest && !several) args.push(`-run-test=${o.runTest}`);
   if (o.skipTests?.length) args.push(`-skip-tests=${o.skipTests.join(",")}`);
   return args;
 }

@@ -28,6 +28,23 @@ Deno.test("suite args: profiles, features, report, one test, generous timeout", 
   assert.ok(args.includes("-url=https://aether.invalid"));
 });
 
+Deno.test("suite args: several tests run through go test's subtest filter", () => {
+  const args = suiteArgs({
+    kubeconfig: "/k",
+    gatewayClass: "aether",
+    profiles: ["GATEWAY-HTTP"],
+    features: [],
+    reportOutput: "/r.yaml",
+    runTest: "HTTPRouteRedirectPort, HTTPRouteRedirectScheme",
+    timeoutMinutes: 30,
+    implementation: { organization: "o", project: "p", version: "v", url: "u", contact: "c" },
+  });
+  assert.ok(
+    args.includes("-test.run=TestConformance/^(HTTPRouteRedirectPort|HTTPRouteRedirectScheme)$"),
+  );
+  assert.ok(!args.some((a) => a.startsWith("-run-test")));
+});
+
 Deno.test("suite output: a test's end line parses, others do not", () => {
   assert.deepEqual(parseTestEnd("    --- PASS: TestConformance/HTTPRouteMatching (4.12s)"), {
     verdict: "PASS",
