@@ -157,6 +157,13 @@ export async function nodeDown(l: Layout, log: Logger): Promise<void> {
   }
   for (const cg of await kubepodsCgroups()) await Deno.remove(cg).catch(() => {});
   await netDown(l);
+  // Every shim is gone by now, so what is left in containerd's shim-socket and fifo folders is
+  // stale (a SIGKILLed shim leaves its socket file behind); then the folders go when empty.
+  if ((await processesOf(l)).length === 0) {
+    for (const d of containerdRunDirs.slice(0, 2)) {
+      await Deno.remove(d, { recursive: true }).catch(() => {});
+    }
+  }
   for (const d of containerdRunDirs) await Deno.remove(d).catch(() => {}); // only when empty
   try {
     const recorded = JSON.parse(await Deno.readTextFile(p.sysctls)) as Record<string, string>;
