@@ -3,7 +3,7 @@
  * parser need not load the runtime.
  * @module
  */
-import type { StandaloneOptions } from "./run.ts";
+import type { StandaloneOptions } from "./options.ts";
 
 /** Defaults for every flag. */
 export const standaloneDefaults: Omit<StandaloneOptions, "config" | "source" | "logger"> = {

@@ -1,0 +1,58 @@
+/**
+ * The options of `agent standalone`, apart from run.ts so that the flag defaults (defaults.ts) and
+ * the runtime (run.ts) both take them from here without importing each other.
+ * @module
+ */
+import type { Logger } from "../../lib/log/mod.ts";
+import type { Source } from "../../lib/source/types.ts";
+import type { SourceFlags } from "../config_source.ts";
+import type { EdgeLimits } from "../xds/translate/mod.ts";
+
+/** Options of `agent standalone` (flag names in comments). */
+export interface StandaloneOptions extends SourceFlags {
+  /** --config: folder or file of YAML. Ignored when `source` is given. */
+  config?: string;
+  /** A source to use instead of the config folder (tests). */
+  source?: Source;
+  /** --envoy: path to an envoy binary, "auto" (PATH, else the peer cache; never downloads) or "none". */
+  envoy: string;
+  /** --bind-address: address Gateway listeners bind (default 127.0.0.1). */
+  bindAddress: string;
+  /**
+   * --usable-address: addresses (IPs, IPv4 CIDRs) a Gateway's spec.addresses may name (default:
+   * the bind address and loopback); any other is Programmed=False AddressNotUsable.
+   */
+  usableAddresses?: string[];
+  /** --admin-address: admin server host:port (default 127.0.0.1:15000). */
+  adminAddress: string;
+  /** --xds-address: xDS gRPC server host:port (default 127.0.0.1:18000). */
+  xdsAddress: string;
+  /** --node-id: the Envoy node id (default "aether-standalone"). */
+  nodeId: string;
+  /** --mesh-domain (default aether.internal). */
+  meshDomain: string;
+  /** --dns-address: mesh DNS responder host:port, UDP + TCP (default 127.0.0.1:18054; "none" = off). */
+  dnsAddress: string;
+  /** --dns-upstream: where non-mesh names are forwarded (default: /etc/resolv.conf). */
+  dnsUpstreams?: string[];
+  /** --envoy-log-level (default warning). */
+  envoyLogLevel?: string;
+  /** Edge listener limits (--headers-with-underscores, --request-headers-timeout, …). */
+  edgeLimits?: Partial<EdgeLimits>;
+  /** --max-downstream-connections: Envoy's overload-manager connection limit (0 = none). */
+  maxDownstreamConnections?: number;
+  /** --state-dir: where Envoy is recorded for adoption by a restarted agent (unset: a temp dir). */
+  stateDir?: string;
+  /** --keep-envoy: leave Envoy running when the agent stops. */
+  keepEnvoy?: boolean;
+  /**
+   * --spire-socket: the SPIFFE Workload API socket. With it (and --trust-domain) the edge dials
+   * every pod endpoint with a known identity over SPIFFE mTLS presenting its own SVID.
+   */
+  spireSocket?: string;
+  /** --trust-domain (required with --spire-socket). */
+  trustDomain?: string;
+  /** --spiffe-id-template (default `spiffe://{td}/ns/{ns}/sa/{sa}`). */
+  spiffeIdTemplate?: string;
+  logger?: Logger;
+}
