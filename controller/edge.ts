@@ -100,7 +100,11 @@ export function edgeResources(gateway: SourceObject, o: EdgeOptions): Manifest[]
               ],
               env: [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }],
               ports: ports.map((p) => ({ containerPort: p.port, protocol: p.protocol })),
-              readinessProbe: { httpGet: { path: "/readyz", port: 15000 } },
+              readinessProbe: {
+                httpGet: { path: "/readyz", port: 15000 },
+                periodSeconds: 2,
+                timeoutSeconds: 5,
+              },
               securityContext: {
                 allowPrivilegeEscalation: false,
                 capabilities: { drop: ["ALL"], add: ["NET_BIND_SERVICE"] },

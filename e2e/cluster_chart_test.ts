@@ -13,7 +13,7 @@ import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
 import { request } from "./http_client.ts";
 import { echoApp } from "./cluster_fixtures.ts";
 import { condition, waitFor } from "./cluster_ha.ts";
-import { kubectl } from "./kubectl.ts";
+import { kubectl, rollout } from "./kubectl.ts";
 
 const release = "aether";
 const ns = "aether-system";
@@ -78,9 +78,9 @@ Deno.test({
           "--set=controller.replicas=1",
         ]);
 
-        await k(["-n", ns, "rollout", "status", "deployment/aether-controller", "--timeout=300s"]);
-        await k(["-n", ns, "rollout", "status", "daemonset/aether-node-proxy", "--timeout=300s"]);
-        await k(["-n", ns, "rollout", "status", "daemonset/aether-agent", "--timeout=300s"]);
+        await rollout(c.kubeconfig, ns, "deployment/aether-controller");
+        await rollout(c.kubeconfig, ns, "daemonset/aether-node-proxy");
+        await rollout(c.kubeconfig, ns, "daemonset/aether-agent");
         for (const component of ["controller", "agent", "node-proxy"]) {
           const pods = await podsOf(`app.kubernetes.io/component=${component}`);
           assert.ok(pods.items.length >= 1, `a ${component} pod`);

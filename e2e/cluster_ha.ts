@@ -13,7 +13,7 @@ import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
 import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
 import { GATEWAY_LABEL } from "../controller/edge.ts";
 import type { LoadResult } from "./identity_harness.ts";
-import { kubectl } from "./kubectl.ts";
+import { kubectl, rollout } from "./kubectl.ts";
 
 export type { LoadResult };
 
@@ -181,23 +181,9 @@ export async function setUp(c: Cluster, sets: string[] = []): Promise<HaEnv> {
     ...sets.map((s) => `--set=${s}`),
   ]);
   try {
-    await k([
-      "-n",
-      releaseNs,
-      "rollout",
-      "status",
-      "deployment/aether-controller",
-      "--timeout=300s",
-    ]);
-    await k([
-      "-n",
-      releaseNs,
-      "rollout",
-      "status",
-      "daemonset/aether-node-proxy",
-      "--timeout=300s",
-    ]);
-    await k(["-n", releaseNs, "rollout", "status", "daemonset/aether-agent", "--timeout=300s"]);
+    await rollout(c.kubeconfig, releaseNs, "deployment/aether-controller");
+    await rollout(c.kubeconfig, releaseNs, "daemonset/aether-node-proxy");
+    await rollout(c.kubeconfig, releaseNs, "daemonset/aether-agent");
     await k(["apply", "-f", "-"], workloads("0"));
     await k(["rollout", "status", "deployment/web", "--timeout=300s"]);
     await k(["wait", "--for=condition=Ready", "pod/ha-client", "--timeout=300s"]);

@@ -31,3 +31,51 @@ export async function kubectl(
   }
   return text;
 }
+
+/**
+ * `kubectl rollout status` of `resource` ("daemonset/aether-agent") in `namespace`; when it times
+ * out, the error carries what explains it: the namespace's pods, its newest events, and the last
+ * log lines (and the previous container's, after a restart) of every pod that is not Ready.
+ */
+export async function rollout(
+  kubeconfig: string,
+  namespace: string,
+  resource: string,
+  timeoutSeconds = 300,
+): Promise<void> {
+  const k = (args: string[]) => kubectl(kubeconfig, ["-n", namespace, ...args]);
+  try {
+    await k(["rollout", "status", resource, `--timeout=${timeoutSeconds}s`]);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\n${await explain(k)}`);
+  }
+}
+
+async function explain(k: (args: string[]) => Promise<string>): Promise<string> {
+  const part = async (title: string, args: string[]) => {
+    const text = await k(args).catch((e) => `(${(e as Error).message.trim()})`);
+    return `--- ${title}\n${text.trim()}`;
+  };
+  const parts = [
+    await part("pods", ["get", "pods", "-o", "wide"]),
+    await part("events", ["get", "events", "--sort-by=.lastTimestamp"]),
+  ];
+  const pods = JSON.parse(await k(["get", "pods", "-o", "json"]).catch(() => '{"items":[]}'));
+  for (const pod of pods.items ?? []) {
+    // deno-lint-ignore no-explicit-any
+    const ready = pod.status?.conditions?.find((c: any) => c.type === "Ready")?.status === "True";
+    if (ready) continue;
+    const name = pod.metadata.name;
+    parts.push(await part(`${name} log`, ["logs", name, "--all-containers", "--tail=40"]));
+    parts.push(
+      await part(`${name} previous log`, [
+        "logs",
+        name,
+        "--all-containers",
+        "--previous",
+        "--tail=40",
+      ]),
+    );
+  }
+  return parts.join("\n").split("\n").slice(-400).join("\n");
+}
