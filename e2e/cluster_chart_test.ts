@@ -80,7 +80,15 @@ Deno.test({
 
         await rollout(c.kubeconfig, ns, "deployment/aether-controller");
         await rollout(c.kubeconfig, ns, "daemonset/aether-node-proxy");
-        await rollout(c.kubeconfig, ns, "daemonset/aether-agent");
+        // The node agent is on the node's network: its admin server answers on the node address.
+        await rollout(c.kubeconfig, ns, "daemonset/aether-agent", {
+          more: async () => {
+            const admin = (path: string) =>
+              request({ host: c.layout.nodeIp, port: 15000, path, timeoutMs: 5000 })
+                .then((r) => `--- agent ${path} (${r.status})\n${r.body}`);
+            return `${await admin("/readyz")}\n${await admin("/debug/xds")}`;
+          },
+        });
         for (const component of ["controller", "agent", "node-proxy"]) {
           const pods = await podsOf(`app.kubernetes.io/component=${component}`);
           assert.ok(pods.items.length >= 1, `a ${component} pod`);

@@ -35,19 +35,21 @@ export async function kubectl(
 /**
  * `kubectl rollout status` of `resource` ("daemonset/aether-agent") in `namespace`; when it times
  * out, the error carries what explains it: the namespace's pods, its newest events, and the last
- * log lines (and the previous container's, after a restart) of every pod that is not Ready.
+ * log lines (and the previous container's, after a restart) of every pod that is not Ready, and
+ * whatever `more` adds (e.g. the agent's own `/readyz` and `/debug/xds`).
  */
 export async function rollout(
   kubeconfig: string,
   namespace: string,
   resource: string,
-  timeoutSeconds = 300,
+  opts: { timeoutSeconds?: number; more?: () => Promise<string> } = {},
 ): Promise<void> {
   const k = (args: string[]) => kubectl(kubeconfig, ["-n", namespace, ...args]);
   try {
-    await k(["rollout", "status", resource, `--timeout=${timeoutSeconds}s`]);
+    await k(["rollout", "status", resource, `--timeout=${opts.timeoutSeconds ?? 300}s`]);
   } catch (e) {
-    throw new Error(`${(e as Error).message}\n${await explain(k)}`);
+    const more = await opts.more?.().catch((e) => `(${(e as Error).message})`);
+    throw new Error(`${(e as Error).message}\n${await explain(k)}${more ? `\n${more}` : ""}`);
   }
 }
 
