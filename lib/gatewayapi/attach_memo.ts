@@ -7,13 +7,13 @@
  * AttachMemo per resolver (a ResolveState's).
  * @module
  */
-import type { Attachment, ParentOutcome, RouteSpecCommon } from "./attachment.ts";
+import type { Attachment, ParentOutcome } from "./attachment.ts";
 import type { Outcome } from "./conditions.ts";
 import type { GatewayState, ListenerState } from "./gateways.ts";
-import type { RouteKind } from "./route_kinds.ts";
+import type { RouteKind } from "./route_kind.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import type { Obj } from "./object_index.ts";
-import type { KubeObject, ParentReference } from "./types.ts";
+import type { KubeObject, ParentReference, RouteSpecCommon } from "./types.ts";
 
 /** What attachment reads besides the route; equal identities mean equal attachments. */
 export interface AttachContext {

@@ -6,17 +6,11 @@
  */
 import { fail, type Outcome, pass } from "./conditions.ts";
 import type { GatewayState, ListenerState } from "./gateways.ts";
-import type { RouteKind } from "./route_kinds.ts";
+import type { RouteKind } from "./route_kind.ts";
 import { routeHostnames } from "./hostnames.ts";
 import { selectorMatches } from "./refs.ts";
 import { keyOf, type Obj, type ObjectIndex } from "./object_index.ts";
-import { GATEWAY_GROUP, type ParentReference } from "./types.ts";
-
-/** What attachment needs of a route, whatever its kind. */
-export interface RouteSpecCommon {
-  parentRefs?: ParentReference[];
-  hostnames?: string[];
-}
+import { GATEWAY_GROUP, type ParentReference, type RouteSpecCommon } from "./types.ts";
 
 /** A route attached to one listener, serving these (intersected) hostnames. */
 export interface Attachment {

@@ -10,19 +10,10 @@ import type { ListenerState } from "./gateways.ts";
 import { HostnameIndex } from "./host_index.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
-import type { ConvertedRoute } from "./rule_common.ts";
+import type { Placement } from "./placement.ts";
 import type { VhostInput, VhostMemo } from "./vhost_memo.ts";
-import type { KubeObject } from "./types.ts";
 import { l4FilterChains } from "./build_l4.ts";
 import type { IRFilterChain, IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
-
-/** A route accepted on one listener, serving these hostnames. */
-export interface Placement {
-  route: KubeObject;
-  converted: ConvertedRoute;
-  listener: ListenerState;
-  hostnames: string[];
-}
 
 const listenerHost = (l: ListenerState) => l.listener.hostname || "*";
 

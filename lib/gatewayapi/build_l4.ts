@@ -5,7 +5,7 @@
  * certificates on a Terminate listener. l4_conflicts.ts has left one route per name.
  * @module
  */
-import type { Placement } from "./build_ir.ts";
+import type { Placement } from "./placement.ts";
 import type { ListenerState } from "./gateways.ts";
 import { compareHostnames } from "./hostnames.ts";
 import { keyOf } from "./object_index.ts";

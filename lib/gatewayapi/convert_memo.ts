@@ -10,7 +10,7 @@
  */
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { type LookupWorld, Reads, readsHold } from "./reads.ts";
-import type { ConvertedRoute } from "./rule_common.ts";
+import type { ConvertedRoute } from "./route_kind.ts";
 import type { ObjectIndex } from "./object_index.ts";
 import type { KubeObject } from "./types.ts";
 

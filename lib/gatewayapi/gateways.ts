@@ -8,7 +8,8 @@ import { type GatewayAddresses, gatewayAddresses, LOOPBACK_ADDRESSES } from "./a
 import { ConditionFactory, fail, type Outcome, pass } from "./conditions.ts";
 import { referenceAllowed } from "./refs.ts";
 import { byAge, keyOf, type Obj, type ObjectIndex } from "./object_index.ts";
-import { ROUTE_KINDS, type RouteKindDef } from "./route_kinds.ts";
+import { ROUTE_KINDS } from "./route_kinds.ts";
+import type { RouteKindDef } from "./route_kind.ts";
 import type { IRSecret } from "../ir/types.ts";
 import {
   GATEWAY_GROUP,

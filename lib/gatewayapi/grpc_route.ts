@@ -7,15 +7,8 @@
 import type { Backends } from "./backends.ts";
 import { keyValueMatches } from "./http_route.ts";
 import { grpcMatchKey } from "./precedence.ts";
-import {
-  cannotForward,
-  type ConvertedRoute,
-  type ConvertedRule,
-  direct500,
-  RuleContext,
-  ruleHeaderModifiers,
-} from "./rule_common.ts";
-import type { RouteKindDef } from "./route_kinds.ts";
+import { cannotForward, direct500, RuleContext, ruleHeaderModifiers } from "./rule_common.ts";
+import type { ConvertedRoute, ConvertedRule, RouteKindDef } from "./route_kind.ts";
 import type { Obj } from "./object_index.ts";
 import type { GRPCRouteMatch, GRPCRouteRule, GRPCRouteSpec } from "./types.ts";
 import type { IRForwardAction, IRRouteMatch } from "../ir/types.ts";

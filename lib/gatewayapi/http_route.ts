@@ -6,16 +6,8 @@
 import type { Backends } from "./backends.ts";
 import { parseDuration } from "./duration.ts";
 import { httpMatchKey } from "./precedence.ts";
-import {
-  cannotForward,
-  type ConvertedRoute,
-  type ConvertedRule,
-  direct500,
-  type ListenerContext,
-  RuleContext,
-  ruleHeaderModifiers,
-} from "./rule_common.ts";
-import type { RouteKindDef } from "./route_kinds.ts";
+import { cannotForward, direct500, RuleContext, ruleHeaderModifiers } from "./rule_common.ts";
+import type { ConvertedRoute, ConvertedRule, ListenerContext, RouteKindDef } from "./route_kind.ts";
 import type { Obj } from "./object_index.ts";
 import type { HTTPKeyValueMatch, HTTPPathModifier, HTTPRouteRule, HTTPRouteSpec } from "./types.ts";
 import type {

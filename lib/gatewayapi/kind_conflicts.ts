@@ -3,9 +3,10 @@
  * listener, the other loses that attachment (spec: accept exactly one of the two).
  * @module
  */
-import type { ParentOutcome, RouteSpecCommon } from "./attachment.ts";
+import type { ParentOutcome } from "./attachment.ts";
+import type { RouteSpecCommon } from "./types.ts";
 import { fail } from "./conditions.ts";
-import type { RouteKind } from "./route_kinds.ts";
+import type { RouteKind } from "./route_kind.ts";
 import { HostnameIndex } from "./host_index.ts";
 import { keyOf, type Obj, sortByAge } from "./object_index.ts";
 

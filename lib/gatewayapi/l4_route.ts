@@ -6,7 +6,8 @@
  */
 import type { Backends } from "./backends.ts";
 import { fail } from "./conditions.ts";
-import { type ConvertedRoute, RuleContext } from "./rule_common.ts";
+import { RuleContext } from "./rule_common.ts";
+import type { ConvertedRoute } from "./route_kind.ts";
 import type { Obj } from "./object_index.ts";
 import type { HTTPBackendRef, ParentReference } from "./types.ts";
 

@@ -7,12 +7,12 @@
  * @module
  */
 import type { ServicePort, ServiceSpec } from "./core_types.ts";
-import type { RouteKind } from "./route_kinds.ts";
+import type { RouteKind } from "./route_kind.ts";
 import type { MeshParentOutcome, MeshServices } from "./mesh_attachment.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { meshAuthority } from "./mesh_names.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
-import type { ConvertedRoute } from "./rule_common.ts";
+import type { ConvertedRoute } from "./route_kind.ts";
 import { keyOf, type Obj } from "./object_index.ts";
 import type { KubeObject } from "./types.ts";
 import type { IRCluster, IRRoute } from "../ir/types.ts";

@@ -16,7 +16,8 @@ export { type ObjectStatus, resolve, type ResolveOptions, type ResolveResult } f
 export { ResolveState } from "./state.ts";
 export type { MemoStats } from "../memo/mod.ts";
 export { SUPPORTED_FEATURES } from "./gateways.ts";
-export { ROUTE_KINDS, type RouteKindDef, servedRouteKinds } from "./route_kinds.ts";
+export { ROUTE_KINDS, servedRouteKinds } from "./route_kinds.ts";
+export type { RouteKindDef } from "./route_kind.ts";
 export { MESH_CONTROLLER_NAME } from "./mesh_attachment.ts";
 export { compareHostnames, covers, intersectHostname, routeHostnames } from "./hostnames.ts";
 export { parseDuration } from "./duration.ts";

@@ -5,7 +5,6 @@
  */
 import type { EndpointSliceBody, SecretBody, ServiceSpec } from "./core_types.ts";
 import { NAMESPACE_NAME_LABEL } from "./core_types.ts";
-import type { RouteSpecCommon } from "./attachment.ts";
 import { IdentityMemo } from "../memo/mod.ts";
 import type {
   GatewayClassSpec,
@@ -13,6 +12,7 @@ import type {
   KubeObject,
   Problem,
   ReferenceGrantSpec,
+  RouteSpecCommon,
   Typed,
 } from "./types.ts";
 

@@ -5,10 +5,11 @@
  * @module
  */
 import { admit } from "./admit.ts";
-import { attachRoute, type ParentOutcome, type RouteSpecCommon } from "./attachment.ts";
+import { attachRoute, type ParentOutcome } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { LOOPBACK_ADDRESSES } from "./addresses.ts";
-import { buildListeners, type Placement } from "./build_ir.ts";
+import { buildListeners } from "./build_ir.ts";
+import type { Placement } from "./placement.ts";
 import {
   evaluateGateways,
   gatewayClassStatus,
@@ -24,14 +25,14 @@ import {
   type MeshServices,
 } from "./mesh_attachment.ts";
 import { buildMesh, type MeshRouteState } from "./mesh_build.ts";
-import { ROUTE_KINDS, type RouteKind, type RouteKindDef } from "./route_kinds.ts";
+import { ROUTE_KINDS } from "./route_kinds.ts";
+import type { ConvertedRoute, RouteKind, RouteKindDef } from "./route_kind.ts";
 import { routeStatuses } from "./route_status.ts";
 import { mergeUdpBackends } from "./udp_clusters.ts";
-import type { ConvertedRoute } from "./rule_common.ts";
 import { indexObjects, keyOf, type Obj } from "./object_index.ts";
 import { Reads, readsHold } from "./reads.ts";
 import { ResolveState } from "./state.ts";
-import type { KubeObject, Problem } from "./types.ts";
+import type { KubeObject, Problem, RouteSpecCommon } from "./types.ts";
 import type { IR, IRSecret } from "../ir/types.ts";
 import type { MeshIR } from "../ir/mesh.ts";
 

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { RuleContext } from "./rule_common.ts";
 import { resolve } from "./resolve.ts";
-import { ROUTE_KINDS, type RouteKindDef } from "./route_kinds.ts";
+import { ROUTE_KINDS } from "./route_kinds.ts";
+import type { RouteKindDef } from "./route_kind.ts";
 import { supportedFeatures } from "./gateways.ts";
 import type { HTTPBackendRef, KubeObject } from "./types.ts";
 

@@ -11,7 +11,7 @@ import type {
   ConvertedRoute,
   ConvertedRule,
   ListenerContext,
-} from "./rule_common.ts";
+} from "./route_kind.ts";
 import type { KubeObject } from "./types.ts";
 import type { IRRoute } from "../ir/types.ts";
 

@@ -1,13 +1,13 @@
 /**
  * Rule conversion shared by HTTPRoute and GRPCRoute: header modifiers, weighted backends (invalid
- * ones kept with a non-existent cluster so their share answers 500), mirrors, and the converted
- * shapes the IR builder consumes.
+ * ones kept with a non-existent cluster so their share answers 500), mirrors. The converted shapes
+ * they produce are route_kind.ts's.
  * @module
  */
 import { matchRegexProblems } from "./re2.ts";
 import type { Backends, ClusterUse, NameConflict } from "./backends.ts";
 import { fail, type Outcome, pass } from "./conditions.ts";
-import type { RouteKind } from "./route_kinds.ts";
+import type { ConvertedRoute, ConvertedRule, RouteKind } from "./route_kind.ts";
 import type {
   BackendObjectReference,
   HTTPBackendRef,
@@ -19,45 +19,8 @@ import type {
   IRDirectAction,
   IRHeaderModifier,
   IRMirror,
-  IRRoute,
   IRRouteMatch,
 } from "../ir/types.ts";
-
-/** The listener a rule is being rendered for (redirects depend on it). */
-export interface ListenerContext {
-  port: number;
-  protocol: "HTTP" | "HTTPS";
-}
-
-/** One match of a rule, with its IR name and precedence key. */
-export interface ConvertedMatch {
-  name: string;
-  match: IRRouteMatch;
-  key: number[];
-}
-
-/** One rule, ready to be placed into virtual hosts. */
-export interface ConvertedRule {
-  matches: ConvertedMatch[];
-  requestHeaders?: IRHeaderModifier;
-  responseHeaders?: IRHeaderModifier;
-  action: (listener: ListenerContext) => IRRoute["action"];
-}
-
-/**
- * A converted route: its rules, the ResolvedRefs / Accepted (UnsupportedValue) outcomes, and what
- * its references need of the resolve (clusters to make, mesh-name conflicts to report) as data.
- */
-export interface ConvertedRoute {
-  rules: ConvertedRule[];
-  /** An L4 kind's (TCPRoute, TLSRoute, UDPRoute) weighted backends; its `rules` are empty. */
-  l4Backends?: IRBackend[];
-  clusters: ClusterUse[];
-  conflicts: NameConflict[];
-  resolvedRefs: Outcome;
-  /** Set when the route uses something aether does not support (Accepted=False UnsupportedValue). */
-  unsupported?: Outcome;
-}
 
 /** Collects reference failures and unsupported values while a route's rules are converted. */
 export class RuleContext {

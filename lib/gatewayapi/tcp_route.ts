@@ -4,7 +4,7 @@
  * @module
  */
 import { convertL4Route } from "./l4_route.ts";
-import type { RouteKindDef } from "./route_kinds.ts";
+import type { RouteKindDef } from "./route_kind.ts";
 
 /** TCPRoute in the route-kind registry: TCP listeners, a `tcpProxy` chain. */
 export const TCP_ROUTE: RouteKindDef = {

@@ -6,7 +6,7 @@
  * @module
  */
 import { convertL4Route } from "./l4_route.ts";
-import type { RouteKindDef } from "./route_kinds.ts";
+import type { RouteKindDef } from "./route_kind.ts";
 
 /**
  * TLSRoute in the route-kind registry: TLS listeners; a `tlsPassthrough` chain (a Terminate

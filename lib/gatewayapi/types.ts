@@ -211,6 +211,12 @@ export interface HTTPRouteRule {
   retry?: { codes?: number[]; attempts?: number; backoff?: string };
 }
 
+/** What attachment needs of a route, whatever its kind: the fields every route spec has. */
+export interface RouteSpecCommon {
+  parentRefs?: ParentReference[];
+  hostnames?: string[];
+}
+
 /** HTTPRoute spec. */
 export interface HTTPRouteSpec {
   parentRefs?: ParentReference[];

@@ -5,7 +5,7 @@
  * @module
  */
 import { convertL4Route } from "./l4_route.ts";
-import type { RouteKindDef } from "./route_kinds.ts";
+import type { RouteKindDef } from "./route_kind.ts";
 
 /** UDPRoute in the route-kind registry: UDP listeners, a `udpProxy` chain, UDP Service ports. */
 export const UDP_ROUTE: RouteKindDef = {

@@ -7,7 +7,7 @@
  * @module
  */
 import { IdentityMemo } from "../memo/mod.ts";
-import type { ConvertedRoute, ListenerContext } from "./rule_common.ts";
+import type { ConvertedRoute, ListenerContext } from "./route_kind.ts";
 import type { KubeObject } from "./types.ts";
 import type { IRVirtualHost } from "../ir/types.ts";
 

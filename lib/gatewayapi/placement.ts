@@ -1,0 +1,17 @@
+/**
+ * A route placed on a listener: what resolve hands the IR builders (build_ir.ts for HTTP and
+ * HTTPS, build_l4.ts for TLS, TCP and UDP), in a module of its own so neither builder imports
+ * the other for it.
+ * @module
+ */
+import type { ListenerState } from "./gateways.ts";
+import type { ConvertedRoute } from "./route_kind.ts";
+import type { KubeObject } from "./types.ts";
+
+/** A route accepted on one listener, serving these hostnames. */
+export interface Placement {
+  route: KubeObject;
+  converted: ConvertedRoute;
+  listener: ListenerState;
+  hostnames: string[];
+}
