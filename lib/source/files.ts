@@ -7,6 +7,7 @@
 import { extname, join, resolve } from "node:path";
 import { type ParsedFile, parseYamlObjects } from "./yaml_docs.ts";
 import { defaultParseLimits } from "./yaml_limits.ts";
+import type { FileMemo, ParseMemo } from "./file_memo.ts";
 import { loadKept, syncKept } from "./kept.ts";
 import {
   objectKey,
@@ -49,21 +50,6 @@ async function listFiles(path: string): Promise<string[]> {
   }
   return out.sort();
 }
-
-/** One file as last read: its text and parse, and its last parse without YAML errors. */
-export interface FileMemo {
-  text: string;
-  parsed: ParsedFile;
-  /** The last parse that had no invalid document, its text and when it was read (ISO time). */
-  good?: { parsed: ParsedFile; at: string; text: string };
-}
-
-/**
- * Parsed files by path with the text they were parsed from. A file whose text is unchanged since
- * the last read yields the very same objects, so resolve's per-object memo recognises them; a
- * changed file re-parses only its changed documents.
- */
-export type ParseMemo = Map<string, FileMemo>;
 
 /**
  * What the file's objects are this time: its parse, or — when it has invalid YAML, is over a

@@ -6,7 +6,7 @@
  * @module
  */
 import { join } from "node:path";
-import type { FileMemo, ParseMemo } from "./files.ts";
+import type { FileMemo, ParseMemo } from "./file_memo.ts";
 import { parseYamlObjects } from "./yaml_docs.ts";
 
 interface KeptFile {
