@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { ensurePeer } from "../lib/peers/mod.ts";
 import { freePort } from "../e2e/http_client.ts";
-import { syntheticConfig } from "./fixtures.ts";
+import { syntheticConfig } from "../lib/testing/synthetic_config.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

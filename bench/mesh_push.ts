@@ -12,7 +12,8 @@ import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import { resolve, ResolveState } from "../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../lib/gatewayapi/mod.ts";
-import { type Edit, lcg, serviceObjects } from "./mesh_fixtures.ts";
+import { lcg } from "../lib/testing/lcg.ts";
+import { type Edit, serviceObjects } from "../lib/testing/mesh_config.ts";
 import { SnapshotCache } from "../agent/xds/cache/mod.ts";
 import { XdsServer } from "../agent/xds/server/mod.ts";
 import {

@@ -15,7 +15,7 @@ import { SnapshotCache } from "../agent/xds/cache/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import type { SourceObject } from "../lib/source/types.ts";
-import { syntheticConfig, syntheticRoute } from "./fixtures.ts";
+import { syntheticConfig, syntheticRoute } from "../lib/testing/synthetic_config.ts";
 
 function peakRssMiB(): number {
   const status = Deno.readTextFileSync("/proc/self/status");

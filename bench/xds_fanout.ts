@@ -19,7 +19,7 @@ import * as grpc from "@grpc/grpc-js";
 import { fileURLToPath } from "node:url";
 import readline from "node:readline";
 import { Readable } from "node:stream";
-import { lcg } from "./mesh_fixtures.ts";
+import { lcg } from "../lib/testing/lcg.ts";
 import { fanoutSets } from "./xds_fanout_sets.ts";
 import {
   adsService,

@@ -17,7 +17,7 @@ import type { KubeObject } from "../lib/gatewayapi/mod.ts";
 import { SnapshotCache } from "../agent/xds/cache/mod.ts";
 import { XdsServer } from "../agent/xds/server/mod.ts";
 import { NodeSnapshots } from "../agent/node/snapshots.ts";
-import { type Edit, serviceObjects } from "./mesh_fixtures.ts";
+import { type Edit, serviceObjects } from "../lib/testing/mesh_config.ts";
 import { fanoutSets } from "./xds_fanout_sets.ts";
 
 const [services, nodes, setSize] = [1000, 1000, 20].map((d, i) => Number(Deno.args[i] ?? d));

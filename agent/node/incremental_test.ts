@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { resolve } from "../../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
 import type { NodeView } from "../../lib/ir/mesh.ts";
-import { type Edit, lcg, serviceObjects } from "../../bench/mesh_fixtures.ts";
+import { lcg } from "../../lib/testing/lcg.ts";
+import { type Edit, serviceObjects } from "../../lib/testing/mesh_config.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { NodeSnapshots, nodeSnapshots } from "./snapshots.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 import { parseAllDocuments } from "yaml";
-import { syntheticConfig } from "../../bench/fixtures.ts";
+import { syntheticConfig } from "../testing/synthetic_config.ts";
 import { cloneData, isObject } from "./clone.ts";
 import { GATEWAY_KINDS } from "./kinds.ts";
 import type { Schema } from "./structural_schema.ts";

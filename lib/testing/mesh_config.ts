@@ -1,16 +1,11 @@
 /**
- * Mesh objects for the GAMMA push benchmarks (bench/mesh_push.ts, bench/xds_fanout.ts): per
+ * Mesh objects for the GAMMA push benchmarks (bench/mesh_push.ts, bench/xds_fanout.ts) and the
+ * node translator's incremental test: per
  * service a Service, its EndpointSlice and two producer HTTPRoutes; edits change one route's
  * header value or one slice's endpoint address.
  * @module
  */
-import type { KubeObject } from "../lib/gatewayapi/mod.ts";
-
-/** A small seeded generator in [0, 1). */
-export function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-}
+import type { KubeObject } from "../gatewayapi/types.ts";
 
 /** One change: a route header value or an endpoint address of one service. */
 export interface Edit {

@@ -1,5 +1,10 @@
-/** Synthetic Gateway API configurations for benchmarks: N services and M HTTPRoutes. */
-import type { SourceObject } from "../lib/source/types.ts";
+/**
+ * Synthetic Gateway API configurations for benchmarks and the CEL mutation corpus: N services and
+ * M HTTPRoutes.
+ * @module
+ */
+import type { KubeObject } from "../gatewayapi/types.ts";
+import { lcg } from "./lcg.ts";
 
 /** Options for a synthetic config. */
 export interface SyntheticOptions {
@@ -11,14 +16,8 @@ export interface SyntheticOptions {
   endpointPort?: number;
 }
 
-/** A deterministic pseudo-random sequence (so every run builds the same config). */
-function lcg(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-}
-
 /** One HTTPRoute of the synthetic set; `edit` changes only a header value. */
-export function syntheticRoute(i: number, services: number, edit = 0): SourceObject {
+export function syntheticRoute(i: number, services: number, edit = 0): KubeObject {
   const rnd = lcg(i + 1);
   const svc = () => `svc-${Math.floor(rnd() * services)}`;
   return {
@@ -64,8 +63,8 @@ export function syntheticRoute(i: number, services: number, edit = 0): SourceObj
 }
 
 /** GatewayClass, one Gateway, `services` Services with EndpointSlices, `routes` HTTPRoutes. */
-export function syntheticConfig(o: SyntheticOptions): SourceObject[] {
-  const out: SourceObject[] = [
+export function syntheticConfig(o: SyntheticOptions): KubeObject[] {
+  const out: KubeObject[] = [
     {
       apiVersion: "gateway.networking.k8s.io/v1",
       kind: "GatewayClass",
