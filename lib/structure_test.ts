@@ -1,0 +1,202 @@
+/**
+ * The project's module structure: no import cycle among its own modules (an `import type` counts:
+ * a cycle is a cycle), and nothing imports upward. The import graph is Deno's own (`deno info
+ * --json` of a module importing every source file), so it sees exactly what `deno check` sees.
+ *
+ * Layers, lowest first: `lib/`; `agent/` and `controller/` (each imports only itself and lower
+ * layers); `e2e/` and `tools/`; `bench/`, `scripts/` and `examples/`. Tests (`*_test.ts`) are
+ * leaves nobody imports, so they may use any layer's helpers; every other module, test support
+ * included, keeps to the layers. A shared type that two modules would otherwise import from each
+ * other goes into a module of its own that both import (as lib/gatewayapi/route_kind.ts does).
+ */
+import assert from "node:assert/strict";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Folders that hold no project source. */
+const SKIP = new Set([".cache", ".git", "node_modules", "testdata", "dist"]);
+
+/** Top-level folders by layer, lowest first. */
+const LAYERS: readonly (readonly string[])[] = [
+  ["lib"],
+  ["agent", "controller"],
+  ["e2e", "tools"],
+  ["bench", "scripts", "examples"],
+];
+
+/** Module path (relative to the repository) → the project modules it imports. */
+type Graph = Map<string, Set<string>>;
+
+function* sources(dir: string): Generator<string> {
+  for (const e of Deno.readDirSync(dir)) {
+    const path = join(dir, e.name);
+    if (e.isDirectory && !SKIP.has(e.name)) yield* sources(path);
+    else if (e.isFile && e.name.endsWith(".ts")) yield path;
+  }
+}
+
+interface InfoDependency {
+  code?: { specifier?: string };
+  type?: { specifier?: string };
+}
+
+/** The import graph of every .ts file under `dir`, value and type imports alike. */
+async function importGraph(dir: string): Promise<Graph> {
+  const tmp = await Deno.makeTempDir({ prefix: "aether-structure-" });
+  try {
+    const entry = join(tmp, "all.ts");
+    const files = [...sources(dir)].sort();
+    await Deno.writeTextFile(
+      entry,
+      files.map((f) => `import "${pathToFileURL(f).href}";\n`).join(""),
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", "--config", join(dir, "deno.json"), entry],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, `deno info failed: ${new TextDecoder().decode(out.stderr)}`);
+    const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+      modules: { specifier: string; dependencies?: { code?: unknown; type?: unknown }[] }[];
+    };
+    const base = pathToFileURL(dir).href + "/";
+    const local = (s: string | undefined) =>
+      s?.startsWith(base) ? relative(dir, fileURLToPath(s)) : undefined;
+    const graph: Graph = new Map();
+    for (const m of info.modules) {
+      const from = local(m.specifier);
+      if (from === undefined) continue;
+      const to = new Set<string>();
+      for (const d of (m.dependencies ?? []) as InfoDependency[]) {
+        for (const s of [d.code?.specifier, d.type?.specifier]) {
+          const path = local(s);
+          if (path !== undefined) to.add(path);
+        }
+      }
+      graph.set(from, to);
+    }
+    // Every source file is in the graph (else a file would escape the check unseen).
+    assert.deepEqual(files.map((f) => relative(dir, f)).filter((f) => !graph.has(f)), []);
+    return graph;
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+}
+
+/**
+ * The import cycles of `graph`: its strongly connected components of more than one module, and
+ * modules importing themselves, each sorted, in sorted order (Tarjan's algorithm).
+ */
+function importCycles(graph: Graph): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || graph.get(v)?.has(v)) found.push(component.sort());
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  return found.sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+/** `from -> to` for every import of a non-test module into a higher layer or a sibling folder. */
+function upwardImports(graph: Graph): string[] {
+  const layer = (path: string) => {
+    const top = path.split("/")[0];
+    const i = LAYERS.findIndex((l) => l.includes(top));
+    assert.ok(i >= 0, `${path}: its folder ${top}/ has no layer; add it to LAYERS`);
+    return i;
+  };
+  const out: string[] = [];
+  for (const [from, deps] of [...graph].sort(([a], [b]) => a.localeCompare(b))) {
+    if (from.endsWith("_test.ts")) continue;
+    const top = from.split("/")[0];
+    for (const to of [...deps].sort()) {
+      if (to.split("/")[0] !== top && layer(to) >= layer(from)) out.push(`${from} -> ${to}`);
+    }
+  }
+  return out;
+}
+
+Deno.test("no import cycle and no upward import among the project's modules", async () => {
+  const graph = await importGraph(root);
+  // The walk found the project (a wrong root would pass on an empty graph).
+  assert.ok(graph.has("agent/main.ts") && graph.has("controller/main.ts"));
+  assert.ok(graph.size > 300, `only ${graph.size} modules`);
+  assert.deepEqual(importCycles(graph), []);
+  assert.deepEqual(upwardImports(graph), []);
+});
+
+Deno.test("the structure checks find a cycle, a self-import and an upward import", () => {
+  const graph: Graph = new Map([
+    ["lib/a.ts", new Set(["lib/b.ts"])],
+    ["lib/b.ts", new Set(["lib/c.ts"])],
+    ["lib/c.ts", new Set(["lib/a.ts", "lib/d.ts"])],
+    ["lib/d.ts", new Set<string>()],
+    ["lib/self.ts", new Set(["lib/self.ts"])],
+    ["lib/fixtures.ts", new Set(["bench/synthetic.ts"])],
+    ["lib/x_test.ts", new Set(["tools/gen.ts", "e2e/peers.ts"])],
+    ["agent/run.ts", new Set(["controller/status.ts", "lib/d.ts"])],
+    ["controller/status.ts", new Set(["lib/d.ts"])],
+    ["bench/synthetic.ts", new Set(["agent/run.ts", "e2e/peers.ts"])],
+    ["e2e/peers.ts", new Set(["lib/d.ts"])],
+    ["tools/gen.ts", new Set<string>()],
+  ]);
+  assert.deepEqual(importCycles(graph), [
+    ["lib/a.ts", "lib/b.ts", "lib/c.ts"],
+    ["lib/self.ts"],
+  ]);
+  assert.deepEqual(upwardImports(graph), [
+    "agent/run.ts -> controller/status.ts",
+    "lib/fixtures.ts -> bench/synthetic.ts",
+  ]);
+  assert.throws(
+    () => upwardImports(new Map([["misc/x.ts", new Set(["lib/d.ts"])]])),
+    /misc\/ has no layer/,
+  );
+});
+
+Deno.test("the import graph holds type-only imports, so a type-only cycle is found", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "aether-structure-" });
+  try {
+    await Deno.writeTextFile(join(dir, "deno.json"), "{}");
+    await Deno.mkdir(join(dir, "lib"));
+    await Deno.writeTextFile(
+      join(dir, "lib/a.ts"),
+      'import type { B } from "./b.ts";\nexport type A = { b?: B };\n',
+    );
+    await Deno.writeTextFile(
+      join(dir, "lib/b.ts"),
+      'import type { A } from "./a.ts";\nexport type B = { a?: A };\n',
+    );
+    await Deno.writeTextFile(join(dir, "lib/c.ts"), 'import "./a.ts";\n');
+    const graph = await importGraph(dir);
+    assert.deepEqual(importCycles(graph), [["lib/a.ts", "lib/b.ts"]]);
+    assert.deepEqual(graph.get("lib/c.ts"), new Set(["lib/a.ts"]));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
