@@ -74,12 +74,22 @@ function includeDirs(): string[] {
 
 let cached: protobuf.Root | undefined;
 
-/** The loaded and resolved protobufjs Root, from the generated JSON descriptor (loaded once). */
+/**
+ * The protobufjs Root, from the generated JSON descriptor (loaded once). Its types resolve their
+ * fields on first use (protobufjs does that in `setup`, {@link resolvedFields} for the chunked
+ * encoder): resolving all of Envoy's API up front cost ≈ 40 % of loading it, for the few hundred
+ * types an agent ever encodes. proto_descriptor_test.ts resolves every type of it.
+ */
 export function envoyRoot(): protobuf.Root {
   if (cached) return cached;
-  const root = protobuf.Root.fromJSON(envoyApi as protobuf.INamespace);
+  // Root.fromJSON would resolveAll(); addJSON does not. Edition features (packed encoding, field
+  // presence) are what resolveAll sets besides type references, and the encoders read them, so
+  // they are resolved here, through protobufjs's own (untyped) step of resolveAll.
+  const root = new protobuf.Root().addJSON((envoyApi as protobuf.INamespace).nested!) as
+    & protobuf.Root
+    & { _resolveFeaturesRecursive(edition: string): void; _edition: string };
   addNewerFields(root);
-  root.resolveAll();
+  root._resolveFeaturesRecursive(root._edition);
   cached = root;
   return root;
 }
@@ -190,7 +200,7 @@ function encodeInChunks(
   object: Record<string, unknown>,
   elements: ElementEncodings,
 ): Uint8Array {
-  const long = type.fieldsArray.filter((f) =>
+  const long = resolvedFields(type).filter((f) =>
     f.repeated && f.resolvedType instanceof protobuf.Type &&
     Array.isArray(object[f.name]) && (object[f.name] as unknown[]).length > CHUNK_AT
   );
@@ -226,6 +236,13 @@ function encodeInChunks(
     offset += p.length;
   }
   return out;
+}
+
+/** The fields of `type`, each with its type reference resolved (idempotent, cheap once done). */
+function resolvedFields(type: protobuf.Type): protobuf.Field[] {
+  const fields = type.fieldsArray;
+  for (const f of fields) if (!f.resolved) f.resolve();
+  return fields;
 }
 
 /** One element of a long list, from `elements` when this very object was seen before. */

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import protobuf from "protobufjs";
 import { envoyRoot, loadEnvoyProtos, TypeUrl, typeUrlPrefix } from "./proto.ts";
+import envoyApi from "./envoy_api.gen.json" with { type: "json" };
 import { envoyApiJson, OUTPUT } from "../../tools/gen_envoy_api.ts";
 import { goldenCases } from "./translate/test_util.ts";
 import { nodeGoldenCases } from "./translate/node/test_util.ts";
@@ -15,6 +16,21 @@ import type { NamedResource } from "./cache/mod.ts";
 
 Deno.test("envoy_api.gen.json is current (run `deno task gen-envoy-api` when this fails)", async () => {
   assert.deepEqual(JSON.parse(await Deno.readTextFile(OUTPUT)), JSON.parse(envoyApiJson()));
+});
+
+Deno.test("every type reference in the descriptor resolves (envoyRoot resolves them lazily)", () => {
+  const root = protobuf.Root.fromJSON(envoyApi as protobuf.INamespace);
+  root.resolveAll();
+  const cluster = root.lookupType("envoy.config.cluster.v3.Cluster");
+  assert.ok(cluster.fields.load_assignment.resolvedType instanceof protobuf.Type);
+});
+
+Deno.test("envoyRoot's lazily resolved types keep proto3's edition features (packed, presence)", () => {
+  const policy = { retriable_status_codes: [500, 503], num_retries: { value: 0 } };
+  const name = "envoy.config.route.v3.RetryPolicy";
+  const [lazy, parsed] = [envoyRoot().lookupType(name), loadEnvoyProtos().lookupType(name)];
+  assert.equal(lazy.fields.retriable_status_codes.packed, true);
+  assert.deepEqual(bytes(lazy, policy), bytes(parsed, policy));
 });
 
 Deno.test("the descriptor's Root encodes every golden case's resources like the parsed protos", () => {
