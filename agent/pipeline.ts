@@ -90,6 +90,8 @@ export class Pipeline {
   #lastIR?: IR;
   #lastResources?: EnvoyResources;
   readonly #reuse = new ResourceReuse();
+  /** Per computed status object of the last revision: its key and the merged status shown. */
+  #merged = new Map<unknown, { key: string; shown: ObjectStatus }>();
   /** The memos of this pipeline's resolves (its own: other pipelines never evict them). */
   readonly resolveState: ResolveState = new ResolveState();
   /** What this pipeline's translations and encodings remember. */
@@ -154,10 +156,24 @@ export class Pipeline {
     const key = (s: ObjectStatus) => `${s.kind}/${s.namespace ?? ""}/${s.name}`;
     const before = new Map(this.#status.objects.map((s) => [key(s), s]));
     const now = (this.options.now?.() ?? new Date()).toISOString().replace(/\.\d+Z$/, "Z");
-    return statuses.map((s) => {
-      const status = mergeStatus(before.get(key(s))?.status, s.status, now);
-      return status === s.status ? s : { ...s, status };
+    const merged = new Map<unknown, { key: string; shown: ObjectStatus }>();
+    const out = statuses.map((s) => {
+      const k = key(s);
+      const shown = before.get(k);
+      // The same computed status object as last revision, laid over what that gave: the merge
+      // would give it again (every condition keeps its time), so skip the walk.
+      const last = this.#merged.get(s.status);
+      if (shown !== undefined && last?.key === k && last.shown === shown) {
+        merged.set(s.status, last);
+        return shown;
+      }
+      const status = mergeStatus(shown?.status, s.status, now);
+      const result = status === s.status ? s : { ...s, status };
+      merged.set(s.status, { key: k, shown: result });
+      return result;
     });
+    this.#merged = merged;
+    return out;
   }
 
   /** Processes one source revision. Never throws: failures keep the last good config. */

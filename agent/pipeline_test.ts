@@ -64,7 +64,8 @@ Deno.test("pipeline /status: a condition keeps its lastTransitionTime until its 
       ) => `${c.type}=${c.status}@${c.lastTransitionTime}`),
     };
   };
-  const first = apply(objects());
+  const original = objects();
+  const first = apply(original);
   assertEquals(new Set(first.gateway), new Set(["2026-01-01T00:00:00Z"]));
   assertEquals(first.route, [
     "Accepted=True@2026-01-01T00:00:00Z",
@@ -92,6 +93,19 @@ Deno.test("pipeline /status: a condition keeps its lastTransitionTime until its 
   assertEquals(after.route, [
     "Accepted=True@2026-01-01T00:00:00Z",
     "ResolvedRefs=False@2026-01-03T00:00:00Z",
+  ]);
+
+  // The very same objects again (the merge of an unchanged computed status is skipped): no move.
+  clock = new Date("2026-01-04T00:00:00Z");
+  assertEquals(apply(moved), after);
+
+  // Back to the first objects themselves: ResolvedRefs flips back, stamped now.
+  clock = new Date("2026-01-05T00:00:00Z");
+  const back = apply(original);
+  assertEquals(back.gateway, first.gateway);
+  assertEquals(back.route, [
+    "Accepted=True@2026-01-01T00:00:00Z",
+    "ResolvedRefs=True@2026-01-05T00:00:00Z",
   ]);
 });
 

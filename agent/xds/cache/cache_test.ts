@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { TypeUrl } from "../proto.ts";
-import { type NamedResource, pushOrder, Snapshot, SnapshotCache } from "./mod.ts";
+import { Encodings, type NamedResource, pushOrder, Snapshot, SnapshotCache } from "./mod.ts";
 
 function cluster(name: string, timeout = 1): NamedResource {
   return { name, resource: { name, type: 3, connect_timeout: { seconds: timeout } } };
@@ -123,4 +123,25 @@ Deno.test("cache: a listener that sets a newer snapshot is not overtaken for lat
   cache.setSnapshot("n", s1);
   assert.equal(seen.at(-1), "s2", "the last snapshot a listener sees is the current one");
   assert.equal(cache.getSnapshot("n"), s2);
+});
+
+Deno.test("snapshot: a type whose encoded resources are all the same keeps its TypeResources", () => {
+  const encodings = new Encodings();
+  const [a, b] = [cluster("a"), cluster("b")];
+  const first = Snapshot.fromResources(
+    { clusters: [a, b], endpoints: [cla("a", 1)] },
+    undefined,
+    encodings,
+  );
+  const second = first.withTypes({ clusters: [a, b], endpoints: [cla("a", 2)] });
+  assert.equal(second.resources(TypeUrl.cluster), first.resources(TypeUrl.cluster));
+  assert.notEqual(second.typeVersion(TypeUrl.endpoint), first.typeVersion(TypeUrl.endpoint));
+  const fewer = second.withTypes({ clusters: [a] });
+  assert.notEqual(fewer.typeVersion(TypeUrl.cluster), first.typeVersion(TypeUrl.cluster));
+  assert.equal(
+    fewer.typeVersion(TypeUrl.cluster),
+    Snapshot.fromResources({ clusters: [a] }).typeVersion(TypeUrl.cluster),
+  );
+  const back = fewer.withTypes({ clusters: [a, b] });
+  assert.equal(back.typeVersion(TypeUrl.cluster), first.typeVersion(TypeUrl.cluster));
 });

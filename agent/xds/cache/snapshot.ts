@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { type ElementEncodings, encodeResource, TypeUrl } from "../proto.ts";
-import { IdentityMemo } from "../../../lib/memo/mod.ts";
+import { IdentityMemo, sameItems } from "../../../lib/memo/mod.ts";
 
 /** One resource as the translator produces it (protobufjs `fromObject` form, snake_case). */
 export interface NamedResource {
@@ -97,6 +97,11 @@ export function versionOf(items: Iterable<EncodedResource>): string {
 export class Encodings {
   readonly resources = new IdentityMemo<Record<string, unknown>, EncodedResource>();
   readonly elements: ElementEncodings = new WeakMap();
+  /**
+   * Per type URL, the last list encoded and what it gave: a list of the very same encoded
+   * resources in the same order gets the same TypeResources back, without hashing a version.
+   */
+  readonly types = new Map<string, { list: EncodedResource[]; resources: TypeResources }>();
 }
 
 /**
@@ -142,7 +147,12 @@ export function encodeType(
     }
     items.set(name, item!);
   }
-  return { version: versionOf(items.values()), items };
+  const encoded = [...items.values()];
+  const last = encodings.types.get(typeUrl);
+  if (last && sameItems(last.list, encoded)) return last.resources;
+  const resources = { version: versionOf(encoded), items };
+  encodings.types.set(typeUrl, { list: encoded, resources });
+  return resources;
 }
 
 /** An immutable set of xDS resources for one proxy (or the default for every proxy). */

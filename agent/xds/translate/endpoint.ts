@@ -23,7 +23,9 @@ export function loadAssignment(c: IRCluster): NamedResource {
   const byZone = new Map<string, IREndpoint[]>();
   for (const e of c.endpoints) {
     const zone = e.zone ?? "";
-    byZone.set(zone, [...(byZone.get(zone) ?? []), e]);
+    const group = byZone.get(zone);
+    if (group) group.push(e);
+    else byZone.set(zone, [e]);
   }
   const endpoints = [...byZone.keys()].sort(compare).map((zone) => {
     const group: Record<string, unknown> = {};

@@ -10,7 +10,6 @@
  * @module
  */
 import type { IR } from "../../../lib/ir/types.ts";
-import { cluster } from "./cluster.ts";
 import { translateEndpoints } from "./endpoint.ts";
 import { listener } from "./listener.ts";
 import { edgeLimitDefaults } from "./edge_limits.ts";
@@ -68,7 +67,7 @@ export function translate(
         : []
     )
   );
-  return {
+  const out: EnvoyResources = {
     listeners: sortedByName(ir.listeners.map((l) => listener(l, { statPrefix, edge, edgeLimits }))),
     routes: sortedByName(uniqueByName(
       chains.map(({ c }) => routeConfiguration(c, routeOpts)),
@@ -77,11 +76,13 @@ export function translate(
       chains.flatMap(({ c, listener }) => vhdsVirtualHosts(c, listener, memo)),
     )),
     clusters: sortedByName(
-      ir.clusters.map((c) => cluster(c, { connectTimeoutMs, mtls: options.mtls })),
+      ir.clusters.map((c) => memo.clusters.cluster(c, { connectTimeoutMs, mtls: options.mtls })),
     ),
-    endpoints: translateEndpoints(ir.clusters),
+    endpoints: sortedByName(ir.clusters).map((c) => memo.clusters.loadAssignment(c)),
     secrets: sortedByName(ir.secrets.map(secret)),
   };
+  memo.clusters.settle();
+  return out;
 }
 
 /** Keeps the first resource of each name (chains may share one routeConfigName and its vhosts). */

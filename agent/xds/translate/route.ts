@@ -6,6 +6,7 @@
  * filter: a Host no virtual host serves gets the router's 404 at once.
  * @module
  */
+import { ClusterMemo } from "./cluster_memo.ts";
 import type { IRHttpFilterChain, IRRoute, IRVirtualHost } from "../../../lib/ir/types.ts";
 import {
   directResponse,
@@ -45,6 +46,8 @@ export function route(r: IRRoute, listener: RouteListener = httpPort80): Record<
  * the VHDS resource per translated virtual host.
  */
 export class TranslateMemo {
+  /** Clusters and load assignments of the last translation (cluster_memo.ts). */
+  readonly clusters = new ClusterMemo();
   readonly virtualHosts = new IdentityMemo<
     IRVirtualHost,
     { listener: RouteListener; out: Record<string, unknown> }

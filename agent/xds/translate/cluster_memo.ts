@@ -1,0 +1,69 @@
+/**
+ * Clusters and ClusterLoadAssignments remembered between translations of one stream of IRs.
+ * resolve makes new IRCluster objects every time (a cluster's protocol is settled while routes are
+ * converted), but keeps an unchanged cluster's fields and its `endpoints` array; so a cluster is
+ * translated again only when a field that translation reads changed, and a ClusterLoadAssignment
+ * only when its endpoints array is a new one. Unchanged resources come out as the same objects,
+ * which the pipeline's ResourceReuse and the snapshot's encodings then skip by identity instead of
+ * comparing and encoding them again. The remembered resources are shared: read-only.
+ * @module
+ */
+import type { IRCluster, IREndpoint } from "../../../lib/ir/types.ts";
+import { IdentityMemo, sameItems } from "../../../lib/memo/mod.ts";
+import { cluster, type ClusterOptions } from "./cluster.ts";
+import { loadAssignment } from "./endpoint.ts";
+import type { NamedResource } from "./types.ts";
+
+interface ClusterEntry {
+  c: IRCluster;
+  opts: ClusterOptions;
+  out: NamedResource;
+}
+
+/** The fields of an IRCluster and the options cluster() reads, compared (identities by item). */
+function sameClusterInputs(a: ClusterEntry, c: IRCluster, opts: ClusterOptions): boolean {
+  const x = a.c;
+  return x.name === c.name && x.protocol === c.protocol && x.port === c.port &&
+    x.plaintextAllowed === c.plaintextAllowed &&
+    (x.identities === c.identities ||
+      (x.identities !== undefined && c.identities !== undefined &&
+        sameItems(x.identities, c.identities))) &&
+    a.opts.connectTimeoutMs === opts.connectTimeoutMs && a.opts.name === opts.name &&
+    a.opts.mtls?.callerId === opts.mtls?.callerId &&
+    a.opts.mtls?.trustDomain === opts.mtls?.trustDomain;
+}
+
+/** One translator's remembered clusters (last translation's, by name) and load assignments. */
+export class ClusterMemo {
+  #last = new Map<string, ClusterEntry>();
+  #next = new Map<string, ClusterEntry>();
+  readonly endpoints = new IdentityMemo<IREndpoint[], NamedResource>();
+
+  /** `cluster(c, opts)`, or the same resource as last time when what it reads is unchanged. */
+  cluster(c: IRCluster, opts: ClusterOptions): NamedResource {
+    const key = opts.name ?? c.name;
+    const seen = this.#last.get(key);
+    const entry = seen !== undefined && sameClusterInputs(seen, c, opts)
+      ? seen
+      : { c, opts: { ...opts }, out: cluster(c, opts) };
+    this.#next.set(key, entry);
+    return entry.out;
+  }
+
+  /** `loadAssignment(c)`, the same resource while `c.endpoints` is the same array and name. */
+  loadAssignment(c: IRCluster): NamedResource {
+    const seen = this.endpoints.peek(c.endpoints);
+    const hit = seen?.name === c.name;
+    this.endpoints.count(hit);
+    if (hit) return seen!;
+    const out = loadAssignment(c);
+    this.endpoints.set(c.endpoints, out);
+    return out;
+  }
+
+  /** Ends one translation: only the clusters it asked for are remembered for the next. */
+  settle(): void {
+    this.#last = this.#next;
+    this.#next = new Map();
+  }
+}
