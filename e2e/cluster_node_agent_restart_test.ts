@@ -4,7 +4,8 @@
  * so the node proxy's Envoy runs in its own pod (the chart's aether-node-proxy DaemonSet): it keeps
  * serving its last configuration while no agent runs and reconnects to the replacement agent. No
  * request fails, the Envoy pod is the same one throughout, and the new agent serves an edit made
- * afterwards.
+ * afterwards. The agents dial the API server at the node address the chart's k8sServiceHost names
+ * (as on Talos with KubePrism), not the kubernetes Service's ClusterIP.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -29,7 +30,8 @@ Deno.test({
   fn: async () => {
     for (const p of ["helm", "kubectl", "ip"]) await ensurePeer(p);
     await withCluster(async (c) => {
-      const env = await setUp(c);
+      const apiServer = `https://${c.layout.nodeIp}:6443`;
+      const env = await setUp(c, [`k8sServiceHost=${c.layout.nodeIp}`, "k8sServicePort=6443"]);
       const dir = await Deno.makeTempDir({ prefix: "aether-agent-restart-" });
       const stopFile = join(dir, "stop");
       let load: Promise<LoadResult> | undefined;
@@ -76,6 +78,11 @@ Deno.test({
         const gone = Date.now();
         await env.k(["apply", "-f", "-"], workloads("handed-over"));
         await waitEdit(env, "handed-over");
+        const log = await env.k(["-n", releaseNs, "logs", fresh.metadata.name]);
+        assert.ok(
+          log.includes(`"reading configuration from the API server","server":"${apiServer}"`),
+          `the agent dials ${apiServer}:\n${log.slice(0, 2000)}`,
+        );
         await new Promise((r) => setTimeout(r, 3_000));
         await Deno.writeTextFile(stopFile, "");
         const r = await load;

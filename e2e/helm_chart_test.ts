@@ -130,6 +130,32 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
       );
     });
 
+    await t.step(
+      "k8sServiceHost: the node agents (host network) dial that API server",
+      async () => {
+        const envOf = (ds: Any, name: string) =>
+          (ds.spec.template.spec.containers[0].env as Any[]).find((e) => e.name === name)?.value;
+        const agentOf = (ds: Any[]) =>
+          ds.find((d) => d.kind === "DaemonSet" && d.metadata.name === "aether-agent");
+        assertEquals(envOf(agentOf(rest), "KUBERNETES_SERVICE_HOST"), undefined);
+        const r = await exec(helm, [
+          "template",
+          "aether",
+          chart,
+          "--set=agent.gamma=true",
+          "--set=k8sServiceHost=localhost",
+          "--set=k8sServicePort=7445",
+        ]);
+        assertEquals(r.code, 0, r.stderr);
+        const out: Any[] = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean);
+        assertEquals(envOf(agentOf(out), "KUBERNETES_SERVICE_HOST"), "localhost");
+        assertEquals(envOf(agentOf(out), "KUBERNETES_SERVICE_PORT"), "7445");
+        // The controller is on the pod network, where the node's localhost is not: ClusterIP.
+        const controller = out.find((d) => d.kind === "Deployment");
+        assertEquals(envOf(controller, "KUBERNETES_SERVICE_HOST"), undefined);
+      },
+    );
+
     kube = await startKube(dir, { authorization: "RBAC" });
     const k = kube;
     const res = await k.request("POST", "/api/v1/namespaces", { metadata: { name: NS } });

@@ -29,3 +29,16 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - tcproutes
 - udproutes
 {{- end }}
+
+{{/*
+The API server's address for the host-network node agents when k8sServiceHost is set (Talos
+KubePrism: localhost:7445), in place of the kubernetes Service's ClusterIP the kubelet injects.
+*/}}
+{{- define "aether.apiServerEnv" -}}
+{{- if .Values.k8sServiceHost }}
+- name: KUBERNETES_SERVICE_HOST
+  value: {{ .Values.k8sServiceHost | quote }}
+- name: KUBERNETES_SERVICE_PORT
+  value: {{ .Values.k8sServicePort | quote }}
+{{- end }}
+{{- end }}
