@@ -112,22 +112,21 @@ export async function tcpQueries(
   return out;
 }
 
-/** Starts unbound on `address:port` with extra `server:` lines and optional extra sections. */
-export async function startUnbound(
-  opts: { address?: string; port?: number; server?: string[]; extra?: string[]; cpu?: number },
-): Promise<Peer> {
-  const bin = await ensurePeer("unbound");
-  const address = opts.address ?? "127.0.0.1";
-  const port = opts.port ?? await freePort(address);
-  const dir = await Deno.makeTempDir({ prefix: "aether-unbound-" });
-  const conf = [
+/**
+ * An unbound.conf for a test: one foreground, unprivileged thread on `address:port` answering
+ * 127.0.0.0/8, working in `dir`, with extra `server:` lines and optional extra sections.
+ */
+export function unboundConfig(
+  opts: { address: string; port: number; dir: string; server?: string[]; extra?: string[] },
+): string {
+  return [
     "server:",
-    `  interface: ${address}@${port}`,
-    `  port: ${port}`,
+    `  interface: ${opts.address}@${opts.port}`,
+    `  port: ${opts.port}`,
     "  do-daemonize: no",
     '  username: ""',
     '  chroot: ""',
-    `  directory: "${dir}"`,
+    `  directory: "${opts.dir}"`,
     '  pidfile: ""',
     "  use-syslog: no",
     "  verbosity: 0",
@@ -138,6 +137,17 @@ export async function startUnbound(
     ...(opts.server ?? []).map((l) => "  " + l),
     ...(opts.extra ?? []),
   ].join("\n") + "\n";
+}
+
+/** Starts unbound on `address:port` with extra `server:` lines and optional extra sections. */
+export async function startUnbound(
+  opts: { address?: string; port?: number; server?: string[]; extra?: string[]; cpu?: number },
+): Promise<Peer> {
+  const bin = await ensurePeer("unbound");
+  const address = opts.address ?? "127.0.0.1";
+  const port = opts.port ?? await freePort(address);
+  const dir = await Deno.makeTempDir({ prefix: "aether-unbound-" });
+  const conf = unboundConfig({ address, port, dir, server: opts.server, extra: opts.extra });
   const path = join(dir, "unbound.conf");
   await Deno.writeTextFile(path, conf);
   const cmd = opts.cpu === undefined ? bin : "taskset";
