@@ -8,7 +8,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ensurePeer } from "../lib/peers/mod.ts";
-import { run } from "../lib/peers/util.ts";
 import { bundleSecretName } from "../agent/xds/translate/mtls.ts";
 import { gateway, gatewayClass, httpRoute, toYaml } from "./harness.ts";
 import { freePort, request } from "./http_client.ts";
@@ -16,6 +15,7 @@ import { curlFrom } from "./mesh_harness.ts";
 import { createPodNetwork, type NetPod } from "./netns.ts";
 import { dumpOutput, exec, type Proc, waitFor } from "./peers/proc.ts";
 import { startSpire } from "./spire.ts";
+import { selfSigned } from "./tls.ts";
 import { startEcho } from "./echo/server.ts";
 import { PLAINTEXT_ANNOTATION } from "../agent/identity/mod.ts";
 import {
@@ -203,26 +203,11 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
         assert.equal(ok.code, 0, ok.stderr);
         assert.match(JSON.parse(ok.stdout).headers["x-forwarded-client-cert"], xfcc);
 
-        const openssl = await ensurePeer("openssl");
-        await run(openssl, [
-          "req",
-          "-x509",
-          "-newkey",
-          "ec",
-          "-pkeyopt",
-          "ec_paramgen_curve:prime256v1",
-          "-nodes",
-          "-keyout",
-          join(certDir, "other.key"),
-          "-out",
-          join(certDir, "other.pem"),
-          "-subj",
-          "/CN=other",
-          "-days",
-          "1",
-          "-addext",
-          "subjectAltName=URI:spiffe://other.test/ns/a/sa/client",
-        ]);
+        await selfSigned(certDir, { key: "other.key", cert: "other.pem" }, {
+          cn: "other",
+          days: 1,
+          extensions: ["subjectAltName=URI:spiffe://other.test/ns/a/sa/client"],
+        });
         const other = await curlIn(a, [
           "-k",
           "--cert",

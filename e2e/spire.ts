@@ -9,6 +9,7 @@
 import { join } from "node:path";
 import { ensurePeer } from "../lib/peers/mod.ts";
 import { exec, freePort, type Proc, spawn, waitFor } from "./peers/proc.ts";
+import { selfSigned, signLeaf } from "./tls.ts";
 
 /** Options of {@link startSpire}. */
 export interface SpireOptions {
@@ -50,44 +51,27 @@ export interface Spire {
   stop(): Promise<void>;
 }
 
-async function openssl(dir: string, args: string[]): Promise<void> {
-  const r = await exec(await ensurePeer("openssl"), args, dir);
-  if (r.code !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
-}
+/** The trust domain's upstream CA files in the SPIRE dir. */
+const UPSTREAM_CA = { key: "ca.key", cert: "ca.pem" };
 
 /** A CA for the trust domain (basic constraints CA, URI SAN of the trust domain). */
 async function makeCa(dir: string, td: string): Promise<void> {
-  await openssl(dir, [
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=aether test upstream CA",
-    "-addext",
-    "basicConstraints=critical,CA:TRUE",
-    "-addext",
-    "keyUsage=critical,keyCertSign,cRLSign",
-    "-addext",
-    `subjectAltName=URI:spiffe://${td}`,
-  ]);
+  await selfSigned(dir, UPSTREAM_CA, {
+    cn: "aether test upstream CA",
+    extensions: [
+      "basicConstraints=critical,CA:TRUE",
+      "keyUsage=critical,keyCertSign,cRLSign",
+      `subjectAltName=URI:spiffe://${td}`,
+    ],
+  });
 }
 
 function serverConf(dir: string, port: number, td: string, ttl: string, ca: boolean): string {
   const upstream = ca
     ? `  UpstreamAuthority "disk" {
     plugin_data {
-      cert_file_path = "${join(dir, "ca.pem")}"
-      key_file_path = "${join(dir, "ca.key")}"
+      cert_file_path = "${join(dir, UPSTREAM_CA.cert)}"
+      key_file_path = "${join(dir, UPSTREAM_CA.key)}"
     }
   }
 `
@@ -249,45 +233,19 @@ export async function startSpire(opts: SpireOptions = {}): Promise<Spire> {
     startAgent,
     mint: async (name, uris) => {
       if (!opts.upstreamCa) throw new Error("mint needs startSpire({ upstreamCa: true })");
-      await Deno.writeTextFile(
-        join(dir, `${name}.ext`),
-        `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n` +
-          `extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=${
-            uris.map((u) => `URI:${u}`).join(",")
-          }\n`,
-      );
-      await openssl(dir, [
-        "req",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-keyout",
-        `${name}.key`,
-        "-out",
-        `${name}.csr`,
-        "-subj",
-        `/CN=${name}`,
-      ]);
-      await openssl(dir, [
-        "x509",
-        "-req",
-        "-in",
-        `${name}.csr`,
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        `${name}.pem`,
-        "-days",
-        "1",
-        "-extfile",
-        `${name}.ext`,
-      ]);
-      return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
+      const files = { key: `${name}.key`, cert: `${name}.pem` };
+      await signLeaf(dir, files, {
+        cn: name,
+        ca: UPSTREAM_CA,
+        days: 1,
+        extensions: [
+          "basicConstraints=critical,CA:FALSE",
+          "keyUsage=critical,digitalSignature",
+          "extendedKeyUsage=serverAuth,clientAuth",
+          `subjectAltName=${uris.map((u) => `URI:${u}`).join(",")}`,
+        ],
+      });
+      return { cert: join(dir, files.cert), key: join(dir, files.key) };
     },
     stop,
   };
