@@ -7,22 +7,12 @@
  *
  * deno run -A bench/mesh_push.ts [services=1000] [nodes=100] [setSize=20] [changes=50]
  */
-import * as grpc from "@grpc/grpc-js";
-import { Logger } from "../lib/log/mod.ts";
-import { Registry } from "../lib/metrics/mod.ts";
 import { resolve, ResolveState } from "../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../lib/gatewayapi/mod.ts";
 import { lcg } from "../lib/testing/lcg.ts";
 import { type Edit, serviceObjects } from "../lib/testing/mesh_config.ts";
-import { SnapshotCache } from "../agent/xds/cache/mod.ts";
-import { XdsServer } from "../agent/xds/server/mod.ts";
-import {
-  adsService,
-  type DeltaDiscoveryRequest,
-  type DeltaDiscoveryResponse,
-} from "../agent/xds/server/service.ts";
 import { TypeUrl } from "../agent/xds/proto.ts";
-import { NodeSnapshots } from "../agent/node/snapshots.ts";
+import { adsClient, nodeStream, type Received, startMeshXds } from "./mesh_ads.ts";
 
 const [services, nodes, setSize, changes] = [1000, 100, 20, 50].map((d, i) =>
   Number(Deno.args[i] ?? d)
@@ -39,15 +29,7 @@ function objects(edit: Edit): KubeObject[] {
 
 // The control plane: resolve (with its own state) → NodeSnapshots → cache → XdsServer.
 const state = new ResolveState();
-const cache = new SnapshotCache();
-const snapshots = new NodeSnapshots({ cache });
-const server = new XdsServer({
-  cache,
-  logger: new Logger("xds", () => {}, "error"),
-  metrics: new Registry(),
-  onDemand: snapshots.onDemand,
-});
-const port = await server.listen({ port: 0 });
+const { snapshots, server, port } = await startMeshXds();
 const t0 = performance.now();
 snapshots.setMesh(resolve(objects({}), { meshDomain: domain }, state).mesh);
 const sets: string[][] = [];
@@ -65,43 +47,13 @@ for (let n = 0; n < nodes; n++) {
 const setupMs = performance.now() - t0;
 
 // Simulated node proxies.
-interface Received {
-  at: number;
-  type: string;
-}
-const Client = grpc.makeGenericClientConstructor(adsService(), "ADS");
-const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
-  "grpc.max_receive_message_length": 64 << 20,
-}) as
-  & grpc.Client
-  & Record<string, () => grpc.ClientDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>>;
+const client = adsClient(port);
 const received: Received[][] = [];
 const streams = [];
 for (let n = 0; n < nodes; n++) {
   const log: Received[] = [];
   received.push(log);
-  const call = client.DeltaAggregatedResources();
-  const node = { id: `node-${n}`, cluster: "bench" };
-  call.on("data", (res: DeltaDiscoveryResponse) => {
-    log.push({ at: performance.now(), type: res.type_url });
-    call.write({ type_url: res.type_url, response_nonce: res.nonce });
-    if (res.type_url === TypeUrl.route && !log.some((r) => r.type === TypeUrl.virtualHost)) {
-      // Like Envoy: VHDS opens with an empty (wildcard) subscription once the route table is in.
-      call.write({ node, type_url: TypeUrl.virtualHost, resource_names_subscribe: [] });
-    }
-    if (res.type_url === TypeUrl.cluster) {
-      const names = res.resources.map((r) => r.name);
-      if (names.length) {
-        call.write({ node, type_url: TypeUrl.endpoint, resource_names_subscribe: names });
-      }
-    }
-  });
-  call.on("error", () => {});
-  for (const type of [TypeUrl.cluster, TypeUrl.listener]) {
-    call.write({ node, type_url: type, resource_names_subscribe: [] });
-  }
-  call.write({ node, type_url: TypeUrl.route, resource_names_subscribe: [`outbound.ns-${n}`] });
-  streams.push(call);
+  streams.push(nodeStream(client, n, log));
 }
 const warm = async (what: string, check: () => boolean, ms = 60000) => {
   const deadline = performance.now() + ms;

@@ -15,18 +15,19 @@
  * 2-core machine their own receive/ACK work is part of the measured time.
  * @module
  */
-import * as grpc from "@grpc/grpc-js";
 import { fileURLToPath } from "node:url";
 import readline from "node:readline";
 import { Readable } from "node:stream";
 import { lcg } from "../lib/testing/lcg.ts";
 import { fanoutSets } from "./xds_fanout_sets.ts";
-import {
-  adsService,
-  type DeltaDiscoveryRequest,
-  type DeltaDiscoveryResponse,
-} from "../agent/xds/server/service.ts";
 import { TypeUrl } from "../agent/xds/proto.ts";
+import {
+  type AdsClient,
+  adsClient,
+  type AdsStream,
+  nodeStream,
+  type Received,
+} from "./mesh_ads.ts";
 
 const [services, nodes, setSize, changes, channels] = [1000, 1000, 20, 20, 100].map((d, i) =>
   Number(Deno.args[i] ?? d)
@@ -66,51 +67,17 @@ function agentStats(): { cpuMs: number; rssMiB: number; hwmMiB: number } {
   return { cpuMs: ticks * 10, rssMiB: kb("VmRSS") / 1024, hwmMiB: kb("VmHWM") / 1024 };
 }
 
-interface Received {
-  at: number;
-  type: string;
-}
-const Client = grpc.makeGenericClientConstructor(adsService(), "ADS");
-type AdsClient =
-  & grpc.Client
-  & Record<string, () => grpc.ClientDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>>;
+// Its own connection per channel (grpc-js shares subchannels across channels by default).
 const clients: AdsClient[] = Array.from(
   { length: channels },
-  () =>
-    new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
-      "grpc.max_receive_message_length": 64 << 20,
-      // Its own connection per channel (grpc-js shares subchannels across channels by default).
-      "grpc.use_local_subchannel_pool": 1,
-    }) as AdsClient,
+  () => adsClient(port, { "grpc.use_local_subchannel_pool": 1 }),
 );
 const received: Received[][] = [];
-const streams: grpc.ClientDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>[] = [];
+const streams: AdsStream[] = [];
 for (let n = 0; n < nodes; n++) {
   const log: Received[] = [];
   received.push(log);
-  const call = clients[n % channels].DeltaAggregatedResources();
-  const node = { id: `node-${n}`, cluster: "bench" };
-  let vhds = false;
-  call.on("data", (res: DeltaDiscoveryResponse) => {
-    log.push({ at: performance.now(), type: res.type_url });
-    call.write({ type_url: res.type_url, response_nonce: res.nonce });
-    if (res.type_url === TypeUrl.route && !vhds) {
-      vhds = true; // like Envoy: VHDS opens with a wildcard subscription once RDS is in
-      call.write({ node, type_url: TypeUrl.virtualHost, resource_names_subscribe: [] });
-    }
-    if (res.type_url === TypeUrl.cluster) {
-      const names = res.resources.map((r) => r.name);
-      if (names.length) {
-        call.write({ node, type_url: TypeUrl.endpoint, resource_names_subscribe: names });
-      }
-    }
-  });
-  call.on("error", () => {});
-  for (const type of [TypeUrl.cluster, TypeUrl.listener]) {
-    call.write({ node, type_url: type, resource_names_subscribe: [] });
-  }
-  call.write({ node, type_url: TypeUrl.route, resource_names_subscribe: [`outbound.ns-${n}`] });
-  streams.push(call);
+  streams.push(nodeStream(clients[n % channels], n, log));
 }
 const until = async (what: string, check: () => boolean, ms: number) => {
   const deadline = performance.now() + ms;

@@ -10,13 +10,9 @@
  */
 import process from "node:process";
 import readline from "node:readline";
-import { Logger } from "../lib/log/mod.ts";
-import { Registry } from "../lib/metrics/mod.ts";
 import { resolve } from "../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../lib/gatewayapi/mod.ts";
-import { SnapshotCache } from "../agent/xds/cache/mod.ts";
-import { XdsServer } from "../agent/xds/server/mod.ts";
-import { NodeSnapshots } from "../agent/node/snapshots.ts";
+import { startMeshXds } from "./mesh_ads.ts";
 import { type Edit, serviceObjects } from "../lib/testing/mesh_config.ts";
 import { fanoutSets } from "./xds_fanout_sets.ts";
 
@@ -28,15 +24,7 @@ const edits = new Map<number, Edit>();
 const objects = () =>
   base.flatMap((objs, i) => (edits.has(i) ? serviceObjects(i, edits.get(i)!) : objs));
 
-const cache = new SnapshotCache();
-const snapshots = new NodeSnapshots({ cache });
-const server = new XdsServer({
-  cache,
-  logger: new Logger("xds", () => {}, "error"),
-  metrics: new Registry(),
-  onDemand: snapshots.onDemand,
-});
-const port = await server.listen({ port: 0 });
+const { snapshots, server, port } = await startMeshXds();
 const t0 = performance.now();
 snapshots.setMesh(resolve(objects(), { meshDomain: domain }).mesh);
 fanoutSets(services, nodes, setSize).forEach((dependencies, n) =>
