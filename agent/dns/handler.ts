@@ -13,7 +13,6 @@ import type { DnsMetrics } from "./metrics.ts";
 import type { RateLimiter } from "./rate_limit.ts";
 import type { MeshRecords } from "./records.ts";
 import {
-  buildResponse,
   type Edns,
   errorResponse,
   fitUdp,
@@ -21,6 +20,7 @@ import {
   put16,
   type Query,
   RCODE,
+  truncatedResponse,
   TYPE,
   udpLimit,
 } from "./wire.ts";
@@ -125,22 +125,7 @@ export class QueryHandler {
     if (verdict === "drop") return undefined;
     const p = parseQuery(raw);
     if (!p.query) return undefined;
-    const q = p.query;
-    return buildResponse(
-      raw,
-      q.id,
-      q.flags,
-      q.questionEnd,
-      q.edns,
-      RCODE.NOERROR,
-      false,
-      undefined,
-      0,
-      undefined,
-      0,
-      d.zone.ednsSize,
-      0,
-    );
+    return truncatedResponse(raw, p.query, RCODE.NOERROR, d.zone.ednsSize);
   }
 
   async #forward(raw: Uint8Array, q: Query, limit: number, transport: Transport) {

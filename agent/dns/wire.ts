@@ -323,8 +323,23 @@ export function fitUdp(
   ednsSize: number,
 ): Uint8Array {
   if (resp.length <= limit) return resp;
-  const rcode = resp[3] & 0xf;
-  const out = buildResponse(
+  const out = truncatedResponse(raw, q, resp[3] & 0xf, ednsSize);
+  // Keep the upstream's AA/AD bits as they were; TC is already set by buildResponse.
+  out[2] |= resp[2] & 0x04;
+  return out;
+}
+
+/**
+ * The header (TC set, no records) + question + our OPT when the query had one, with `rcode`:
+ * what tells a UDP client to ask again over TCP.
+ */
+export function truncatedResponse(
+  raw: Uint8Array,
+  q: Query,
+  rcode: number,
+  ednsSize: number,
+): Uint8Array {
+  return buildResponse(
     raw,
     q.id,
     q.flags,
@@ -339,9 +354,6 @@ export function fitUdp(
     ednsSize,
     0,
   );
-  // Keep the upstream's AA/AD bits as they were; TC is already set by buildResponse.
-  out[2] |= resp[2] & 0x04;
-  return out;
 }
 
 /** Encodes a dotted name (no compression) to wire format. */
