@@ -5,27 +5,16 @@
 import assert from "node:assert/strict";
 import { resolve } from "../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../lib/gatewayapi/types.ts";
+import { gateway, gatewayClass } from "../lib/testing/objects.ts";
 import { edgeResolveOptions } from "./run.ts";
 
 const edge = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };
 
 const objects = (address: string): KubeObject[] => [
-  {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "GatewayClass",
-    metadata: { name: "aether" },
-    spec: { controllerName: "gateway.aether.io/edge" },
-  },
-  {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "Gateway",
-    metadata: { name: "gw", namespace: "infra", generation: 1 },
-    spec: {
-      gatewayClassName: "aether",
-      addresses: [{ type: "IPAddress", value: address }],
-      listeners: [{ name: "http", port: 8080, protocol: "HTTP" }],
-    },
-  },
+  gatewayClass(),
+  gateway("gw", [{ name: "http", port: 8080, protocol: "HTTP" }], "infra", {
+    addresses: [{ type: "IPAddress", value: address }],
+  }),
 ];
 
 function programmed(address: string, pools?: string[]) {

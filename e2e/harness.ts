@@ -1,6 +1,7 @@
 /**
  * End-to-end harness: a standalone agent with a real Envoy 1.40 child, fed from an in-memory
- * source (or a config folder), plus builders for the Gateway API objects tests use.
+ * source (or a config folder), plus builders for the Gateway API objects tests use (those of
+ * lib/testing/objects.ts, and serviceFor for an echo backend).
  * @module
  */
 import { Logger } from "../lib/log/mod.ts";
@@ -14,6 +15,8 @@ import {
 import { type EchoServer, startEcho } from "./echo/server.ts";
 import { freePort } from "./http_client.ts";
 import { ensurePeer } from "../lib/peers/mod.ts";
+
+export { gateway, gatewayClass, httpRoute, namespace, toYaml } from "../lib/testing/objects.ts";
 
 /** A running edge under test. */
 export interface Edge {
@@ -67,30 +70,6 @@ export async function closeEchos(
   for (const e of Object.values(echos)) await e.close();
 }
 
-/** The GatewayClass aether claims. */
-export function gatewayClass(name = "aether"): SourceObject {
-  return {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "GatewayClass",
-    metadata: { name },
-    spec: { controllerName: "gateway.aether.io/edge" },
-  };
-}
-
-/** A Gateway with the given listeners (each `{name, protocol, port, hostname?, ...}`). */
-export function gateway(
-  name: string,
-  listeners: Record<string, unknown>[],
-  namespace = "default",
-): SourceObject {
-  return {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "Gateway",
-    metadata: { name, namespace, generation: 1 },
-    spec: { gatewayClassName: "aether", listeners },
-  };
-}
-
 /** A Service with one port `port` → the echo server's port, plus its EndpointSlice. */
 export function serviceFor(
   name: string,
@@ -119,34 +98,6 @@ export function serviceFor(
     },
   ];
 }
-
-/** An HTTPRoute with the given spec. */
-export function httpRoute(
-  name: string,
-  spec: Record<string, unknown>,
-  namespace = "default",
-  creationTimestamp = "2026-01-01T00:00:00Z",
-): SourceObject {
-  return {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "HTTPRoute",
-    metadata: { name, namespace, generation: 1, creationTimestamp },
-    spec,
-  };
-}
-
-/** A Namespace with labels. */
-export function namespace(name: string, labels: Record<string, string> = {}): SourceObject {
-  return {
-    apiVersion: "v1",
-    kind: "Namespace",
-    metadata: { name, labels: { "kubernetes.io/metadata.name": name, ...labels } },
-  };
-}
-
-/** Serializes objects as one multi-document YAML text (JSON is YAML). */
-export const toYaml = (...objects: SourceObject[]): string =>
-  objects.map((o) => JSON.stringify(o)).join("\n---\n");
 
 /** Polls `check` every 25 ms until it holds; throws naming `what` after `timeoutMs`. */
 export async function waitFor(

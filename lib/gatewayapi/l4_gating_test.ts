@@ -7,26 +7,14 @@ import assert from "node:assert/strict";
 import { resolve } from "./resolve.ts";
 import { ROUTE_KINDS } from "./route_kinds.ts";
 import type { KubeObject } from "./types.ts";
+import { gateway, gatewayClass } from "../testing/objects.ts";
 
 const objects: KubeObject[] = [
-  {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "GatewayClass",
-    metadata: { name: "aether" },
-    spec: { controllerName: "gateway.aether.io/edge" },
-  },
-  {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "Gateway",
-    metadata: { name: "gw", namespace: "default" },
-    spec: {
-      gatewayClassName: "aether",
-      listeners: [
-        { name: "tcp", port: 7000, protocol: "TCP" },
-        { name: "udp", port: 7001, protocol: "UDP" },
-      ],
-    },
-  },
+  gatewayClass(),
+  gateway("gw", [
+    { name: "tcp", port: 7000, protocol: "TCP" },
+    { name: "udp", port: 7001, protocol: "UDP" },
+  ]),
   {
     apiVersion: "v1",
     kind: "Service",

@@ -10,6 +10,7 @@ import { ROUTE_KINDS } from "./route_kinds.ts";
 import type { RouteKindDef } from "./route_kind.ts";
 import { supportedFeatures } from "./gateways.ts";
 import type { HTTPBackendRef, KubeObject } from "./types.ts";
+import { gateway, gatewayClass } from "../testing/objects.ts";
 
 /** A test-only kind: `spec.path` (exact) forwards to `spec.backendRefs`. */
 const PROBE_ROUTE: RouteKindDef = {
@@ -51,21 +52,8 @@ const PROBE_ROUTE: RouteKindDef = {
 };
 
 const objects: KubeObject[] = [
-  {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "GatewayClass",
-    metadata: { name: "aether" },
-    spec: { controllerName: "gateway.aether.io/edge" },
-  },
-  {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "Gateway",
-    metadata: { name: "edge", namespace: "app" },
-    spec: {
-      gatewayClassName: "aether",
-      listeners: [{ name: "http", port: 8080, protocol: "HTTP" }],
-    },
-  },
+  gatewayClass(),
+  gateway("edge", [{ name: "http", port: 8080, protocol: "HTTP" }], "app"),
   {
     apiVersion: "v1",
     kind: "Service",

@@ -5,6 +5,7 @@
  */
 import type { KubeObject } from "../gatewayapi/types.ts";
 import { lcg } from "./lcg.ts";
+import { gateway, gatewayClass } from "./objects.ts";
 
 /** Options for a synthetic config. */
 export interface SyntheticOptions {
@@ -65,21 +66,8 @@ export function syntheticRoute(i: number, services: number, edit = 0): KubeObjec
 /** GatewayClass, one Gateway, `services` Services with EndpointSlices, `routes` HTTPRoutes. */
 export function syntheticConfig(o: SyntheticOptions): KubeObject[] {
   const out: KubeObject[] = [
-    {
-      apiVersion: "gateway.networking.k8s.io/v1",
-      kind: "GatewayClass",
-      metadata: { name: "aether" },
-      spec: { controllerName: "gateway.aether.io/edge" },
-    },
-    {
-      apiVersion: "gateway.networking.k8s.io/v1",
-      kind: "Gateway",
-      metadata: { name: "bench", namespace: "default", generation: 1 },
-      spec: {
-        gatewayClassName: "aether",
-        listeners: [{ name: "http", protocol: "HTTP", port: o.port }],
-      },
-    },
+    gatewayClass(),
+    gateway("bench", [{ name: "http", protocol: "HTTP", port: o.port }]),
   ];
   for (let s = 0; s < o.services; s++) {
     const name = `svc-${s}`;
