@@ -7,12 +7,12 @@
 import { Logger } from "../lib/log/mod.ts";
 import type { SourceObject } from "../lib/source/types.ts";
 import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/run.ts";
-import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
 import { join } from "node:path";
 import { createPodNetwork, type NetPod, type PodNetwork } from "./netns.ts";
 import { type Proc, spawn, waitFor } from "./peers/proc.ts";
 import { type Spire, startSpire } from "./spire.ts";
 import { toYaml } from "./harness.ts";
+import { podObject } from "./mesh_harness.ts";
 import { ensurePeer } from "../lib/peers/mod.ts";
 import { MemorySource } from "../lib/source/memory.ts";
 import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
@@ -25,13 +25,7 @@ export function netPodObject(
   serviceAccount: string,
   nodeName: string,
 ): SourceObject {
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name, namespace, annotations: { [NETNS_ANNOTATION]: pod.netnsPath } },
-    spec: { nodeName, serviceAccountName: serviceAccount },
-    status: { phase: "Running", podIP: pod.ip },
-  };
+  return podObject(pod, namespace, name, nodeName, { serviceAccount, ip: pod.ip });
 }
 
 /** A Service (port 8080 → `targetPort`) with one EndpointSlice over `ips`. */

@@ -31,19 +31,20 @@ export async function startNode(
   return agent;
 }
 
-/** A Pod object on `nodeName` whose netns is the test pod's. */
+/** A running Pod object on `nodeName` whose netns is the test pod's (its service account, IP). */
 export function podObject(
   pod: TestPod,
   namespace: string,
   name: string,
   nodeName: string,
+  o: { serviceAccount?: string; ip?: string } = {},
 ): SourceObject {
   return {
     apiVersion: "v1",
     kind: "Pod",
     metadata: { name, namespace, annotations: { [NETNS_ANNOTATION]: pod.netnsPath } },
-    spec: { nodeName },
-    status: { phase: "Running" },
+    spec: { nodeName, ...(o.serviceAccount ? { serviceAccountName: o.serviceAccount } : {}) },
+    status: { phase: "Running", ...(o.ip ? { podIP: o.ip } : {}) },
   };
 }
 
