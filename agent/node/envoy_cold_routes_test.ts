@@ -8,15 +8,11 @@
 import assert from "node:assert/strict";
 import type { MeshIR, MeshService } from "../../lib/ir/mesh.ts";
 import type { IRRoute, IRRouteMatch } from "../../lib/ir/types.ts";
-import { Logger } from "../../lib/log/mod.ts";
-import { Registry } from "../../lib/metrics/mod.ts";
 import { ensurePeer } from "../../lib/peers/mod.ts";
 import { run } from "../../lib/peers/util.ts";
-import { SnapshotCache } from "../xds/cache/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
-import { XdsServer } from "../xds/server/mod.ts";
-import { configDump, startBackend, startEnvoy, waitFor } from "../xds/server/testing.ts";
-import { NodeSnapshots } from "./snapshots.ts";
+import { configDump, waitFor } from "../xds/server/testing.ts";
+import { startNodeProxy } from "./envoy_testing.ts";
 
 const D = "aether.internal";
 const BACKENDS = [
@@ -126,47 +122,16 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    const ip = await ensurePeer("ip");
-    const [nsA, nsB] = [`aether-ca-${Deno.pid}`, `aether-cb-${Deno.pid}`];
-    const backends = BACKENDS.map((n) => ({ n, b: startBackend(n) }));
-    const ports = Object.fromEntries(backends.map(({ n, b }) => [n, b.port]));
-    const cache = new SnapshotCache();
-    const metrics = new Registry();
-    const snapshots = new NodeSnapshots({ cache });
-    const server = new XdsServer({
-      cache,
-      metrics,
-      logger: new Logger("xds", () => {}),
-      onDemand: snapshots.onDemand,
+    const proxy = await startNodeProxy({
+      backends: BACKENDS,
+      mesh: (ports) => mesh(ports, producer, consumer),
+      dependencies: [],
     });
+    const { nsA, nsB, ports, snapshots, server, metrics, adminUrl } = proxy;
     const pushes = (t: string) =>
       metrics.counter("aether_xds_pushes_total", "").get({ type_url: t }) ?? 0;
-    let envoy: Awaited<ReturnType<typeof startEnvoy>> | undefined;
     try {
-      for (const ns of [nsA, nsB]) {
-        await run(ip, ["netns", "add", ns]);
-        await run(ip, ["-n", ns, "link", "set", "lo", "up"]);
-      }
-      snapshots.setMesh(mesh(ports, producer, consumer));
-      snapshots.setView({
-        nodeId: "node-1",
-        pods: [
-          { namespace: "a", name: "client-a", netnsPath: `/var/run/netns/${nsA}` },
-          { namespace: "b", name: "client-b", netnsPath: `/var/run/netns/${nsB}` },
-        ],
-        dependencies: [],
-      });
-      const xdsPort = await server.listen({ port: 0 });
-      envoy = await startEnvoy({ nodeId: "node-1", xdsPort, delta: true });
-      await waitFor("Envoy ACKs the node snapshot", () => server.isReady("node-1"));
-      for (const ns of [nsA, nsB]) {
-        await waitFor(
-          `listener in ${ns}`,
-          async () =>
-            (await run(ip, ["netns", "exec", ns, "ss", "-ltnH"])).includes("127.0.0.1:18081"),
-        );
-      }
-      assert.deepEqual(await dumped(envoy.adminUrl), { clusters: [], vhosts: [] }, "all cold");
+      assert.deepEqual(await dumped(adminUrl), { clusters: [], vhosts: [] }, "all cold");
 
       const timings: Record<string, number> = {};
       const first = async (key: string, ns: string, host: string, path: string, x?: string[]) => {
@@ -195,7 +160,7 @@ Deno.test({
 
       // Only the dependency set: what was asked for and what its routes reach; never `far`.
       const set = ["api", "form", "form-canary", "plain", "shop", "shop-v2", "web", "web-admin"];
-      const got = await dumped(envoy.adminUrl);
+      const got = await dumped(adminUrl);
       assert.deepEqual(got.clusters, set.map((n) => `${n}.${D}`).sort());
       const vhosts = ["a", "b"].flatMap((ns) => set.map((n) => `outbound.${ns}/${n}.${D}`));
       assert.deepEqual(got.vhosts, vhosts.sort());
@@ -220,12 +185,9 @@ Deno.test({
       assert.equal((await call(nsB, `web.${D}`, "/manage")).line, "200 backend web-admin /manage");
       assert.match((await call(nsB, `web.${D}`, "/admin")).line, /^404\b/, "now unmatched");
     } catch (e) {
-      throw new Error(`${(e as Error).message}\nenvoy log:\n${envoy?.logs() ?? ""}`);
+      throw new Error(`${(e as Error).message}\nenvoy log:\n${proxy.envoyLogs()}`);
     } finally {
-      await envoy?.stop();
-      await server.close();
-      for (const { b } of backends) await b.close();
-      for (const ns of [nsA, nsB]) await run(ip, ["netns", "del", ns]).catch(() => {});
+      await proxy.close();
     }
   },
 });

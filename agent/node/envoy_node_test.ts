@@ -8,13 +8,10 @@
 import assert from "node:assert/strict";
 import type { MeshIR, MeshService } from "../../lib/ir/mesh.ts";
 import type { IRCluster, IRRoute } from "../../lib/ir/types.ts";
-import { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer } from "../../lib/peers/mod.ts";
 import { run } from "../../lib/peers/util.ts";
-import { SnapshotCache } from "../xds/cache/mod.ts";
-import { XdsServer } from "../xds/server/mod.ts";
-import { configDump, startBackend, startEnvoy, waitFor } from "../xds/server/testing.ts";
-import { NodeSnapshots } from "./snapshots.ts";
+import { configDump } from "../xds/server/testing.ts";
+import { startNodeProxy } from "./envoy_testing.ts";
 
 const D = "aether.internal";
 
@@ -110,51 +107,13 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    const ip = await ensurePeer("ip");
-    const nsA = `aether-a-${Deno.pid}`;
-    const nsB = `aether-b-${Deno.pid}`;
-    const backends = ["svc-1", "svc-1-v2", "svc-3", "svc-4"].map((n) => ({
-      n,
-      b: startBackend(n),
-    }));
-    const ports = Object.fromEntries(backends.map(({ n, b }) => [n, b.port]));
-    const asked: string[] = [];
-    const cache = new SnapshotCache();
-    const snapshots = new NodeSnapshots({ cache });
-    const server = new XdsServer({
-      cache,
-      logger: new Logger("xds", () => {}),
-      onDemand: (nodeId, typeUrl, names) => {
-        asked.push(...names);
-        return snapshots.onDemand(nodeId, typeUrl, names);
-      },
+    const proxy = await startNodeProxy({
+      backends: ["svc-1", "svc-1-v2", "svc-3", "svc-4"],
+      mesh,
+      dependencies: [`svc-1.${D}`],
     });
-    let envoy: Awaited<ReturnType<typeof startEnvoy>> | undefined;
+    const { nsA, nsB, server, adminUrl, asked } = proxy;
     try {
-      for (const ns of [nsA, nsB]) {
-        await run(ip, ["netns", "add", ns]);
-        await run(ip, ["-n", ns, "link", "set", "lo", "up"]);
-      }
-      snapshots.setMesh(mesh(ports));
-      snapshots.setView({
-        nodeId: "node-1",
-        pods: [
-          { namespace: "a", name: "client-a", netnsPath: `/var/run/netns/${nsA}` },
-          { namespace: "b", name: "client-b", netnsPath: `/var/run/netns/${nsB}` },
-        ],
-        dependencies: [`svc-1.${D}`],
-      });
-      const xdsPort = await server.listen({ port: 0 });
-      envoy = await startEnvoy({ nodeId: "node-1", xdsPort, delta: true });
-      const adminUrl = envoy.adminUrl;
-      await waitFor("Envoy ACKs the node snapshot", () => server.isReady("node-1"));
-      for (const ns of [nsA, nsB]) {
-        await waitFor(
-          `listener bound in ${ns}`,
-          async () =>
-            (await run(ip, ["netns", "exec", ns, "ss", "-ltnH"])).includes("127.0.0.1:18081"),
-        );
-      }
       assert.equal(server.lastNack("node-1"), undefined);
       // Only the dependency set: svc-1 and the backend its route reaches.
       assert.deepEqual(await dumpedClusters(adminUrl), [`svc-1-v2.${D}`, `svc-1.${D}`]);
@@ -191,12 +150,9 @@ Deno.test({
         `outbound.b/svc-3.${D}`,
       ]);
     } catch (e) {
-      throw new Error(`${(e as Error).message}\nenvoy log:\n${envoy?.logs() ?? ""}`);
+      throw new Error(`${(e as Error).message}\nenvoy log:\n${proxy.envoyLogs()}`);
     } finally {
-      await envoy?.stop();
-      await server.close();
-      for (const { b } of backends) await b.close();
-      for (const ns of [nsA, nsB]) await run(ip, ["netns", "del", ns]).catch(() => {});
+      await proxy.close();
     }
   },
 });
