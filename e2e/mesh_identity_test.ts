@@ -134,6 +134,10 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
         new RegExp(`^By=${expectBy};Hash=[0-9a-f]+;URI=${clientId}$`),
       );
       assert.equal(headers["x-consumer"], "a");
+      // Same node: the hop went through b's internal inbound listener (no kernel TCP), not :15008.
+      const stats = await n.envoy!.admin("/stats?filter=^listener\\.aether_inbound_internal_");
+      const accepted = [...stats.matchAll(/\.downstream_cx_total: (\d+)/g)].map((m) => +m[1]);
+      assert.ok(accepted.some((x) => x > 0), `internal inbound listener used:\n${stats}`);
       // /status lists the node's identities and whether SPIRE is reachable.
       const st = await (await fetch(`http://${n.admin.address}/status`)).json();
       assert.equal(st.identity.spireConnected, true);

@@ -10,6 +10,7 @@ import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
 import type { IRCluster } from "../../lib/ir/types.ts";
 import type { NamedResource } from "../xds/translate/types.ts";
 import {
+  localizeEndpoints,
   nodeClusterNames,
   nodeNamespaces,
   type NodeResources,
@@ -115,7 +116,11 @@ export function retranslateNode(
     clusters,
     endpoints: splice(
       prev.endpoints,
-      sharedEndpoints(memo, [...reach].map((n) => index.clusters.get(n)!)),
+      localizeEndpoints(
+        sharedEndpoints(memo, [...reach].map((n) => index.clusters.get(n)!)),
+        index.clusters,
+        prev.listeners,
+      ),
       ownsCluster,
     ),
   };
@@ -134,9 +139,13 @@ export function retranslateEndpoints(
   const stale = prev.endpoints.filter((e) => owned(e.name)).map((e) => e.name);
   if (stale.length === 0) return prev;
   const names = new Set(stale);
-  const fresh = sharedEndpoints(
-    memo,
-    [...names].map((n) => index.clusters.get(n)).filter((c) => c !== undefined),
+  const fresh = localizeEndpoints(
+    sharedEndpoints(
+      memo,
+      [...names].map((n) => index.clusters.get(n)).filter((c) => c !== undefined),
+    ),
+    index.clusters,
+    prev.listeners,
   );
   return { ...prev, endpoints: splice(prev.endpoints, fresh, owned) };
 }

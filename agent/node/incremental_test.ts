@@ -6,6 +6,8 @@ import { lcg } from "../../lib/testing/lcg.ts";
 import { type Edit, serviceObjects } from "../../lib/testing/mesh_config.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { NodeSnapshots, nodeSnapshots } from "./snapshots.ts";
+import { nodeGoldenCases } from "../xds/translate/node/test_util.ts";
+import { translateNode } from "../xds/translate/node/mod.ts";
 
 const SERVICES = 30;
 const domain = "aether.internal";
@@ -93,4 +95,24 @@ Deno.test("an endpoint change gives every node holding the cluster the same CLA 
   // The untouched service keeps its very object.
   const other = (r: typeof before) => r.endpoints.find((e) => e.name === `svc-2.${domain}`);
   assert.equal(other(ns.resources("a")!), other(before));
+});
+
+Deno.test("same-node mTLS endpoints stay on the internal listener through incremental changes", () => {
+  const c = nodeGoldenCases().find((x) => x.name === "identity")!;
+  const internal = "inbound-internal|10.0.0.2|8080.b.aether.internal";
+  const ns = new NodeSnapshots({ cache: new SnapshotCache(), translate: c.options });
+  ns.setMesh(c.mesh);
+  ns.setView(c.view);
+  const addressesOf = (nodeId: string) =>
+    JSON.stringify(ns.resources(nodeId)!.endpoints.find((e) => e.name === "b.aether.internal"));
+  assert.ok(addressesOf(c.view.nodeId).includes(internal), "the full translation localizes");
+  // An endpoint-only change (the endpoint fast path): b gains a remote endpoint.
+  const mesh = structuredClone(c.mesh);
+  const b = mesh.clusters.find((x) => x.name === "b.aether.internal")!;
+  b.endpoints.push({ address: "10.0.1.9", port: 9090, identity: b.identities![0] });
+  ns.setMesh(mesh);
+  const got = ns.resources(c.view.nodeId)!;
+  assert.deepEqual(got.endpoints, translateNode(mesh, c.view, c.options).endpoints);
+  assert.ok(addressesOf(c.view.nodeId).includes(internal), "still localized");
+  assert.ok(addressesOf(c.view.nodeId).includes("10.0.1.9"), "the new endpoint is there");
 });

@@ -33,6 +33,7 @@ const entryFiles = [
   "envoy/extensions/filters/http/upstream_codec/v3/upstream_codec.proto",
   "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+  "envoy/extensions/bootstrap/internal_listener/v3/internal_listener.proto",
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
   "envoy/service/secret/v3/sds.proto",
   "envoy/admin/v3/config_dump.proto",

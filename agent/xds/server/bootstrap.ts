@@ -1,6 +1,7 @@
 /**
  * The Envoy bootstrap that points an Envoy at aether's ADS server: node identity, ADS over gRPC
- * (SotW or delta), LDS and CDS from ADS, and the admin listener.
+ * (SotW or delta), LDS and CDS from ADS, the admin listener, and the internal-listener bootstrap
+ * extension (user-space connections between listeners and clusters of the same Envoy).
  * @module
  */
 
@@ -79,6 +80,15 @@ export function envoyBootstrap(o: EnvoyBootstrapOptions): Record<string, unknown
       cds_config: ads,
       lds_config: ads,
     },
+    // Internal (user-space) listeners: the node proxy's same-node mTLS hop reaches a local
+    // pod's inbound listener without the kernel (agent/xds/translate/node/local.ts).
+    bootstrap_extensions: [{
+      name: "envoy.bootstrap.internal_listener",
+      typed_config: {
+        "@type":
+          "type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener",
+      },
+    }],
     static_resources: {
       clusters: [{
         name: xdsClusterName,

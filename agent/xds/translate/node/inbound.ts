@@ -5,6 +5,11 @@
  * pod backs, picked by the SNI the caller sends (`<port>.<authority>`), forwarding over plaintext
  * to the pod's target port. XFCC is SANITIZE_SET: whatever a client sent is dropped and the app
  * sees `By=<its own ID>;Hash=…;URI=<caller ID>`.
+ *
+ * Same-node callers: each (pod, SNI) also gets an internal (user-space) listener
+ * `inbound-internal|<podIP>|<sni>` with the same mTLS socket and HTTP connection manager, which
+ * local.ts points this node's endpoints of that pod at. The hop keeps its mTLS, XFCC and checks
+ * but stays on the caller's Envoy worker thread, without the kernel's TCP stack.
  * @module
  */
 import type { NodePod } from "../../../../lib/ir/mesh.ts";
@@ -28,6 +33,14 @@ export interface InboundPort {
 /** Inbound listener name of a pod: `inbound|<namespace>/<pod>`. */
 export function inboundListenerName(pod: Pick<NodePod, "namespace" | "name">): string {
   return `inbound|${pod.namespace}/${pod.name}`;
+}
+
+/** Name prefix of the internal inbound listeners. */
+export const INBOUND_INTERNAL_PREFIX = "inbound-internal|";
+
+/** The internal listener of a pod IP's inbound chain for `sni`: `inbound-internal|<ip>|<sni>`. */
+export function inboundInternalListenerName(ip: string, sni: string): string {
+  return `${INBOUND_INTERNAL_PREFIX}${ip}|${sni}`;
 }
 
 /** Inbound (plaintext, pod-local) cluster name: `inbound|<ip>:<port>`. */
@@ -105,14 +118,53 @@ export function inboundListener(
       filter_chains: ports.map((p) => ({
         name: p.sni,
         filter_chain_match: { server_names: [p.sni], transport_protocol: "tls" },
-        transport_socket: downstreamMtls(podId, trustDomain),
-        filters: [{
-          name: "envoy.filters.network.http_connection_manager",
-          typed_config: any(HCM, inboundHcm(pod, p, statPrefix)),
-        }],
+        ...inboundChain(pod, podId, trustDomain, p, statPrefix),
       })),
     },
   };
+}
+
+/** What the TCP and the internal inbound chain of one port share: mTLS socket and HCM. */
+function inboundChain(
+  pod: NodePod,
+  podId: string,
+  trustDomain: string,
+  p: InboundPort,
+  statPrefix: string,
+): Record<string, unknown> {
+  return {
+    transport_socket: downstreamMtls(podId, trustDomain),
+    filters: [{
+      name: "envoy.filters.network.http_connection_manager",
+      typed_config: any(HCM, inboundHcm(pod, p, statPrefix)),
+    }],
+  };
+}
+
+/**
+ * The internal listeners of one pod (needs `pod.ip`): one per port, the same chain as the TCP
+ * listener's for that SNI (its HCM stats are the same too), no SNI match (the name picks it).
+ */
+export function inboundInternalListeners(
+  pod: NodePod,
+  podId: string,
+  trustDomain: string,
+  ports: readonly InboundPort[],
+  statPrefix: string,
+): NamedResource[] {
+  if (!pod.ip) return [];
+  return ports.map((p) => {
+    const name = inboundInternalListenerName(pod.ip!, p.sni);
+    return {
+      name,
+      resource: {
+        name,
+        stat_prefix: `${statPrefix}_${statName(name)}`,
+        internal_listener: {},
+        filter_chains: [{ name: p.sni, ...inboundChain(pod, podId, trustDomain, p, statPrefix) }],
+      },
+    };
+  });
 }
 
 /** The plaintext cluster from the proxy to a pod's target port (STATIC, pod IP). */

@@ -46,11 +46,23 @@ import {
   outboundRouteConfiguration,
   outboundVirtualHosts,
 } from "./routes.ts";
-import { inboundCluster, inboundListener, inboundPorts } from "./inbound.ts";
+import {
+  inboundCluster,
+  inboundInternalListeners,
+  inboundListener,
+  inboundPorts,
+} from "./inbound.ts";
+import { localizeEndpoints } from "./local.ts";
 import { DEFAULT_ID_TEMPLATE, spiffeIdFor } from "../mtls.ts";
 
 export { outboundListenerName, outboundRouteName } from "./listener.ts";
-export { inboundClusterName, inboundListenerName, inboundPorts } from "./inbound.ts";
+export {
+  inboundClusterName,
+  inboundInternalListenerName,
+  inboundListenerName,
+  inboundPorts,
+} from "./inbound.ts";
+export { localizeEndpoints } from "./local.ts";
 export {
   type Caller,
   callerCluster,
@@ -78,7 +90,8 @@ export interface NodeTranslateOptions {
    * SPIFFE identity (docs/identity.md). With it, each caller identity (namespace + service
    * account) gets its own route table and clusters `<cluster>|<ns>/<sa>` presenting its SVID,
    * endpoints with an identity are dialled over mTLS at :15008, and every pod with an IP that
-   * backs a service gets an inbound mTLS listener at `podIP:15008`.
+   * backs a service gets an inbound mTLS listener at `podIP:15008`, plus internal listeners
+   * that this node's own callers reach it through (local.ts).
    */
   identity?: NodeIdentityOptions;
 }
@@ -200,7 +213,7 @@ export function translateNode(
       const id = idOf(identity, p.namespace, p.serviceAccount ?? "default");
       const l = inboundListener(p, id, identity.trustDomain, mine, statPrefix);
       if (!l) continue;
-      listeners.push(l);
+      listeners.push(l, ...inboundInternalListeners(p, id, identity.trustDomain, mine, statPrefix));
       for (const port of mine) {
         const key = `${p.ip}:${port.targetPort}`;
         if (targets.has(key)) continue;
@@ -214,7 +227,7 @@ export function translateNode(
     routes: sortedByName(callers.map((c) => outboundRouteConfiguration(c.key))),
     virtualHosts: sortedByName(callers.flatMap((c) => outboundVirtualHosts(c, services))),
     clusters: sortedByName(clusters),
-    endpoints: translateEndpoints(irClusters),
+    endpoints: localizeEndpoints(translateEndpoints(irClusters), clustersByName, listeners),
     secrets: [],
   };
 }

@@ -115,6 +115,14 @@ export function nodeStaticBootstrap(nr: NodeResources, tls?: PlaceholderTls): Ob
     };
   return {
     ...bootstrap,
+    // As the node bootstrap has: the internal listeners of same-node mTLS hops need it.
+    bootstrap_extensions: [{
+      name: "envoy.bootstrap.internal_listener",
+      typed_config: {
+        "@type":
+          "type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener",
+      },
+    }],
     static_resources: { ...statics, clusters: [...statics.clusters, xds] },
     dynamic_resources: {
       ads_config: {
