@@ -90,8 +90,8 @@ export class Pipeline {
   #lastIR?: IR;
   #lastResources?: EnvoyResources;
   readonly #reuse = new ResourceReuse();
-  /** Per computed status object of the last revision: its key and the merged status shown. */
-  #merged = new Map<unknown, { key: string; shown: ObjectStatus }>();
+  /** Per computed status object of the last revision: the merged status shown for it. */
+  #merged = new Map<unknown, ObjectStatus>();
   /** The memos of this pipeline's resolves (its own: other pipelines never evict them). */
   readonly resolveState: ResolveState = new ResolveState();
   /** What this pipeline's translations and encodings remember. */
@@ -154,22 +154,25 @@ export class Pipeline {
    */
   #mergeStatuses(statuses: ObjectStatus[]): ObjectStatus[] {
     const key = (s: ObjectStatus) => `${s.kind}/${s.namespace ?? ""}/${s.name}`;
-    const before = new Map(this.#status.objects.map((s) => [key(s), s]));
+    let before: Map<string, ObjectStatus> | undefined;
     const now = (this.options.now?.() ?? new Date()).toISOString().replace(/\.\d+Z$/, "Z");
-    const merged = new Map<unknown, { key: string; shown: ObjectStatus }>();
+    const merged = new Map<unknown, ObjectStatus>();
     const out = statuses.map((s) => {
-      const k = key(s);
-      const shown = before.get(k);
-      // The same computed status object as last revision, laid over what that gave: the merge
+      // The same computed status object as last revision for the same object: what that merge
+      // gave is shown now (#merged holds only what #status.objects shows), and merging again
       // would give it again (every condition keeps its time), so skip the walk.
       const last = this.#merged.get(s.status);
-      if (shown !== undefined && last?.key === k && last.shown === shown) {
+      if (
+        last !== undefined && last.kind === s.kind && last.namespace === s.namespace &&
+        last.name === s.name && last.apiVersion === s.apiVersion
+      ) {
         merged.set(s.status, last);
-        return shown;
+        return last;
       }
-      const status = mergeStatus(shown?.status, s.status, now);
+      before ??= new Map(this.#status.objects.map((o) => [key(o), o]));
+      const status = mergeStatus(before.get(key(s))?.status, s.status, now);
       const result = status === s.status ? s : { ...s, status };
-      merged.set(s.status, { key: k, shown: result });
+      merged.set(s.status, result);
       return result;
     });
     this.#merged = merged;

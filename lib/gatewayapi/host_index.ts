@@ -35,8 +35,11 @@ export class HostnameIndex<T> {
   #exact = new Map<string, HostEntry<T>[]>();
   /** Wildcards `*.x.y` by their suffix `.x.y`. */
   #wildcards = new Map<string, HostEntry<T>[]>();
-  /** Every non-`*` name under each proper dot-suffix of it (what a wildcard query covers). */
-  #under = new Map<string, HostEntry<T>[]>();
+  /**
+   * Every non-`*` name under each proper dot-suffix of it (what a wildcard query covers), built
+   * on the first {@link firstIntersecting} (virtual hosts only ask {@link covering}).
+   */
+  #under?: Map<string, HostEntry<T>[]>;
 
   /** Adds `item` under `host`. */
   add(host: string, item: T) {
@@ -49,7 +52,16 @@ export class HostnameIndex<T> {
     }
     push(this.#exact, h, e);
     if (isWildcard(h)) push(this.#wildcards, h.slice(1), e);
-    for (const suffix of dotSuffixes(h)) push(this.#under, suffix, e);
+    if (this.#under) { for (const suffix of dotSuffixes(h)) push(this.#under, suffix, e); }
+  }
+
+  #namesUnder(): Map<string, HostEntry<T>[]> {
+    if (this.#under) return this.#under;
+    const under = new Map<string, HostEntry<T>[]>();
+    for (const e of this.#all) {
+      if (e.host !== "*") { for (const suffix of dotSuffixes(e.host)) push(under, suffix, e); }
+    }
+    return this.#under = under;
   }
 
   /** Entries whose hostname covers `name` (see hostnames.ts `covers`), in no particular order. */
@@ -72,7 +84,7 @@ export class HostnameIndex<T> {
     consider(this.#star);
     consider(this.#exact.get(h));
     for (const suffix of dotSuffixes(h)) consider(this.#wildcards.get(suffix));
-    if (isWildcard(h)) consider(this.#under.get(h.slice(1)));
+    if (isWildcard(h)) consider(this.#namesUnder().get(h.slice(1)));
     return best;
   }
 }
