@@ -52,14 +52,34 @@ export function gatewayLabelValue(namespace: string, name: string): string {
 
 type Listener = { name: string; port: number; protocol: string };
 
-/** The Deployment and Service of one Gateway's edge. */
-export function edgeResources(gateway: SourceObject, o: EdgeOptions): Manifest[] {
+/**
+ * The Deployment and Service of one Gateway's edge. With the Gateway's `gatewayClass` (its uid
+ * known) both are owned by it: deleting the class — `helm uninstall` does, before the controller
+ * could clean up — lets the garbage collector remove the edges. (The Gateway itself cannot own
+ * them: it is in another namespace.)
+ */
+export function edgeResources(
+  gateway: SourceObject,
+  o: EdgeOptions,
+  gatewayClass?: SourceObject,
+): Manifest[] {
   const ns = gateway.metadata.namespace ?? "default", gw = gateway.metadata.name;
   const name = edgeName(ns, gw);
   const labels = {
     "app.kubernetes.io/name": "aether-edge",
     [GATEWAY_LABEL]: gatewayLabelValue(ns, gw),
   };
+  const uid = gatewayClass?.metadata.uid;
+  const owned = typeof uid === "string" && uid
+    ? {
+      ownerReferences: [{
+        apiVersion: gatewayClass!.apiVersion,
+        kind: "GatewayClass",
+        name: gatewayClass!.metadata.name,
+        uid,
+      }],
+    }
+    : {};
   const listeners = (gateway.spec as { listeners?: Listener[] })?.listeners ?? [];
   const ports = [...new Map(listeners.map((l) => [l.port, l])).values()]
     .sort((a, b) => a.port - b.port)
@@ -76,7 +96,7 @@ export function edgeResources(gateway: SourceObject, o: EdgeOptions): Manifest[]
     {
       apiVersion: "apps/v1",
       kind: "Deployment",
-      metadata: { name, namespace: o.namespace, labels },
+      metadata: { name, namespace: o.namespace, labels, ...owned },
       spec: {
         replicas: 1,
         selector: { matchLabels: labels },
@@ -121,6 +141,7 @@ export function edgeResources(gateway: SourceObject, o: EdgeOptions): Manifest[]
         name,
         namespace: o.namespace,
         labels,
+        ...owned,
         // spec.addresses honoured the way MetalLB reads it.
         ...(addresses.length
           ? { annotations: { "metallb.io/loadBalancerIPs": addresses.join(",") } }

@@ -79,9 +79,10 @@ export class EdgeReconciler {
       if (o.kind === "Service" && o.metadata.namespace === ns) services.set(o.metadata.name, o);
     }
     const ready = readyServices(objects, ns);
-    const gateways = new Map<string, SourceObject>();
+    const gateways = new Map<string, SourceObject>(), classes = new Map<string, SourceObject>();
     for (const o of objects) {
       if (o.kind === "Gateway") gateways.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+      if (o.kind === "GatewayClass") classes.set(o.metadata.name, o);
     }
     const wanted = new Set<string>();
     const out = statuses.map((s) => {
@@ -92,7 +93,9 @@ export class EdgeReconciler {
       wanted.add(name);
       this.#applied.delete(`delete/${name}`);
       if (this.o.isLeader()) {
-        for (const m of edgeResources(gw, this.o.options)) this.#apply(m);
+        const className = (gw.spec as { gatewayClassName?: string } | undefined)?.gatewayClassName;
+        const owner = className === undefined ? undefined : classes.get(className);
+        for (const m of edgeResources(gw, this.o.options, owner)) this.#apply(m);
       }
       const addresses = loadBalancerAddresses(services.get(name));
       const status = withEdgeAddresses(s.status, addresses, `${ns}/${name}`, ready.has(name));

@@ -151,6 +151,15 @@ Deno.test("controller: one edge per Gateway; its LoadBalancer address is the Gat
       const r = await get(deployPath);
       return r.status === 200 ? r.json : undefined;
     });
+    // Owned by the GatewayClass: deleting it (helm uninstall) garbage-collects the edge.
+    const gc = (await get(`${GW}/gatewayclasses/aether`)).json;
+    const owner = {
+      apiVersion: GW.slice(6),
+      kind: "GatewayClass",
+      name: "aether",
+      uid: gc.metadata.uid,
+    };
+    assertEquals(deploy.metadata.ownerReferences, [owner]);
     const args: string[] = deploy.spec.template.spec.containers[0].args;
     assert(args.includes("--gateway=default/gw") && args.includes("standalone"), args.join(" "));
     assertEquals(deploy.spec.template.spec.serviceAccountName, "aether-edge");
@@ -158,6 +167,7 @@ Deno.test("controller: one edge per Gateway; its LoadBalancer address is the Gat
       const r = await get(svcPath);
       return r.status === 200 ? r.json : undefined;
     });
+    assertEquals(svc.metadata.ownerReferences, [owner]);
     assertEquals(svc.spec.type, "LoadBalancer");
     assertEquals(svc.spec.ports.map((p: Any) => p.port), [80, 8080]);
     assertEquals(svc.metadata.annotations["metallb.io/loadBalancerIPs"], "10.216.0.7");

@@ -16,6 +16,7 @@ import { condition, waitFor } from "./cluster_ha.ts";
 import { kubectl, rollout } from "./kubectl.ts";
 
 const release = "aether";
+const edgeLabel = "app.kubernetes.io/name=aether-edge";
 const ns = "aether-system";
 const quickstart = join(projectRoot, "examples", "quickstart");
 
@@ -158,10 +159,27 @@ Deno.test({
         }
         assert.ok((seen.get("echo-v1") ?? 0) > (seen.get("echo-v2") ?? 0), `90/10: ${[...seen]}`);
         assert.equal((await get("other.example.com")).status, 404, "a hostname no route has");
+
+        // helm uninstall with the Gateway still there: the GatewayClass goes with the release and
+        // its edges (which it owns) go with it, not left running on a deleted ServiceAccount.
+        const edgeObjects = () => json(["-n", ns, "get", "deployments,services", "-l", edgeLabel]);
+        const owners = (await edgeObjects()).items.map((
+          o: { metadata: { ownerReferences?: [] } },
+        ) =>
+          o.metadata.ownerReferences?.map((r: { kind: string; name: string }) =>
+            `${r.kind}/${r.name}`
+          )
+        );
+        assert.deepEqual(owners, [["GatewayClass/aether"], ["GatewayClass/aether"]]);
+        await helmRun(["uninstall", release, "--wait"]);
+        await waitFor(
+          "the edge Deployment and Service garbage-collected",
+          async () => (await edgeObjects()).items.length === 0 ? true : undefined,
+        );
       } finally {
         await k(["delete", "--ignore-not-found", "-f", "-"], await quickstartGatewayAndRoute())
           .catch(() => {});
-        await helmRun(["uninstall", release, "--wait"]).catch(() => {});
+        await helmRun(["uninstall", release, "--ignore-not-found", "--wait"]).catch(() => {});
         await k(
           ["delete", "--ignore-not-found", "--wait=false", "-f", "-"],
           backends(imageNames.echoBasic),
