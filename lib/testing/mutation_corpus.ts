@@ -1,16 +1,16 @@
 /**
- * Test support: a corpus of Gateway API objects (the golden inputs in testdata/, the bench's
- * synthetic config and a few seeds that reach rules the goldens leave one-sided) and a generator
- * of one-change mutations of an object along its schema (a field removed, added, set to each enum
- * value or a tricky value, a list item duplicated or dropped). Used by cel_differential_test.ts
- * and the API-server referee e2e test.
+ * Test support: a corpus of Gateway API objects (the golden inputs in lib/gatewayapi/testdata/,
+ * the benchmarks' synthetic config and a few seeds that reach rules the goldens leave one-sided)
+ * and a generator of one-change mutations of an object along its schema (a field removed, added,
+ * set to each enum value or a tricky value, a list item duplicated or dropped). Used by
+ * lib/gatewayapi/cel_differential_test.ts and the API-server referee e2e test.
  * @module
  */
 import { parseAllDocuments } from "yaml";
-import { syntheticConfig } from "../testing/synthetic_config.ts";
-import { cloneData, isObject } from "./clone.ts";
-import { GATEWAY_KINDS } from "./kinds.ts";
-import type { Schema } from "./structural_schema.ts";
+import { syntheticConfig } from "./synthetic_config.ts";
+import { cloneData, isObject } from "../gatewayapi/clone.ts";
+import { GATEWAY_KINDS } from "../gatewayapi/kinds.ts";
+import type { Schema } from "../gatewayapi/structural_schema.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -18,7 +18,7 @@ type Json = any;
 /** The Gateway API objects of the corpus: golden inputs, the bench's synthetic config, the seeds. */
 export function corpus(): Json[] {
   const objects: Json[] = [];
-  const dir = new URL("./testdata/", import.meta.url);
+  const dir = new URL("../gatewayapi/testdata/", import.meta.url);
   for (const e of [...Deno.readDirSync(dir)].sort((a, b) => a.name.localeCompare(b.name))) {
     if (!e.name.endsWith(".in.yaml")) continue;
     for (const doc of parseAllDocuments(Deno.readTextFileSync(new URL(e.name, dir)))) {
