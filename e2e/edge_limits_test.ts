@@ -5,10 +5,6 @@
  */
 import assert from "node:assert/strict";
 import http from "node:http";
-import { Logger } from "../lib/log/mod.ts";
-import { MemorySource } from "../lib/source/memory.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
-import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
 import { request } from "./http_client.ts";
 import {
   closeEchos,
@@ -18,6 +14,7 @@ import {
   httpRoute,
   serviceFor,
   startEchos,
+  startEdge,
   waitFor,
 } from "./harness.ts";
 
@@ -52,7 +49,7 @@ Deno.test("edge limits: underscore headers 400, stalled headers closed, connecti
   const echos = await startEchos("app");
   const port = freePort();
   const maxConnections = 4;
-  const source = new MemorySource([
+  const { agent } = await startEdge([
     gatewayClass(),
     gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
     ...serviceFor("app", echos.app),
@@ -61,23 +58,14 @@ Deno.test("edge limits: underscore headers 400, stalled headers closed, connecti
       hostnames: ["app.example.com"],
       rules: [{ backendRefs: [{ name: "app", port: 8080 }] }],
     }),
-  ]);
-  const agent = await runStandalone({
-    ...standaloneDefaults,
-    envoy: await ensurePeer("envoy"),
-    source,
-    adminAddress: "127.0.0.1:0",
-    xdsAddress: "127.0.0.1:0",
+  ], {
     dnsAddress: "none",
-    nodeId: `e2e-limits-${crypto.randomUUID().slice(0, 8)}`,
     edgeLimits: { requestHeadersTimeoutMs: 1000 },
     maxDownstreamConnections: maxConnections,
-    logger: new Logger("agent", () => {}, "warn"),
   });
   const hogs: Deno.Conn[] = [];
   const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
-    await agent.waitReady(60000);
     const get = (headers: Record<string, string> = {}, agentOpt?: http.Agent) =>
       request({ port, authority: "app.example.com", headers, agent: agentOpt });
     await waitFor("the route serves", async () => (await get().catch(() => null))?.status === 200);

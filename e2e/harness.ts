@@ -12,6 +12,7 @@ import {
   type StandaloneAgent,
   standaloneDefaults,
 } from "../agent/standalone/run.ts";
+import type { StandaloneOptions } from "../agent/standalone/options.ts";
 import { type EchoServer, startEcho } from "./echo/server.ts";
 import { freePort } from "./http_client.ts";
 import { ensurePeer } from "../lib/peers/mod.ts";
@@ -29,8 +30,14 @@ export interface Edge {
   close(): Promise<void>;
 }
 
-/** Starts agent + Envoy on an in-memory source holding `objects`. */
-export async function startEdge(objects: SourceObject[] = []): Promise<Edge> {
+/**
+ * Starts agent + Envoy on an in-memory source holding `objects` (loopback ports 0, a random node
+ * id, Envoy from the peer cache), with `options` over those defaults.
+ */
+export async function startEdge(
+  objects: SourceObject[] = [],
+  options: Partial<StandaloneOptions> = {},
+): Promise<Edge> {
   const logs: string[] = [];
   const source = new MemorySource(objects);
   const agent = await runStandalone({
@@ -42,6 +49,7 @@ export async function startEdge(objects: SourceObject[] = []): Promise<Edge> {
     dnsAddress: "127.0.0.1:0",
     nodeId: `e2e-${crypto.randomUUID().slice(0, 8)}`,
     logger: new Logger("agent", (l) => logs.push(l), "info"),
+    ...options,
   });
   await agent.waitReady(60000);
   return {
