@@ -55,7 +55,12 @@ export async function translateConfig(o: TranslateConfigOptions): Promise<Transl
   const meshDomain = o.meshDomain ?? "aether.internal";
   // Pods are the node role's input (podsOnNode below), not Gateway API objects to resolve.
   const objects = o.role === "node" ? snap.objects.filter((x) => x.kind !== "Pod") : snap.objects;
-  const result = resolve(objects, { bindAddress: o.bindAddress, meshDomain });
+  // The edge role prints no mesh: resolve skips building it.
+  const result = resolve(objects, {
+    bindAddress: o.bindAddress,
+    meshDomain,
+    mesh: o.role === "node",
+  });
   const originOf = (p: Problem) =>
     snap.origins.get(
       objectKey({ kind: p.kind, metadata: { namespace: p.namespace, name: p.name } }),

@@ -32,3 +32,18 @@ Deno.test("golden: resolve testdata/<case>.in.yaml → <case>.out.yaml", async (
 Deno.test("golden: no output without its input (UPDATE_GOLDEN=1 deletes them)", () => {
   assert.deepEqual(orphanedOutputs(dir), []);
 });
+
+Deno.test("resolve without the mesh: the same IR and statuses, an empty MeshIR", () => {
+  let meshServices = 0;
+  for (const name of goldenCaseNames(dir)) {
+    const objects = readYamlDocsStrict(join(dir, `${name}.in.yaml`)) as KubeObject[];
+    const full = resolve(objects);
+    const edge = resolve(objects, { mesh: false });
+    assert.deepEqual(edge.ir, full.ir, name);
+    assert.deepEqual(edge.statuses, full.statuses, name);
+    assert.deepEqual(edge.problems, full.problems, name);
+    assert.deepEqual(edge.mesh, { services: [], clusters: [] }, name);
+    meshServices += full.mesh.services.length;
+  }
+  assert.ok(meshServices > 0, "some golden case has mesh services");
+});

@@ -72,6 +72,12 @@ export interface ResolveOptions {
    * are, and reported). Default false (files, memory: admitted as the API server would).
    */
   admitted?: boolean;
+  /**
+   * Build the MeshIR (default true). An edge-only consumer (`agent translate --role edge`) sets
+   * false: `mesh` is then empty, and the IR and statuses are the same as with it (mesh routes
+   * still get their status; only the per-Service rendering and clusters are skipped).
+   */
+  mesh?: boolean;
 }
 
 /** The computed status of one object, in exactly the Gateway API status shape. */
@@ -259,7 +265,9 @@ export function resolve(
     ) => (a.name < b.name ? -1 : 1)),
   };
 
-  const mesh = buildMesh(meshIndex, backends, meshRoutes, state.mesh);
+  const mesh = options.mesh === false
+    ? { services: [], clusters: [] }
+    : buildMesh(meshIndex, backends, meshRoutes, state.mesh);
   const statuses: ObjectStatus[] = [];
   const features = supportedFeatures(routeKinds)
     .filter((f) => !options.withoutFeatures?.includes(f));
