@@ -124,6 +124,9 @@ if (want("fanout")) {
     );
   }
 }
+/** A row of bench/mtls_hop.ts's JSON (numbers, lists of numbers, percentile records). */
+// deno-lint-ignore no-explicit-any
+type Row = Record<string, any>;
 if (want("mtls")) {
   // Needs SPIRE, Envoy, fortio and the CNI plugins (installed on first use); root for netns pods.
   const r = await new Deno.Command(Deno.execPath(), {
@@ -136,31 +139,30 @@ if (want("mtls")) {
   const m = JSON.parse(lines[lines.length - 1]);
   console.log(JSON.stringify(m));
   console.log(
-    "\n| hop (fortio, all rounds) | req/s per round | failed | p50 | p90 | p99 | p99.9 ms |",
+    "\n| hop (fortio, all rounds) | req/s per round | failed | p50 | p90 | p99 | p99.9 ms | Envoy CPU µs/request |",
   );
-  console.log("|---|---|---|---|---|---|---|");
-  for (const [label, s] of [["plaintext", m.plaintext], ["SPIFFE mTLS", m.mtls]]) {
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const [mode, s] of Object.entries(m.modes) as [string, Row][]) {
     const p = s.pooled;
     console.log(
-      `| ${label} | ${s.qps.join(", ")} | ${s.failed} | ${p.p50} | ${p.p90} | ${p.p99} | ${
+      `| ${mode} | ${s.qps.join(", ")} | ${s.failed} | ${p.p50} | ${p.p90} | ${p.p99} | ${
         p["p99.9"]
-      } |`,
+      } | ${s.envoyCpuUsPerRequest.join(", ")} |`,
     );
   }
-  const d = m.addedPooled;
-  console.log(
-    `\nadded (mTLS − plaintext): p50 ${d.p50} / p90 ${d.p90} / p99 ${d.p99} / p99.9 ${
-      d["p99.9"]
-    } ms; ` +
+  for (const [mode, d] of Object.entries(m.added) as [string, Row][]) {
+    const x = d.pooled, y = d.medianOfRounds;
+    console.log(
+      `added by ${mode} over plaintext: p50 ${x.p50} (${y.p50}) / p90 ${x.p90} / p99 ${x.p99} ` +
+        `(${y.p99}) / p99.9 ${x["p99.9"]} ms (pooled; median of rounds in brackets); ` +
+        `Envoy CPU +${d.envoyCpuUsPerRequest} µs/request`,
+    );
+  }
+  if (m.memory) {
+    console.log(
       `agent per 100 SVIDs: RSS ${m.memory.rssKiBPer100} KiB, heap ${m.memory.heapKiBPer100} KiB`,
-  );
-  console.log(
-    `Envoy CPU µs/request: plaintext ${m.plaintext.envoyCpuUsPerRequest.join(", ")}, ` +
-      `mTLS ${m.mtls.envoyCpuUsPerRequest.join(", ")}; run-queue wait µs per wake-up: ` +
-      `plaintext ${m.plaintext.envoyWaitPerWakeupUs.join(", ")}, mTLS ${
-        m.mtls.envoyWaitPerWakeupUs.join(", ")
-      }`,
-  );
+    );
+  }
 }
 if (want("dns")) {
   try {
