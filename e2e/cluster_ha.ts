@@ -13,7 +13,7 @@ import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
 import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
 import { GATEWAY_LABEL } from "../controller/edge.ts";
 import type { LoadResult } from "./identity_harness.ts";
-import { kubectl, rollout } from "./kubectl.ts";
+import { kubectl, rollout, waitExplained } from "./kubectl.ts";
 
 export type { LoadResult };
 
@@ -185,8 +185,13 @@ export async function setUp(c: Cluster, sets: string[] = []): Promise<HaEnv> {
     await rollout(c.kubeconfig, releaseNs, "daemonset/aether-node-proxy");
     await rollout(c.kubeconfig, releaseNs, "daemonset/aether-agent");
     await k(["apply", "-f", "-"], workloads("0"));
-    await k(["rollout", "status", "deployment/web", "--timeout=300s"]);
-    await k(["wait", "--for=condition=Ready", "pod/ha-client", "--timeout=300s"]);
+    await rollout(c.kubeconfig, "default", "deployment/web");
+    await waitExplained(c.kubeconfig, "default", [
+      "wait",
+      "--for=condition=Ready",
+      "pod/ha-client",
+      "--timeout=300s",
+    ]);
     // No aether CNI plugin yet: the test tells the node proxy where the pod's netns is, as the
     // plugin will (the pod's netns bound under /run/netns, which the node agent mounts).
     const client = await json(["get", "pod", "ha-client"]);

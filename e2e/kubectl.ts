@@ -34,22 +34,36 @@ export async function kubectl(
 
 /**
  * `kubectl rollout status` of `resource` ("daemonset/aether-agent") in `namespace`; when it times
- * out, the error carries what explains it: the namespace's pods, its newest events, and the last
- * log lines (and the previous container's, after a restart) of every pod that is not Ready, and
- * whatever `more` adds (e.g. the agent's own `/readyz` and `/debug/xds`).
+ * out, the error carries what explains it (see {@link waitExplained}).
  */
-export async function rollout(
+export function rollout(
   kubeconfig: string,
   namespace: string,
   resource: string,
   opts: { timeoutSeconds?: number; more?: () => Promise<string> } = {},
 ): Promise<void> {
-  const k = (args: string[]) => kubectl(kubeconfig, ["-n", namespace, ...args]);
+  const timeout = `--timeout=${opts.timeoutSeconds ?? 300}s`;
+  return waitExplained(kubeconfig, namespace, ["rollout", "status", resource, timeout], opts.more);
+}
+
+/**
+ * Runs a waiting kubectl command (`rollout status`, `wait --for=…`) in `namespace`; when it fails,
+ * the error carries what explains it: the namespace's pods, its newest events, the last log lines
+ * (and the previous container's, after a restart) of every pod that is not Ready, and whatever
+ * `more` adds (e.g. the agent's own `/readyz` and `/debug/xds`).
+ */
+export async function waitExplained(
+  kubeconfig: string,
+  namespace: string,
+  args: string[],
+  more?: () => Promise<string>,
+): Promise<void> {
+  const k = (a: string[]) => kubectl(kubeconfig, ["-n", namespace, ...a]);
   try {
-    await k(["rollout", "status", resource, `--timeout=${opts.timeoutSeconds ?? 300}s`]);
+    await k(args);
   } catch (e) {
-    const more = await opts.more?.().catch((e) => `(${(e as Error).message})`);
-    throw new Error(`${(e as Error).message}\n${await explain(k)}${more ? `\n${more}` : ""}`);
+    const extra = await more?.().catch((e) => `(${(e as Error).message})`);
+    throw new Error(`${(e as Error).message}\n${await explain(k)}${extra ? `\n${extra}` : ""}`);
   }
 }
 
