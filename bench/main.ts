@@ -1,6 +1,6 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * mesh, fanout, load, eg, dns, mtls, cluster; `--only <part>` also works), each size in its own process, and prints one
+ * apply, mesh, fanout, load, eg, dns, mtls, cluster; `--only <part>` also works), each size in its own process, and prints one
  * JSON line
  * per run plus a Markdown table for docs/performance.md.
  */
@@ -73,6 +73,24 @@ if (want("edit")) {
   for (const r of rows) {
     console.log(`| ${r.routes} | ${r.edits} | ${r.p50Ms} | ${r.p90Ms} | ${r.p99Ms} | ${r.maxMs} |`);
   }
+}
+if (want("apply")) {
+  // The agent's share of an edit, in process (no Envoy), with the agent task's heap flag.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--v8-flags=--max-semi-space-size=4",
+      "bench/edit_apply.ts",
+      "1000",
+      "1000",
+      "200",
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error("bench/edit_apply.ts failed");
+  console.log(new TextDecoder().decode(out.stdout).trim());
 }
 if (want("load")) {
   const out = await new Deno.Command(Deno.execPath(), {
