@@ -6,7 +6,7 @@
  */
 import { Logger } from "../lib/log/mod.ts";
 import type { SourceObject } from "../lib/source/types.ts";
-import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/run.ts";
+import { type NodeAgent, type NodeAgentOptions, nodeDefaults, runNode } from "../agent/node/run.ts";
 import { join } from "node:path";
 import { createPodNetwork, type NetPod, type PodNetwork } from "./netns.ts";
 import { type Proc, spawn, waitFor } from "./peers/proc.ts";
@@ -75,12 +75,13 @@ export async function echoInPod(
   return proc;
 }
 
-/** Starts a node agent on `dir` with SPIRE identity. */
+/** Starts a node agent on `dir` with SPIRE identity (`overrides` over the test defaults). */
 export async function startIdentityNode(
   dir: string,
   nodeName: string,
   spire: Spire,
   logs: string[] = [],
+  overrides: Partial<NodeAgentOptions> = {},
 ): Promise<NodeAgent> {
   const agent = await runNode({
     ...nodeDefaults,
@@ -92,6 +93,7 @@ export async function startIdentityNode(
     spireAdminSocket: spire.adminSocket,
     trustDomain: spire.trustDomain,
     logger: new Logger(`agent-${nodeName}`, (l) => logs.push(l), "info"),
+    ...overrides,
   });
   return agent;
 }
@@ -157,8 +159,22 @@ export interface IdentityMesh {
   close(): Promise<void>;
 }
 
+/** Options of {@link startIdentityMesh}. */
+export interface IdentityMeshOptions {
+  /** Over the node agent's test options (e.g. `envoy: "none"` with `externalEnvoy`). */
+  node?: Partial<NodeAgentOptions>;
+  /**
+   * Starts an Envoy the agent does not start (as the chart's node-proxy DaemonSet has), once the
+   * agent listens; it is stopped on close.
+   */
+  externalEnvoy?: (node: NodeAgent) => Promise<{ stop(): Promise<void> }>;
+}
+
 /** Starts SPIRE (with `svidTtlSeconds` on the pod entries), the pods and the node agent. */
-export async function startIdentityMesh(svidTtlSeconds?: number): Promise<IdentityMesh> {
+export async function startIdentityMesh(
+  svidTtlSeconds?: number,
+  o: IdentityMeshOptions = {},
+): Promise<IdentityMesh> {
   const spire = await startSpire();
   const net = await createPodNetwork();
   const procs: Proc[] = [];
@@ -166,7 +182,9 @@ export async function startIdentityMesh(svidTtlSeconds?: number): Promise<Identi
   const nodeName = "node-1";
   const logs: string[] = [];
   let node: NodeAgent | undefined;
+  let external: { stop(): Promise<void> } | undefined;
   const close = async () => {
+    await external?.stop();
     await node?.close();
     for (const p of [...procs].reverse()) await p.stop();
     await net.remove();
@@ -185,8 +203,9 @@ export async function startIdentityMesh(svidTtlSeconds?: number): Promise<Identi
     ];
     const write = () => Deno.writeTextFile(join(dir, "mesh.yaml"), toYaml(...objects));
     await write();
-    node = await startIdentityNode(dir, nodeName, spire, logs);
+    node = await startIdentityNode(dir, nodeName, spire, logs, o.node);
     const n = node;
+    if (o.externalEnvoy) external = await o.externalEnvoy(n);
     await waitFor("SVIDs of a/client and b/b", () => {
       const names = n.snapshots.resources(nodeName)?.secrets.map((s) => s.name) ?? [];
       return Promise.resolve([clientId, bId].every((w) => names.includes(w)) ? true : undefined);

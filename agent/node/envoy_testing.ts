@@ -66,6 +66,7 @@ export async function startNodeProxy(o: NodeProxyOptions): Promise<NodeProxy> {
       asked.push(...names);
       return snapshots.onDemand(nodeId, typeUrl, names);
     },
+    onNode: snapshots.onNode,
   });
   let envoy: Awaited<ReturnType<typeof startEnvoy>> | undefined;
   const made: string[] = [];

@@ -8,6 +8,7 @@ import { SnapshotCache } from "../xds/cache/mod.ts";
 import { NodeSnapshots, nodeSnapshots } from "./snapshots.ts";
 import { nodeGoldenCases } from "../xds/translate/node/test_util.ts";
 import { translateNode } from "../xds/translate/node/mod.ts";
+import { INTERNAL_LISTENER } from "../xds/server/mod.ts";
 
 const SERVICES = 30;
 const domain = "aether.internal";
@@ -101,6 +102,7 @@ Deno.test("same-node mTLS endpoints stay on the internal listener through increm
   const c = nodeGoldenCases().find((x) => x.name === "identity")!;
   const internal = "inbound-internal|10.0.0.2|8080.b.aether.internal";
   const ns = new NodeSnapshots({ cache: new SnapshotCache(), translate: c.options });
+  ns.setCapabilities(c.view.nodeId, [INTERNAL_LISTENER]);
   ns.setMesh(c.mesh);
   ns.setView(c.view);
   const addressesOf = (nodeId: string) =>

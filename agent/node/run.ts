@@ -173,7 +173,9 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     nodeId: opts.nodeName,
     envoyCluster: "aether-node",
     delta: true,
-    xds: { onDemand: snapshots.onDemand },
+    // Each stream's node metadata says what its Envoy's bootstrap enables (an adopted Envoy may
+    // predate this agent): the node is translated for that before anything is pushed.
+    xds: { onDemand: snapshots.onDemand, onNode: snapshots.onNode },
     status: () => ({
       config: status(),
       staleFiles,

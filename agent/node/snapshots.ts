@@ -3,12 +3,15 @@
  * over route backends) and its translated resources (VHDS virtual hosts included). {@link NodeSnapshots} keeps that state and,
  * when the mesh changes, re-translates only the nodes whose set holds a changed service (EDS
  * alone when only endpoints changed); unchanged content gives identical resources, which the
- * snapshot cache turns into no push.
+ * snapshot cache turns into no push. Each node is translated for what its Envoy advertised on
+ * its xDS stream ({@link NodeSnapshots.onNode}): internal listeners only for an Envoy whose
+ * bootstrap enables them, so an adopted Envoy from an older bootstrap is never sent config it
+ * rejects.
  * @module
  */
 import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
 import { Encodings, type InvalidResource, Snapshot, type SnapshotCache } from "../xds/cache/mod.ts";
-import type { OnDemandHandler } from "../xds/server/mod.ts";
+import { INTERNAL_LISTENER, type NodeHandler, type OnDemandHandler } from "../xds/server/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
 import type { NamedResource } from "../xds/translate/types.ts";
 import {
@@ -102,6 +105,8 @@ export class NodeSnapshots {
   #fingerprints = serviceFingerprints(this.#index);
   #nodes = new Map<string, NodeState>();
   #secrets: NamedResource[] = [];
+  /** What each node's Envoy advertised on its latest xDS stream (capabilities.ts), sorted. */
+  #capabilities = new Map<string, readonly string[]>();
   /** Encodings shared by every node's snapshots (equal resources are often the same objects). */
   readonly #encodings = new Encodings();
 
@@ -169,6 +174,42 @@ export class NodeSnapshots {
     };
     this.#nodes.set(view.nodeId, state);
     this.#translate(state);
+  }
+
+  /**
+   * Records what the node's Envoy advertised (`aether.capabilities` in its node metadata) and,
+   * when that changes what the node gets, re-translates it. Capabilities of a node without a
+   * view yet are kept for its first translation. Returns true when the node was re-translated.
+   */
+  setCapabilities(nodeId: string, capabilities: readonly string[]): boolean {
+    const next = [...new Set(capabilities)].sort();
+    const prev = this.#capabilities.get(nodeId) ?? [];
+    this.#capabilities.set(nodeId, next);
+    const st = this.#nodes.get(nodeId);
+    if (!st || next.join("\n") === prev.join("\n")) return false;
+    this.#translate(st);
+    return true;
+  }
+
+  /** The capabilities the node's Envoy advertised (empty before its first xDS stream). */
+  capabilities(nodeId: string): readonly string[] {
+    return this.#capabilities.get(nodeId) ?? [];
+  }
+
+  /**
+   * The xDS server's node hook: a new stream's node and what it advertised; the node's snapshot
+   * is re-translated for it before the stream reads it (synchronously).
+   */
+  readonly onNode: NodeHandler = (nodeId, capabilities) => {
+    this.setCapabilities(nodeId, capabilities);
+  };
+
+  /** The translation options for one node: the shared ones plus what its Envoy can take. */
+  #optionsFor(nodeId: string): NodeTranslateOptions {
+    return {
+      ...this.options.translate,
+      internalListeners: this.capabilities(nodeId).includes(INTERNAL_LISTENER),
+    };
   }
 
   /** Forgets a node (its snapshot stays in the cache until the caller clears it). */
@@ -252,7 +293,7 @@ export class NodeSnapshots {
         { ...st.view, dependencies: st.closed },
         prev,
         changed,
-        this.options.translate,
+        this.#optionsFor(st.view.nodeId),
         memo,
       );
       if (next) {
@@ -275,7 +316,7 @@ export class NodeSnapshots {
     ]);
     st.closed = view.dependencies;
     st.resources = {
-      ...translateNode(this.#mesh, view, this.options.translate),
+      ...translateNode(this.#mesh, view, this.#optionsFor(st.view.nodeId)),
       secrets: this.#secrets,
     };
     this.#publish(st);

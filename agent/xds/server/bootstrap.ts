@@ -1,9 +1,12 @@
 /**
  * The Envoy bootstrap that points an Envoy at aether's ADS server: node identity, ADS over gRPC
  * (SotW or delta), LDS and CDS from ADS, the admin listener, and the internal-listener bootstrap
- * extension (user-space connections between listeners and clusters of the same Envoy).
+ * extension (user-space connections between listeners and clusters of the same Envoy). The node
+ * metadata advertises what the bootstrap enables (`aether.capabilities`, capabilities.ts), so a
+ * later agent that adopts this Envoy knows what it may push to it.
  * @module
  */
+import { bootstrapCapabilities, CAPABILITIES_KEY } from "./capabilities.ts";
 
 /** Options of {@link envoyBootstrap}. */
 export interface EnvoyBootstrapOptions {
@@ -45,6 +48,20 @@ function overloadManager(max: number): Record<string, unknown> {
   };
 }
 
+/**
+ * The `envoy.bootstrap.internal_listener` bootstrap extension: without it Envoy rejects listeners
+ * with `internal_listener` and endpoints with `envoy_internal_address`.
+ */
+export function internalListenerExtension(): Record<string, unknown> {
+  return {
+    name: "envoy.bootstrap.internal_listener",
+    typed_config: {
+      "@type":
+        "type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener",
+    },
+  };
+}
+
 /** Name of the static cluster that reaches the xDS server. */
 export const xdsClusterName = "aether_xds";
 
@@ -55,7 +72,11 @@ export function envoyBootstrap(o: EnvoyBootstrapOptions): Record<string, unknown
     : { socket_address: { address: o.xdsAddress ?? "127.0.0.1", port_value: o.xdsPort ?? 18000 } };
   const ads = { ads: {}, resource_api_version: "V3" };
   return {
-    node: { id: o.nodeId, cluster: o.cluster },
+    node: {
+      id: o.nodeId,
+      cluster: o.cluster,
+      metadata: { [CAPABILITIES_KEY]: bootstrapCapabilities() },
+    },
     ...(o.maxDownstreamConnections
       ? { overload_manager: overloadManager(o.maxDownstreamConnections) }
       : {}),
@@ -82,13 +103,7 @@ export function envoyBootstrap(o: EnvoyBootstrapOptions): Record<string, unknown
     },
     // Internal (user-space) listeners: the node proxy's same-node mTLS hop reaches a local
     // pod's inbound listener without the kernel (agent/xds/translate/node/local.ts).
-    bootstrap_extensions: [{
-      name: "envoy.bootstrap.internal_listener",
-      typed_config: {
-        "@type":
-          "type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener",
-      },
-    }],
+    bootstrap_extensions: [internalListenerExtension()],
     static_resources: {
       clusters: [{
         name: xdsClusterName,

@@ -26,7 +26,7 @@ import {
   type DiscoveryResponse,
 } from "./service.ts";
 import { SotwStream } from "./sotw.ts";
-import type { AdsStream, OnDemandHandler, StreamDeps } from "./stream.ts";
+import type { AdsStream, NodeHandler, OnDemandHandler, StreamDeps } from "./stream.ts";
 import {
   type NackRecord,
   type ReadyListener,
@@ -37,7 +37,13 @@ import {
 
 export type { NackRecord, ReadyListener, StreamStatus, TypeStatus } from "./tracker.ts";
 export { envoyBootstrap, type EnvoyBootstrapOptions } from "./bootstrap.ts";
-export type { OnDemandHandler } from "./stream.ts";
+export type { NodeHandler, OnDemandHandler } from "./stream.ts";
+export {
+  bootstrapCapabilities,
+  CAPABILITIES_KEY,
+  INTERNAL_LISTENER,
+  nodeCapabilities,
+} from "./capabilities.ts";
 
 /** Options of {@link XdsServer}. */
 export interface XdsServerOptions {
@@ -58,6 +64,11 @@ export interface XdsServerOptions {
    * answered in `removed_resources`, so Envoy fails fast (503) instead of timing out.
    */
   onDemand?: OnDemandHandler;
+  /**
+   * Called with each new stream's node id and advertised capabilities before anything is sent;
+   * set the node's snapshot for them here (synchronously) and the stream serves it from the start.
+   */
+  onNode?: NodeHandler;
 }
 
 /** Where to listen. Port 0 picks an ephemeral port; `unixPath` adds a unix socket. */
@@ -91,6 +102,7 @@ export class XdsServer {
       now: options.now ?? (() => performance.now()),
       clock: options.clock ?? (() => new Date()),
       onDemand: options.onDemand,
+      onNode: options.onNode,
     };
     this.#grpc = new grpc.Server({ "grpc.max_receive_message_length": 64 << 20 });
     this.#grpc.addService(adsService(), {

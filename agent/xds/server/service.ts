@@ -23,6 +23,8 @@ export interface RpcStatus {
 export interface NodeInfo {
   id?: string;
   cluster?: string;
+  /** node.metadata (google.protobuf.Struct as protobufjs decodes it: `{ fields: { k: Value } }`). */
+  metadata?: { fields?: Record<string, unknown> } | null;
 }
 
 /** envoy.service.discovery.v3.DiscoveryRequest (SotW). */

@@ -6,6 +6,7 @@
 import type { Logger } from "../../../lib/log/mod.ts";
 import { pushOrder, type Snapshot, type SnapshotCache, versionOf } from "../cache/mod.ts";
 import { TypeUrl } from "../proto.ts";
+import { nodeCapabilities } from "./capabilities.ts";
 import type { NodeInfo, RpcStatus } from "./service.ts";
 import type { StreamStatus, TrackedStream, XdsTracker } from "./tracker.ts";
 import { openNamespaces, vhdsAliases, vhdsSelect } from "./vhds.ts";
@@ -21,7 +22,16 @@ export interface StreamDeps {
   clock: () => Date;
   /** Called when a delta client subscribes to names its snapshot lacks (see OnDemandHandler). */
   onDemand?: OnDemandHandler;
+  /** Called with a stream's node before anything is sent to it (see NodeHandler). */
+  onNode?: NodeHandler;
 }
+
+/**
+ * Called with the node of a new stream (its first request), before the stream reads the node's
+ * snapshot: a handler that sets a new snapshot for the node (synchronously) has it served from
+ * the first response on, e.g. one translated for the capabilities the node advertises.
+ */
+export type NodeHandler = (nodeId: string, capabilities: readonly string[]) => void;
 
 /**
  * Asked when a delta client subscribes to resource names its node's snapshot lacks (Envoy's
@@ -72,6 +82,8 @@ const gatedTypes: ReadonlySet<string> = new Set([
 export abstract class AdsStream implements TrackedStream {
   abstract readonly mode: "sotw" | "delta";
   nodeId = "";
+  /** What the node advertised in its metadata (capabilities.ts). */
+  capabilities: string[] = [];
   protected snapshot: Snapshot | undefined;
   protected readonly types = new Map<string, TypeState>();
   #nonce = 0;
@@ -88,13 +100,23 @@ export abstract class AdsStream implements TrackedStream {
     if (this.#unsubscribe) return true;
     if (this.#closed) return false;
     this.nodeId = node?.id ?? "";
+    this.capabilities = nodeCapabilities(node);
+    try {
+      this.deps.onNode?.(this.nodeId, this.capabilities);
+    } catch (e) {
+      this.deps.logger.error("node hook failed", { node: this.nodeId, error: String(e) });
+    }
     this.snapshot = this.deps.cache.getSnapshot(this.nodeId);
     this.#unsubscribe = this.deps.cache.subscribe(this.nodeId, (s) => {
       this.snapshot = s;
       this.pump();
     });
     this.deps.tracker.open(this);
-    this.deps.logger.info("stream opened", { node: this.nodeId, mode: this.mode });
+    this.deps.logger.info("stream opened", {
+      node: this.nodeId,
+      mode: this.mode,
+      capabilities: this.capabilities,
+    });
     return true;
   }
 
@@ -303,6 +325,7 @@ export abstract class AdsStream implements TrackedStream {
     return {
       nodeId: this.nodeId,
       mode: this.mode,
+      capabilities: this.capabilities,
       snapshotVersion: this.snapshot?.version,
       ready: this.isReady(),
       types: [...this.types].map(([typeUrl, st]) => ({

@@ -45,7 +45,11 @@ export interface EnvoyProcess {
 
 /** Starts Envoy 1.40 with an aether bootstrap; resolves once its admin port is known. */
 export async function startEnvoy(
-  options: Omit<EnvoyBootstrapOptions, "cluster"> & { cluster?: string },
+  options: Omit<EnvoyBootstrapOptions, "cluster"> & {
+    cluster?: string;
+    /** Rewrites the bootstrap before Envoy reads it (e.g. into an older agent's). */
+    editBootstrap?: (b: Record<string, unknown>) => Record<string, unknown>;
+  },
 ): Promise<EnvoyProcess> {
   const bin = await ensurePeer("envoy");
   const dir = await Deno.makeTempDir({ prefix: "aether-envoy-" });
@@ -53,7 +57,11 @@ export async function startEnvoy(
   const adminPath = `${dir}/admin.txt`;
   await Deno.writeTextFile(
     config,
-    JSON.stringify(envoyBootstrap({ cluster: "aether-test", adminPort: 0, ...options })),
+    JSON.stringify(
+      (options.editBootstrap ?? ((b) => b))(
+        envoyBootstrap({ cluster: "aether-test", adminPort: 0, ...options }),
+      ),
+    ),
   );
   const child = new Deno.Command(bin, {
     args: [

@@ -39,6 +39,8 @@ export interface TypeStatus {
 export interface StreamStatus {
   nodeId: string;
   mode: "sotw" | "delta";
+  /** What the node's bootstrap advertised (`aether.capabilities` in its metadata). */
+  capabilities: string[];
   snapshotVersion?: string;
   ready: boolean;
   types: TypeStatus[];

@@ -90,10 +90,17 @@ export interface NodeTranslateOptions {
    * SPIFFE identity (docs/identity.md). With it, each caller identity (namespace + service
    * account) gets its own route table and clusters `<cluster>|<ns>/<sa>` presenting its SVID,
    * endpoints with an identity are dialled over mTLS at :15008, and every pod with an IP that
-   * backs a service gets an inbound mTLS listener at `podIP:15008`, plus internal listeners
-   * that this node's own callers reach it through (local.ts).
+   * backs a service gets an inbound mTLS listener at `podIP:15008` (plus, with
+   * `internalListeners`, internal listeners that this node's own callers reach it through).
    */
   identity?: NodeIdentityOptions;
+  /**
+   * The node's Envoy has the `envoy.bootstrap.internal_listener` bootstrap extension (it
+   * advertised the `internal_listener` capability, agent/xds/server/capabilities.ts): same-node
+   * mTLS hops go through internal inbound listeners (local.ts). Default false: they dial
+   * `podIP:15008` over TCP, which an Envoy started from any bootstrap accepts.
+   */
+  internalListeners?: boolean;
 }
 
 /** Identity knobs of the node translator (plain data). */
@@ -213,7 +220,10 @@ export function translateNode(
       const id = idOf(identity, p.namespace, p.serviceAccount ?? "default");
       const l = inboundListener(p, id, identity.trustDomain, mine, statPrefix);
       if (!l) continue;
-      listeners.push(l, ...inboundInternalListeners(p, id, identity.trustDomain, mine, statPrefix));
+      listeners.push(l);
+      if (options.internalListeners) {
+        listeners.push(...inboundInternalListeners(p, id, identity.trustDomain, mine, statPrefix));
+      }
       for (const port of mine) {
         const key = `${p.ip}:${port.targetPort}`;
         if (targets.has(key)) continue;

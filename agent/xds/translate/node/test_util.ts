@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { MeshIR, NodeView } from "../../../../lib/ir/mesh.ts";
 import { staticBootstrap } from "../test_util.ts";
+import { internalListenerExtension } from "../../server/bootstrap.ts";
 import type { NodeResources, NodeTranslateOptions } from "./mod.ts";
 
 /** The folder holding `<case>.in.yaml` / `<case>.out.yaml`. */
@@ -64,9 +65,14 @@ export function inlineSds(value: unknown, tls: PlaceholderTls): unknown {
  * A static Bootstrap equivalent to node resources: the edge conversion (inline routes, STATIC
  * clusters) with each route table's VHDS virtual hosts inlined (a static route config cannot use
  * VHDS), clusters naming an EDS `service_name` given that target's endpoints, plus an ADS config
- * (to an unused static cluster) as a dynamic node's bootstrap has.
+ * (to an unused static cluster) as a dynamic node's bootstrap has, and (`internalListener`,
+ * default on) the internal-listener bootstrap extension.
  */
-export function nodeStaticBootstrap(nr: NodeResources, tls?: PlaceholderTls): Obj {
+export function nodeStaticBootstrap(
+  nr: NodeResources,
+  tls?: PlaceholderTls,
+  o: { internalListener?: boolean } = { internalListener: true },
+): Obj {
   const routes = nr.routes.map(({ name, resource }) => {
     const { vhds: _v, ...rest } = resource;
     const vhosts = nr.virtualHosts.filter((v) => v.name.startsWith(`${name}/`));
@@ -115,14 +121,8 @@ export function nodeStaticBootstrap(nr: NodeResources, tls?: PlaceholderTls): Ob
     };
   return {
     ...bootstrap,
-    // As the node bootstrap has: the internal listeners of same-node mTLS hops need it.
-    bootstrap_extensions: [{
-      name: "envoy.bootstrap.internal_listener",
-      typed_config: {
-        "@type":
-          "type.googleapis.com/envoy.extensions.bootstrap.internal_listener.v3.InternalListener",
-      },
-    }],
+    // As the node bootstrap has (unless it is an older one): internal listeners need it.
+    ...(o.internalListener ? { bootstrap_extensions: [internalListenerExtension()] } : {}),
     static_resources: { ...statics, clusters: [...statics.clusters, xds] },
     dynamic_resources: {
       ads_config: {
