@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { imageNames, withCluster } from "../lib/cluster/mod.ts";
+import { uninstallAether } from "../lib/conformance/mod.ts";
 import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
 import { request } from "./http_client.ts";
 import { echoApp } from "./cluster_fixtures.ts";
@@ -63,8 +64,8 @@ Deno.test({
       await c.importImage("aether");
       const imported = Date.now();
       try {
-        // A run killed before its clean-up left its release: start from none.
-        await helmRun(["uninstall", release, "--ignore-not-found", "--wait"]);
+        // A run killed before its clean-up (or the conformance run) left its release or edges.
+        await uninstallAether(c.kubeconfig);
         await k(["apply", "-f", "-"], backends(imageNames.echoBasic));
         const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
         await helmRun([
@@ -179,7 +180,8 @@ Deno.test({
       } finally {
         await k(["delete", "--ignore-not-found", "-f", "-"], await quickstartGatewayAndRoute())
           .catch(() => {});
-        await helmRun(["uninstall", release, "--ignore-not-found", "--wait"]).catch(() => {});
+        // The release and the edges its controller made (helm does not know them).
+        await uninstallAether(c.kubeconfig).catch((e) => console.error(`uninstall: ${e}`));
         await k(
           ["delete", "--ignore-not-found", "--wait=false", "-f", "-"],
           backends(imageNames.echoBasic),

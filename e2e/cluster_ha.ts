@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { imageNames } from "../lib/cluster/mod.ts";
 import type { Cluster } from "../lib/cluster/mod.ts";
 import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
+import { uninstallAether } from "../lib/conformance/mod.ts";
 import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
 import { GATEWAY_LABEL } from "../controller/edge.ts";
 import type { LoadResult } from "./identity_harness.ts";
@@ -160,13 +161,13 @@ export async function setUp(c: Cluster, sets: string[] = []): Promise<HaEnv> {
   const cleanup = async () => {
     await k(["delete", "--ignore-not-found", "--wait=false", "-f", "-"], workloads("0"))
       .catch(() => {});
-    await helm(c, ["uninstall", release, "--ignore-not-found", "--wait"]).catch(() => {});
+    await uninstallAether(c.kubeconfig).catch(() => {});
     await new Deno.Command(ip, { args: ["netns", "delete", netns] }).output().catch(() => {});
   };
   await c.importImage("aether");
   // A run killed before its clean-up left its objects: start from none.
   await k(["delete", "--ignore-not-found", "--wait=true", "-f", "-"], workloads("0"));
-  await helm(c, ["uninstall", release, "--ignore-not-found", "--wait"]);
+  await uninstallAether(c.kubeconfig); // the release and the edges its controller made
   const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
   await helm(c, [
     "install",

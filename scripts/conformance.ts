@@ -37,10 +37,7 @@ console.log(
   } s (exit ${r.run.code})\n`,
 );
 console.log(reportTable(r.report));
-const failedTop = r.run.tests.filter((t) => t.verdict === "FAIL").map((t) => t.name);
-console.log(`\ntests that failed: ${failedTop.join(", ") || "none"}`);
-for (const f of r.gate.failures) {
-  console.log(`FAILED ${f.profile} ${f.part}: ${f.tests.join(", ") || "(setup)"}`);
-}
+console.log(`\ntests that failed: ${r.failed.join(", ") || "none"}`);
+if (r.explanation) console.log(`\n${r.explanation}`);
 console.log(`\nreport: ${r.reportFile}\nlog: ${r.logFile}`);
-Deno.exit(r.gate.ok ? 0 : 1);
+Deno.exit(r.passed ? 0 : 1);

@@ -46,19 +46,9 @@ export async function installAether(
   const kubectl = await ensurePeer("kubectl");
   const k = (args: string[]) => run(kubectl, [`--kubeconfig=${kubeconfig}`, ...args]);
   const started = Date.now();
+  // A run killed half-way left its release, its edges or the suite's namespaces: start clean.
   await uninstallAether(kubeconfig);
-  // Edges of an earlier run outlive its release (the controller made them, not helm) and hold
-  // tokens of its deleted ServiceAccount: remove them; the new controller recreates them.
-  await k([
-    "-n",
-    release.namespace,
-    "delete",
-    "deployments,services",
-    "-l",
-    "app.kubernetes.io/name=aether-edge",
-    "--ignore-not-found",
-    "--wait",
-  ]);
+  await deleteSuiteNamespaces(kubeconfig);
   await run(helm, installArgs(kubeconfig, addressPool));
   await k([
     "-n",
@@ -79,7 +69,10 @@ export async function installAether(
   return features;
 }
 
-/** Uninstalls the release (waits for its pods and edges to go). */
+/**
+ * Uninstalls the release (waits for its pods to go), then deletes the edges it leaves: the
+ * controller made them, not helm, and they hold tokens of the deleted ServiceAccount.
+ */
 export async function uninstallAether(kubeconfig: string): Promise<void> {
   await run(await ensurePeer("helm"), [
     "uninstall",
@@ -88,5 +81,48 @@ export async function uninstallAether(kubeconfig: string): Promise<void> {
     `--namespace=${release.namespace}`,
     "--ignore-not-found",
     "--wait",
+  ]);
+  await run(await ensurePeer("kubectl"), [
+    `--kubeconfig=${kubeconfig}`,
+    ...edgeCleanupArgs(release.namespace),
+  ]);
+}
+
+/** `kubectl` arguments deleting the edges the controller made in `namespace` (pure). */
+export function edgeCleanupArgs(namespace: string): string[] {
+  return [
+    "-n",
+    namespace,
+    "delete",
+    "deployments,services",
+    "-l",
+    "app.kubernetes.io/name=aether-edge",
+    "--ignore-not-found",
+    "--wait",
+    "--timeout=180s",
+  ];
+}
+
+/** Namespaces the suite creates (its base manifests' and its tests'): by name (pure). */
+export function isSuiteNamespace(name: string): boolean {
+  return name.startsWith("gateway-conformance-") || name.startsWith("gateway-api-");
+}
+
+/** Deletes the suite's namespaces an earlier, interrupted run left, and waits until they are gone. */
+export async function deleteSuiteNamespaces(kubeconfig: string): Promise<void> {
+  const kubectl = await ensurePeer("kubectl");
+  const out = await run(kubectl, [`--kubeconfig=${kubeconfig}`, "get", "namespaces", "-o", "name"]);
+  const names = out.split("\n").map((l) => l.trim().replace(/^namespace\//, "")).filter(
+    isSuiteNamespace,
+  );
+  if (names.length === 0) return;
+  await run(kubectl, [
+    `--kubeconfig=${kubeconfig}`,
+    "delete",
+    "namespaces",
+    ...names,
+    "--ignore-not-found",
+    "--wait",
+    "--timeout=300s",
   ]);
 }

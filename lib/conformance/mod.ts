@@ -11,14 +11,19 @@ import { type Cluster, withCluster } from "../cluster/mod.ts";
 import { Logger } from "../log/mod.ts";
 import { projectRoot } from "../peers/mod.ts";
 import { installAether, uninstallAether } from "./install.ts";
+import { failedTests, failureMessage, runPassed } from "./failures.ts";
 import { type ConformanceReport, type Gate, gate, parseReport, reportTable } from "./report.ts";
 import { runSuite, type SuiteRun } from "./suite.ts";
 
-export { gate, parseReport, reportTable };
+export { uninstallAether };
+export { failedTests, failureMessage, gate, parseReport, reportTable, runPassed };
 export type { ConformanceReport, Gate };
 
 /** Where a full run's report goes (committed). */
 export const reportPath = join(projectRoot, "docs", "conformance", "v1.5.1-aether-report.yaml");
+
+/** The profiles a run reports on (every test of an advertised feature runs whatever the list). */
+export const defaultProfiles: readonly string[] = ["GATEWAY-HTTP", "GATEWAY-GRPC", "GATEWAY-TLS"];
 
 /** Options of {@link runConformance}. */
 export interface ConformanceOptions {
@@ -42,6 +47,12 @@ export interface ConformanceResult {
   reportFile: string;
   logFile: string;
   features: string[];
+  /** The gate is open, no test failed and the suite exited 0. */
+  passed: boolean;
+  /** Top-level tests that failed (the report's and those outside every profile). */
+  failed: string[];
+  /** When not passed: the failed tests, the log's path and the suite's own failure lines. */
+  explanation?: string;
 }
 
 /** Runs the suite under the cluster lock (the cluster comes up if needed). */
@@ -74,7 +85,7 @@ async function inCluster(
       {
         kubeconfig: c.kubeconfig,
         gatewayClass: "aether",
-        profiles: opts.profiles ?? ["GATEWAY-HTTP", "GATEWAY-GRPC"],
+        profiles: opts.profiles ?? [...defaultProfiles],
         features,
         reportOutput: reportFile,
         runTest: opts.runTest,
@@ -97,13 +108,19 @@ async function inCluster(
       logFile,
       progress,
     );
+    const log = await Deno.readTextFile(logFile);
     const text = await Deno.readTextFile(reportFile).catch(() => {
+      const none: Gate = { ok: false, failures: [] };
       throw new Error(
-        `the suite wrote no report (exit ${run.code}); its log: ${logFile}`,
+        `the suite wrote no report\n${failureMessage({ gate: none, run, logFile, log })}`,
       );
     });
     const report = parseReport(text);
-    return { report, gate: gate(report), run, reportFile, logFile, features };
+    const g = gate(report);
+    const passed = runPassed(g, run);
+    const explanation = passed ? undefined : failureMessage({ gate: g, run, logFile, log });
+    const failed = failedTests(g, run);
+    return { report, gate: g, run, reportFile, logFile, features, passed, failed, explanation };
   } finally {
     if (!opts.keep) {
       await uninstallAether(c.kubeconfig).catch((e) =>

@@ -1,0 +1,48 @@
+/**
+ * The official Gateway API v1.5.1 conformance suite (profiles GATEWAY-HTTP, GATEWAY-GRPC and
+ * GATEWAY-TLS: core plus every extended feature aether advertises in GatewayClass
+ * `supportedFeatures`) against the local cluster with aether installed by its chart. Regenerates
+ * the committed docs/conformance/v1.5.1-aether-report.yaml. Fails on any core failure, any failure
+ * of an advertised extended test, any other failed test of the run (e.g. a provisional one) and a
+ * non-zero exit of the suite (lib/conformance: `gate`, `runPassed`); the message names the tests,
+ * the suite log, and the tail of each failed test's own log lines.
+ */
+import assert from "node:assert/strict";
+import {
+  defaultProfiles,
+  parseReport,
+  reportPath,
+  reportTable,
+  runConformance,
+} from "../lib/conformance/mod.ts";
+
+Deno.test({
+  name: "official Gateway API conformance v1.5.1: HTTP, GRPC, TLS core + advertised extended",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const r = await runConformance();
+    console.log(
+      `suite ${Math.round(r.run.ms / 1000)} s, exit ${r.run.code}, ${r.run.tests.length} tests ` +
+        `run or skipped, ${r.features.length} features advertised\n${reportTable(r.report)}`,
+    );
+    assert.ok(r.passed, r.explanation ?? "failed");
+
+    // The committed report is the one this run wrote, with every profile asked for.
+    assert.equal(r.reportFile, reportPath);
+    const onDisk = parseReport(await Deno.readTextFile(reportPath));
+    assert.equal(onDisk.gatewayAPIVersion, "v1.5.1");
+    assert.equal(onDisk.date, r.report.date);
+    for (const name of defaultProfiles) {
+      const p = onDisk.profiles.find((x) => x.name === name);
+      assert.ok(p, `${name} in the report`);
+      assert.ok(p.core.statistics.Passed > 0, `${name} core ran`);
+      assert.equal(p.core.statistics.Failed, 0, `${name} core`);
+      // Every advertised extended feature of the profile was tested, none left out.
+      const left = (p.extended?.unsupportedFeatures ?? []).filter((f) => r.features.includes(f));
+      assert.deepEqual(left, [], `${name}: advertised features the suite did not test`);
+    }
+    const http = onDisk.profiles.find((x) => x.name === "GATEWAY-HTTP")!;
+    assert.ok((http.extended?.statistics.Passed ?? 0) > 0, "GATEWAY-HTTP extended tests ran");
+  },
+});
