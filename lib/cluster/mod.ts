@@ -129,6 +129,9 @@ async function ensureLoadBalancer(c: Cluster, log: Logger): Promise<void> {
   await ensureMetallb(c.kubeconfig, c.layout.lbCidr, log);
 }
 
+/** The images a cluster gets when the caller names none (besides pause). */
+const defaultImages: readonly ImageKey[] = ["echoBasic", "busybox"];
+
 async function lockedUp(opts: ClusterOptions, lock: string): Promise<Cluster> {
   const log = opts.log ?? new Logger("cluster");
   const l = defaultLayout(opts.dir ?? defaultClusterDir);
@@ -137,7 +140,9 @@ async function lockedUp(opts: ClusterOptions, lock: string): Promise<Cluster> {
   const owner = (await Deno.readTextFile(lock)).trim();
   if (owner === l.dir && await isUp(l)) {
     log.info("cluster already up; reusing it", { dir: l.dir });
-    for (const key of opts.images ?? []) await c.importImage(key);
+    // The images a fresh cluster would get: the one running may have come up with other ones
+    // (the conformance run's), and a caller naming none relies on the defaults.
+    for (const key of opts.images ?? defaultImages) await c.importImage(key);
     await ensureLoadBalancer(c, log);
     return c;
   }
@@ -151,7 +156,7 @@ async function lockedUp(opts: ClusterOptions, lock: string): Promise<Cluster> {
     await nodeDown(l, log);
   }
   await Deno.writeTextFile(lock, `${l.dir}\n`);
-  const peerImages = (opts.images ?? ["echoBasic", "busybox"]).filter((k) => k !== "aether");
+  const peerImages = (opts.images ?? defaultImages).filter((k) => k !== "aether");
   try {
     await nodeUp(l, { images: peerImages, imagesDir, log });
   } catch (e) {
