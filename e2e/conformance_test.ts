@@ -1,7 +1,9 @@
 /**
  * The official Gateway API v1.5.1 conformance suite (profiles GATEWAY-HTTP, GATEWAY-GRPC and
  * GATEWAY-TLS: core plus every extended feature aether advertises in GatewayClass
- * `supportedFeatures`) against the local cluster with aether installed by its chart. Regenerates
+ * `supportedFeatures`), and the tests outside every profile whose features aether advertises
+ * (UDPRoute: the cluster gets the experimental channel's CRDs for the run, lib/conformance/channel.ts),
+ * against the local cluster with aether installed by its chart. Regenerates
  * the committed docs/conformance/v1.5.1-aether-report.yaml. Fails on any core failure, any failure
  * of an advertised extended test, any other failed test of the run (e.g. a provisional one) and a
  * non-zero exit of the suite (lib/conformance: `gate`, `runPassed`); the message names the tests,
@@ -44,5 +46,13 @@ Deno.test({
     }
     const http = onDisk.profiles.find((x) => x.name === "GATEWAY-HTTP")!;
     assert.ok((http.extended?.statistics.Passed ?? 0) > 0, "GATEWAY-HTTP extended tests ran");
+
+    // The experimental channel's kinds: the controller advertises them once their CRDs are there,
+    // and the suite's UDPRoute test (provisional, in no profile) passed. v1.5.1 has no TCPRoute
+    // test.
+    assert.equal(onDisk.gatewayAPIChannel, "experimental");
+    assert.ok(r.features.includes("UDPRoute") && r.features.includes("TCPRoute"), `${r.features}`);
+    assert.equal(r.run.tests.find((t) => t.name === "UDPRoute")?.verdict, "PASS", "UDPRoute ran");
+    assert.ok(onDisk.succeededProvisionalTests?.includes("UDPRoute"), "UDPRoute in the report");
   },
 });

@@ -10,6 +10,7 @@ import { poll } from "../cluster/api.ts";
 import type { Logger } from "../log/mod.ts";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
 import { run } from "../peers/util.ts";
+import { type Channel, useChannel } from "./channel.ts";
 
 /** The release and namespace the suite's install uses. */
 export const release = { name: "aether", namespace: "aether-system", gatewayClass: "aether" };
@@ -41,6 +42,7 @@ export async function installAether(
   kubeconfig: string,
   addressPool: string,
   log: Logger,
+  channel: Channel = "standard",
 ): Promise<string[]> {
   const helm = await ensurePeer("helm");
   const kubectl = await ensurePeer("kubectl");
@@ -49,6 +51,8 @@ export async function installAether(
   // A run killed half-way left its release, its edges or the suite's namespaces: start clean.
   await uninstallAether(kubeconfig);
   await deleteSuiteNamespaces(kubeconfig);
+  // helm leaves CRDs that exist alone: the channel set here is the one the run gets.
+  await useChannel(kubeconfig, channel);
   await run(helm, installArgs(kubeconfig, addressPool));
   await k([
     "-n",

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { type Cluster, withCluster } from "../cluster/mod.ts";
 import { Logger } from "../log/mod.ts";
 import { projectRoot } from "../peers/mod.ts";
+import { type Channel, useChannel } from "./channel.ts";
 import { installAether, uninstallAether } from "./install.ts";
 import { failedTests, failureMessage, runPassed } from "./failures.ts";
 import { type ConformanceReport, type Gate, gate, parseReport, reportTable } from "./report.ts";
@@ -33,7 +34,12 @@ export interface ConformanceOptions {
   skipTests?: string[];
   /** Minutes for the whole suite (`-test.timeout`). */
   timeoutMinutes?: number;
-  /** Leave aether and the suite's base resources installed afterwards (iteration). */
+  /**
+   * The Gateway API CRD channel for the run (default experimental: TCPRoute and UDPRoute exist
+   * only there); the standard channel is put back afterwards.
+   */
+  channel?: Channel;
+  /** Leave aether, the channel and the suite's base resources as they are afterwards (iteration). */
   keep?: boolean;
   log?: Logger;
   progress?: (line: string) => void;
@@ -59,7 +65,9 @@ export interface ConformanceResult {
 export function runConformance(opts: ConformanceOptions = {}): Promise<ConformanceResult> {
   const log = opts.log ?? new Logger("conformance");
   return withCluster((c) => inCluster(c, opts, log), {
-    images: ["aether", "echoBasic", "coredns"],
+    // busybox is not the suite's, but the cluster's defaults: a later user reusing the cluster this
+    // run brought up finds what a fresh one has.
+    images: ["aether", "echoBasic", "busybox", "coredns"],
     log,
   });
 }
@@ -76,8 +84,9 @@ async function inCluster(
   const reportFile = opts.runTest ? join(scratch, "report.yaml") : reportPath;
   const logFile = join(scratch, "suite.log");
   await Deno.remove(reportFile).catch(() => {});
-  progress("installing aether with the chart");
-  const features = await installAether(c.kubeconfig, c.layout.lbCidr, log);
+  const channel = opts.channel ?? "experimental";
+  progress(`Gateway API CRDs: the ${channel} channel; installing aether with the chart`);
+  const features = await installAether(c.kubeconfig, c.layout.lbCidr, log, channel);
   progress(`GatewayClass advertises ${features.length} features: ${features.join(", ")}`);
   progress(`running the suite (log: ${logFile})`);
   try {
@@ -108,23 +117,29 @@ async function inCluster(
       logFile,
       progress,
     );
-    const log = await Deno.readTextFile(logFile);
+    const suiteLog = await Deno.readTextFile(logFile);
     const text = await Deno.readTextFile(reportFile).catch(() => {
       const none: Gate = { ok: false, failures: [] };
       throw new Error(
-        `the suite wrote no report\n${failureMessage({ gate: none, run, logFile, log })}`,
+        `the suite wrote no report\n${failureMessage({ gate: none, run, logFile, log: suiteLog })}`,
       );
     });
     const report = parseReport(text);
     const g = gate(report);
     const passed = runPassed(g, run);
-    const explanation = passed ? undefined : failureMessage({ gate: g, run, logFile, log });
+    const explanation = passed
+      ? undefined
+      : failureMessage({ gate: g, run, logFile, log: suiteLog });
     const failed = failedTests(g, run);
     return { report, gate: g, run, reportFile, logFile, features, passed, failed, explanation };
   } finally {
     if (!opts.keep) {
       await uninstallAether(c.kubeconfig).catch((e) =>
         log.warn("uninstall failed", { error: String(e) })
+      );
+      // The chart's own channel again, for the next user of the cluster.
+      await useChannel(c.kubeconfig, "standard").catch((e) =>
+        log.warn("restoring the standard CRD channel failed", { error: String(e) })
       );
     }
   }
