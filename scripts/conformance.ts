@@ -1,6 +1,6 @@
 /**
  * `deno task conformance [--run-test NAME[,NAME…]] [--skip-tests A,B] [--profiles P,Q] [--timeout MIN]
- * [--keep]`: the official Gateway API v1.5.1 conformance suite against the local cluster with
+ * [--channel standard|experimental] [--keep]`: the official Gateway API v1.5.1 conformance suite against the local cluster with
  * aether installed by its chart (lib/conformance, docs/kubernetes.md). Prints a table; exits 1 if
  * a core test or an advertised extended test failed. Needs root (the local cluster).
  */
@@ -15,6 +15,7 @@ const { values } = parseArgs({
     "skip-tests": { type: "string" },
     profiles: { type: "string" },
     timeout: { type: "string" },
+    channel: { type: "string" },
     keep: { type: "boolean" },
   },
 });
@@ -22,12 +23,17 @@ if (Deno.uid?.() !== 0) {
   console.error("the conformance suite runs on the local cluster, which needs root");
   Deno.exit(1);
 }
+if (values.channel && values.channel !== "standard" && values.channel !== "experimental") {
+  console.error(`--channel: standard or experimental, not ${values.channel}`);
+  Deno.exit(2);
+}
 const list = (s?: string) => s?.split(",").map((x) => x.trim()).filter(Boolean);
 const r = await runConformance({
   runTest: values["run-test"],
   skipTests: list(values["skip-tests"]),
   profiles: list(values.profiles),
   timeoutMinutes: values.timeout ? Number(values.timeout) : undefined,
+  channel: values.channel as "standard" | "experimental" | undefined,
   keep: values.keep,
   log: new Logger("conformance"),
 });
