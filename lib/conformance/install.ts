@@ -74,22 +74,37 @@ export async function installAether(
 }
 
 /**
- * Uninstalls the release (waits for its pods to go), then deletes the edges it leaves: the
- * controller made them, not helm, and they hold tokens of the deleted ServiceAccount.
+ * Uninstalls the release and waits until its pods are gone, then deletes the edges it leaves: the
+ * controller made them, not helm, and they hold tokens of the deleted ServiceAccount. `helm
+ * uninstall --wait` alone waits for the Deployment and DaemonSets, not for their pods, which the
+ * garbage collector removes later (minutes after an API server restart): the node agents' pods use
+ * the node's network, so the next release's would find their ports taken.
  */
 export async function uninstallAether(kubeconfig: string): Promise<void> {
+  const kubectl = await ensurePeer("kubectl");
   await run(await ensurePeer("helm"), [
     "uninstall",
     release.name,
     `--kubeconfig=${kubeconfig}`,
     `--namespace=${release.namespace}`,
     "--ignore-not-found",
+    "--cascade=foreground",
     "--wait",
+    "--timeout=5m",
   ]);
-  await run(await ensurePeer("kubectl"), [
-    `--kubeconfig=${kubeconfig}`,
-    ...edgeCleanupArgs(release.namespace),
-  ]);
+  await poll("the release's pods gone", async () => {
+    const out = await run(kubectl, [
+      `--kubeconfig=${kubeconfig}`,
+      ...releasePodsArgs(release.namespace, release.name),
+    ]);
+    return out.trim() === "" ? true : undefined;
+  }, 300_000);
+  await run(kubectl, [`--kubeconfig=${kubeconfig}`, ...edgeCleanupArgs(release.namespace)]);
+}
+
+/** `kubectl` arguments listing the pods of release `name` (pure). */
+export function releasePodsArgs(namespace: string, name: string): string[] {
+  return ["-n", namespace, "get", "pods", "-l", `app.kubernetes.io/instance=${name}`, "-o", "name"];
 }
 
 /** `kubectl` arguments deleting the edges the controller made in `namespace` (pure). */
