@@ -14,9 +14,9 @@
 const clusterPrefixes = ["cluster_", "conformance"];
 /**
  * Cluster test files `deno task test` leaves to their own task: the official conformance gate
- * (`deno task test:conformance`) is out of the default run until its one known failure — a
- * route status carrying another, deleted route's backend conditions (docs/kubernetes.md, "Open")
- * — is fixed; with it the gate failed 1 run in 4.
+ * (`deno task test:conformance`) is out of the default run until repeated green runs show the fix
+ * of its one known failure (1 run in 4: a Gateway route refused a Service whose mesh name a
+ * same-named Service owned; docs/kubernetes.md).
  */
 const ownTask = ["e2e/conformance_test.ts"];
 

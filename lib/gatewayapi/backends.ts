@@ -60,7 +60,10 @@ export interface BackendsMemo {
   endpoints: EndpointsMemo;
   owners: OwnersMemo;
   /** Cluster names by Service port (the same strings every resolve: their hashes are kept). */
-  clusterNames?: IdentityMemo<ServicePort, { svc: Obj<ServiceSpec>; domain: string; name: string }>;
+  clusterNames?: IdentityMemo<
+    ServicePort,
+    { svc: Obj<ServiceSpec>; domain: string; owns: boolean; name: string }
+  >;
 }
 
 /** Resolves backendRefs for one resolve and collects the clusters they use. */
@@ -156,7 +159,7 @@ export class Backends {
     if (!svc) return bad("BackendNotFound", `Service ${ns}/${ref.name} not found`);
     const owner = this.#owners.get(svc.metadata.name)!;
     reads?.owners.set(svc.metadata.name, owner);
-    if (owner !== svc) {
+    if (owner !== svc && options.mesh) {
       return {
         ...bad(
           "BackendNotFound",
@@ -193,6 +196,9 @@ export class Backends {
     return {
       cluster: this.#clusterName(svc, port),
       use: { svc, port, http2: grpc },
+      // The edge serves it under a namespaced cluster name; the Service's missing mesh name is
+      // still reported on the Service.
+      ...(owner !== svc ? { conflict: [svc, owner] as const } : {}),
     };
   }
 
@@ -241,10 +247,11 @@ export class Backends {
   #clusterName(svc: Obj<ServiceSpec>, port: ServicePort): string {
     const names = this.#memo.clusterNames ??= new IdentityMemo();
     const domain = this.meshDomain;
+    const owns = this.#owners.get(svc.metadata.name) === svc;
     const seen = names.peek(port);
-    if (seen?.svc === svc && seen.domain === domain) return seen.name;
-    const name = portClusterName(svc, port, domain);
-    names.set(port, { svc, domain, name });
+    if (seen?.svc === svc && seen.domain === domain && seen.owns === owns) return seen.name;
+    const name = portClusterName(svc, port, domain, owns);
+    names.set(port, { svc, domain, owns, name });
     return name;
   }
 
@@ -259,7 +266,7 @@ export class Backends {
       message:
         `mesh name ${svc.metadata.name}.${this.meshDomain} is already owned by the older Service ${
           keyOf(owner)
-        }; references to ${keyOf(svc)} are invalid`,
+        }; mesh routes to ${keyOf(svc)} are invalid (Gateway routes reach it by namespace)`,
     });
   }
 

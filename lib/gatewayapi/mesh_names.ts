@@ -17,8 +17,13 @@ export function portClusterName(
   svc: Obj<ServiceSpec>,
   port: ServicePort,
   meshDomain: string,
+  ownsMeshName = true,
 ): string {
-  const authority = meshAuthority(svc.metadata.name, meshDomain);
+  // A Service whose mesh name an older one owns is still a valid edge backend (Gateway API
+  // backendRefs are namespaced): its cluster is named <svc>.<namespace>.<meshDomain>, which no
+  // owner's <svc>.<meshDomain> can equal (Service names have no dots).
+  const name = ownsMeshName ? svc.metadata.name : `${svc.metadata.name}.${svc.metadata.namespace}`;
+  const authority = meshAuthority(name, meshDomain);
   return port === svc.spec?.ports?.[0] ? authority : `${authority}:${port.port}`;
 }
 
