@@ -11,26 +11,14 @@
  * @module
  */
 import process from "node:process";
-import { Pipeline } from "../agent/pipeline.ts";
-import { SnapshotCache } from "../agent/xds/cache/mod.ts";
-import { Logger } from "../lib/log/mod.ts";
-import { Registry } from "../lib/metrics/mod.ts";
-import type { SourceObject } from "../lib/source/types.ts";
 import { syntheticConfig, syntheticRoute } from "../lib/testing/synthetic_config.ts";
+import { pipelineApply } from "./pipeline_apply.ts";
 
 const routes = Number(Deno.args[0] ?? 1000);
 const services = Number(Deno.args[1] ?? 1000);
 const edits = Number(Deno.args[2] ?? 200);
 const objects = syntheticConfig({ services, routes, port: 10080 });
-const pipeline = new Pipeline({
-  cache: new SnapshotCache(),
-  logger: new Logger("bench", () => {}, "error"),
-  metrics: new Registry(),
-});
-const apply = (revision: number, list: SourceObject[]) => {
-  pipeline.apply({ revision, objects: list, problems: [], origins: new Map() });
-  if (pipeline.status.error) throw new Error(pipeline.status.error);
-};
+const apply = pipelineApply();
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;

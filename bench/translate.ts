@@ -10,12 +10,9 @@ import { resolve } from "../lib/gatewayapi/mod.ts";
 import { translate } from "../agent/xds/translate/mod.ts";
 import { Snapshot } from "../agent/xds/cache/mod.ts";
 import { envoyRoot } from "../agent/xds/proto.ts";
-import { Pipeline } from "../agent/pipeline.ts";
-import { SnapshotCache } from "../agent/xds/cache/mod.ts";
-import { Logger } from "../lib/log/mod.ts";
-import { Registry } from "../lib/metrics/mod.ts";
 import type { SourceObject } from "../lib/source/types.ts";
 import { syntheticConfig, syntheticRoute } from "../lib/testing/synthetic_config.ts";
+import { pipelineApply } from "./pipeline_apply.ts";
 
 function peakRssMiB(): number {
   const status = Deno.readTextFileSync("/proc/self/status");
@@ -47,15 +44,7 @@ const peakRss = peakRssMiB();
 
 /** Median time of the pipeline applying `edits` one-route edits, after applying `objects`. */
 function editMedianMs(objects: SourceObject[], edits: number): number {
-  const pipeline = new Pipeline({
-    cache: new SnapshotCache(),
-    logger: new Logger("bench", () => {}, "error"),
-    metrics: new Registry(),
-  });
-  const apply = (revision: number, list: SourceObject[]) => {
-    pipeline.apply({ revision, objects: list, problems: [], origins: new Map() });
-    if (pipeline.status.error) throw new Error(pipeline.status.error);
-  };
+  const apply = pipelineApply();
   apply(0, objects);
   const first = objects.findIndex((o) => o.kind === "HTTPRoute");
   const times: number[] = [];

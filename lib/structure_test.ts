@@ -16,7 +16,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Folders that hold no project source. */
-const SKIP = new Set([".cache", ".git", "node_modules", "testdata", "dist"]);
+const SKIP: readonly string[] = [".cache", ".git", "node_modules", "testdata", "dist"];
 
 /** Top-level folders by layer, lowest first. */
 const LAYERS: readonly (readonly string[])[] = [
@@ -32,7 +32,7 @@ type Graph = Map<string, Set<string>>;
 function* sources(dir: string): Generator<string> {
   for (const e of Deno.readDirSync(dir)) {
     const path = join(dir, e.name);
-    if (e.isDirectory && !SKIP.has(e.name)) yield* sources(path);
+    if (e.isDirectory && !SKIP.includes(e.name)) yield* sources(path);
     else if (e.isFile && e.name.endsWith(".ts")) yield path;
   }
 }

@@ -25,7 +25,8 @@ const plain: IRCluster = {
   identities: [],
   plaintextAllowed: true,
 };
-const clusters = new Map([b, plain].map((c) => [c.name, c]));
+/** The clusters by name, a fresh map per test. */
+const clusters = () => new Map([b, plain].map((c) => [c.name, c]));
 const listener = (name: string) => ({ name, resource: { name } });
 type Lb = { endpoint: { address: Record<string, unknown> } };
 const addresses = (r: { resource: Record<string, unknown> }) =>
@@ -36,7 +37,7 @@ const addresses = (r: { resource: Record<string, unknown> }) =>
 Deno.test("localizeEndpoints: a local pod's mesh endpoint goes to its internal listener", () => {
   const eds = translateEndpoints([b, plain]);
   const internal = inboundInternalListenerName("10.0.0.2", "8080.b.aether.internal");
-  const out = localizeEndpoints(eds, clusters, [listener("inbound|b/b-0"), listener(internal)]);
+  const out = localizeEndpoints(eds, clusters(), [listener("inbound|b/b-0"), listener(internal)]);
   assert.deepEqual(addresses(out[0]), [
     { envoy_internal_address: { server_listener_name: internal } },
     { socket_address: { address: "10.0.1.7", port_value: 15008 } },
@@ -49,8 +50,8 @@ Deno.test("localizeEndpoints: a local pod's mesh endpoint goes to its internal l
 
 Deno.test("localizeEndpoints: never names an internal listener the node does not have", () => {
   const eds = translateEndpoints([b, plain]);
-  assert.equal(localizeEndpoints(eds, clusters, [listener("inbound|b/b-0")]), eds);
+  assert.equal(localizeEndpoints(eds, clusters(), [listener("inbound|b/b-0")]), eds);
   const otherSni = inboundInternalListenerName("10.0.0.2", "9000.b.aether.internal");
-  const out = localizeEndpoints(eds, clusters, [listener(otherSni)]);
+  const out = localizeEndpoints(eds, clusters(), [listener(otherSni)]);
   assert.equal(out[0], eds[0], "another port's internal listener is not this cluster's");
 });
