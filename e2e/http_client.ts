@@ -99,10 +99,4 @@ export async function countBy(
   return counts;
 }
 
-/** A free TCP port on 127.0.0.1 (bound then released). */
-export function freePort(hostname = "127.0.0.1"): number {
-  const l = Deno.listen({ hostname, port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+export { freePort } from "../lib/testing/free_port.ts";

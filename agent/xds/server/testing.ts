@@ -7,13 +7,7 @@ import { ensurePeer } from "../../../lib/peers/mod.ts";
 import type { NamedResource } from "../cache/mod.ts";
 import { envoyBootstrap, type EnvoyBootstrapOptions } from "./bootstrap.ts";
 
-/** A port that was free a moment ago on 127.0.0.1. */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+export { freePort } from "../../../lib/testing/free_port.ts";
 
 /** Polls `check` until it returns a value other than undefined/false, or fails after `ms`. */
 export async function waitFor<T>(
