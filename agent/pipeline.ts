@@ -4,13 +4,15 @@
  * the MeshIR per node (`program`); every role's DNS records come from the same resolve result
  * (`onServed`). A revision that fails at any stage is reported and the last good config keeps
  * serving. Edge endpoint-only changes take the fast path: EDS is rebuilt, routes are not
- * re-translated.
+ * re-translated. The CEL library loads on the first revision that needs it (a CRD rule without a
+ * hand-written predicate): that revision is applied once it has loaded.
  * @module
  */
 import type { IR } from "../lib/ir/types.ts";
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
 import {
+  loadCelOnDemand,
   mergeStatus,
   type ObjectStatus,
   type Problem,
@@ -89,6 +91,8 @@ export class Pipeline {
   #status: PipelineStatus = { revision: 0, objects: [], problems: [] };
   #lastIR?: IR;
   #lastResources?: EnvoyResources;
+  /** The newest revision handed to apply (applied again once the CEL library has loaded). */
+  #newest?: SourceRevision;
   readonly #reuse = new ResourceReuse();
   /** Per computed status object of the last revision: the merged status shown for it. */
   #merged = new Map<unknown, ObjectStatus>();
@@ -183,6 +187,7 @@ export class Pipeline {
   apply(input: SourceRevision): void {
     const started = performance.now();
     const log = this.options.logger;
+    this.#newest = input;
     const sourceProblems: SourcedProblem[] = input.problems.map((p) => ({ ...p }));
     const originOf = (p: Problem) =>
       input.origins.get(
@@ -248,6 +253,18 @@ export class Pipeline {
         problems: problems.length,
       });
     } catch (e) {
+      const again = () => this.#newest && this.apply(this.#newest);
+      const cannot = (e: Error) =>
+        log.error("cannot load the CEL library; the config needing it is not served", {
+          revision: input.revision,
+          error: e.message,
+        });
+      if (stage === "resolve" && loadCelOnDemand(e, this.resolveState.cel, again, cannot)) {
+        log.info("loading the CEL library for the config's CRD rules, then applying it", {
+          revision: input.revision,
+        });
+        return;
+      }
       const error = `${stage} failed: ${(e as Error).message}`;
       this.#failures.inc({ stage });
       this.#applied.inc({ result: "failed" });

@@ -178,3 +178,43 @@ Deno.test("pipeline: a source revision marked admitted (from the API server) is 
   assertEquals(run(1), ["HTTPRoute"]);
   assertEquals(run(2, true), []);
 });
+
+Deno.test("pipeline: a revision reaching a CEL-library rule is applied once the library has loaded", async () => {
+  const logged: string[] = [];
+  const pipeline = new Pipeline({
+    cache: new SnapshotCache(),
+    logger: new Logger("test", (line) => void logged.push(line)),
+    metrics: new Registry(),
+    now: () => new Date("2026-01-01T00:00:00Z"),
+  });
+  // A CORS origin list may not hold "*" beside other origins: a rule without a hand predicate.
+  const cors = (origins: string[]): SourceObject => ({
+    ...objects()[2],
+    spec: {
+      parentRefs: [{ name: "edge" }],
+      rules: [{ filters: [{ type: "CORS", cors: { allowOrigins: origins } }] }],
+    },
+  });
+  const revision = (n: number, route: SourceObject): SourceRevision => ({
+    revision: n,
+    objects: [...objects().slice(0, 2), route],
+    problems: [],
+    origins: new Map(),
+  });
+  assertEquals(pipeline.resolveState.cel.loaded, false);
+  pipeline.apply(revision(1, cors(["*", "https://a.example"])));
+  // Not served (nor failed) yet: the library is loading.
+  assertEquals([pipeline.status.servedRevision, pipeline.status.error], [undefined, undefined]);
+  // A newer revision arrives while it loads: that one is what gets applied.
+  pipeline.apply(revision(2, cors(["*", "https://b.example"])));
+  await pipeline.resolveState.cel.load();
+  await new Promise((r) => setTimeout(r, 0));
+  assertEquals(pipeline.status.servedRevision, 2);
+  assertEquals(pipeline.status.problems.map((p) => `${p.field}: ${p.message}`), [
+    "spec.rules[0].filters[0].cors.allowOrigins: AllowOrigins cannot contain '*' alongside other origins",
+  ]);
+  assertEquals(logged.some((l) => l.includes("loading the CEL library")), true);
+  // Loaded: later revisions are applied at once.
+  pipeline.apply(revision(3, cors(["*"])));
+  assertEquals([pipeline.status.servedRevision, pipeline.status.problems], [3, []]);
+});

@@ -11,7 +11,7 @@
  * @module
  */
 import { readConfig } from "../lib/source/files.ts";
-import { resolve } from "../lib/gatewayapi/mod.ts";
+import { CelRules, resolve, ResolveState } from "../lib/gatewayapi/mod.ts";
 import { admit } from "../lib/gatewayapi/admit.ts";
 import { translate } from "../agent/xds/translate/mod.ts";
 import { Snapshot } from "../agent/xds/cache/mod.ts";
@@ -19,15 +19,16 @@ import { envoyRoot } from "../agent/xds/proto.ts";
 
 const rounds = Number(Deno.args[1] ?? 3);
 envoyRoot(); // protos loaded once per process (start-up, not translation)
+const cel = await new CelRules().load(); // likewise the CEL library
 const runs: Record<string, number>[] = [];
 for (let r = 0; r < rounds; r++) {
   const snap = await readConfig(Deno.args[0]);
   const t0 = performance.now();
   // Admission is memoized per object: resolve below finds every object admitted already.
-  admit(snap.objects, []);
+  admit(snap.objects, [], false, undefined, cel);
   const t1 = performance.now();
   // Edge only, like EG's translator (which builds no mesh): the MeshIR is not built.
-  const result = resolve(snap.objects, { mesh: false });
+  const result = resolve(snap.objects, { mesh: false }, new ResolveState(cel));
   const t2 = performance.now();
   const resources = translate(result.ir);
   const t3 = performance.now();

@@ -8,6 +8,7 @@
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import {
+  loadCelOnDemand,
   MESH_CONTROLLER_NAME,
   resolve,
   type ResolveOptions,
@@ -168,6 +169,11 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       const statuses = edges ? edges.reconcile(snap.objects, result.statuses) : result.statuses;
       writer.offer(planStatus(snap.objects, statuses, now, isOurs));
     } catch (e) {
+      // A revision reaching a CRD rule without a hand predicate waits for the CEL library.
+      const again = () => last && apply(last);
+      const cannot = (err: Error) =>
+        logger.error("cannot load the CEL library; status not updated", { error: err.message });
+      if (loadCelOnDemand(e, resolveState.cel, again, cannot)) return;
       logger.error("resolve failed; status not updated for this source revision", {
         revision: snap.revision,
         error: (e as Error).message,

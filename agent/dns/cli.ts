@@ -16,7 +16,7 @@ import { parseArgs } from "node:util";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
 import { DEFAULT_DNS_PORT, DnsResponder, type RecordSet } from "./mod.ts";
-import { type KubeObject, resolve } from "../../lib/gatewayapi/mod.ts";
+import { type KubeObject, resolveLoadingCel } from "../../lib/gatewayapi/mod.ts";
 import { recordsFromMesh } from "./records_from_mesh.ts";
 import { ipv4Bytes } from "./records.ts";
 
@@ -50,7 +50,7 @@ if (import.meta.main) {
     const doc = JSON.parse(await Deno.readTextFile(values["records-file"]));
     const items: KubeObject[] = Array.isArray(doc) ? doc : doc.items ?? [];
     // The same pipeline as the agent: resolve's mesh services and their one owner rule.
-    const { mesh, problems } = resolve(items, { meshDomain: domain });
+    const { mesh, problems } = await resolveLoadingCel(items, { meshDomain: domain });
     for (const p of problems) console.error(`records-file: ${p.kind} ${p.name}: ${p.message}`);
     for (const [k, v] of recordsFromMesh(mesh)) records.set(k, v);
   }

@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
-import { type ObjectStatus, type Problem, resolve } from "../../lib/gatewayapi/mod.ts";
+import { type ObjectStatus, type Problem, resolveLoadingCel } from "../../lib/gatewayapi/mod.ts";
 import { readConfig } from "../../lib/source/files.ts";
 import { objectKey } from "../../lib/source/types.ts";
 import { Snapshot } from "../xds/cache/mod.ts";
@@ -55,8 +55,9 @@ export async function translateConfig(o: TranslateConfigOptions): Promise<Transl
   const meshDomain = o.meshDomain ?? "aether.internal";
   // Pods are the node role's input (podsOnNode below), not Gateway API objects to resolve.
   const objects = o.role === "node" ? snap.objects.filter((x) => x.kind !== "Pod") : snap.objects;
-  // The edge role prints no mesh: resolve skips building it.
-  const result = resolve(objects, {
+  // The edge role prints no mesh: resolve skips building it. The CEL library loads only when an
+  // object reaches a CRD rule without a hand-written predicate.
+  const result = await resolveLoadingCel(objects, {
     bindAddress: o.bindAddress,
     meshDomain,
     mesh: o.role === "node",

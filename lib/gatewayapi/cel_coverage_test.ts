@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { crdDir, readCrds } from "../../tools/gen_crds.ts";
 import { CelCompiler } from "./cel_library.ts";
+import { CelNotLoaded, CelRules } from "./cel_rules.ts";
 import { HAND_PREDICATES } from "./cel_predicates.ts";
 import { FACTS } from "./crd_facts.gen.ts";
 import { buildCrdSchemas, type RuleUse } from "./crd_schema.ts";
@@ -54,9 +55,10 @@ function reachable(): Set<number> {
   return seen;
 }
 
-Deno.test("cel: admission checks every create-time rule of the admitted kinds", () => {
+Deno.test("cel: admission checks every create-time rule of the admitted kinds", async () => {
+  const cel = await new CelRules().load();
   const uses: RuleUse[] = [];
-  buildCrdSchemas(FACTS, GATEWAY_KINDS, HAND_PREDICATES, new CelCompiler(), uses);
+  buildCrdSchemas(FACTS, GATEWAY_KINDS, HAND_PREDICATES, uses);
   const want: string[] = [];
   for (const i of [...reachable()].sort((a, b) => a - b)) {
     for (const r of FACTS.nodes[i].rules ?? []) if (!r.transition) want.push(`${i}: ${r.rule}`);
@@ -67,19 +69,20 @@ Deno.test("cel: admission checks every create-time rule of the admitted kinds", 
   for (const u of uses) {
     // Every rule has a working library check (the hand predicates are held to it by the
     // differential test).
-    assert.equal(typeof u.library(undefined), "boolean");
+    assert.equal(typeof u.library(undefined, cel), "boolean");
   }
 });
 
 Deno.test("cel: a hand predicate whose message no CRD rule has is refused", () => {
   const hand = { ...HAND_PREDICATES, "no such rule": () => true };
   assert.throws(
-    () => buildCrdSchemas(FACTS, GATEWAY_KINDS, hand, new CelCompiler()),
+    () => buildCrdSchemas(FACTS, GATEWAY_KINDS, hand),
     /hand predicates match no CRD rule: \["no such rule"\]/,
   );
 });
 
-Deno.test("cel: a rule without a hand predicate is evaluated by the library", () => {
+Deno.test("cel: a rule without a hand predicate is evaluated by the library", async () => {
+  const cel = await new CelRules().load();
   const route = applyDefaults({
     apiVersion: "gateway.networking.k8s.io/v1",
     kind: "HTTPRoute",
@@ -89,10 +92,13 @@ Deno.test("cel: a rule without a hand predicate is evaluated by the library", ()
         filters: [{ type: "CORS", cors: { allowOrigins: ["*", "https://a.example"] } }],
       }],
     },
-  });
-  assert.deepEqual(validateObject(route).map((p) => `${p.field}: ${p.message}`), [
+  }, cel);
+  assert.deepEqual(validateObject(route, cel).map((p) => `${p.field}: ${p.message}`), [
     "spec.rules[0].filters[0].cors.allowOrigins: AllowOrigins cannot contain '*' alongside other origins",
   ]);
+  // Without the library the walk cannot decide: it stops, naming what to do.
+  assert.throws(() => validateObject(route), CelNotLoaded);
+  assert.throws(() => validateObject(route, new CelRules()), /resolveLoadingCel/);
   route.spec.rules[0].filters[0].cors.allowOrigins = ["*"];
-  assert.deepEqual(validateObject(route), []);
+  assert.deepEqual(validateObject(route, cel), []);
 });

@@ -7,7 +7,7 @@
  * API server validates. Any disagreement fails the test.
  */
 import assert from "node:assert/strict";
-import { CelCompiler } from "./cel_library.ts";
+import { CelRules } from "./cel_rules.ts";
 import { HAND_PREDICATES } from "./cel_predicates.ts";
 import { isObject } from "./clone.ts";
 import { compileChecker, type SchemaChecker } from "./compile_checker.ts";
@@ -25,9 +25,9 @@ const kinds: Record<string, CrdKindSchema> = buildCrdSchemas(
   FACTS,
   GATEWAY_KINDS,
   HAND_PREDICATES,
-  new CelCompiler(),
   uses,
 );
+const cel = await new CelRules().load();
 const checkers = new Map<Schema, SchemaChecker>();
 const checkerOf = (body: Schema) => {
   if (!checkers.has(body)) checkers.set(body, compileChecker(body));
@@ -53,7 +53,7 @@ function libraryVerdict(u: RuleUse, value: unknown): boolean {
   if (!byValue) verdicts.set(u, byValue = new Map());
   const key = JSON.stringify(value);
   let verdict = byValue.get(key);
-  if (verdict === undefined) byValue.set(key, verdict = u.library(value));
+  if (verdict === undefined) byValue.set(key, verdict = u.library(value, cel));
   return verdict;
 }
 
@@ -106,7 +106,7 @@ Deno.test("cel differential: hand predicates agree with the CRD rules on the cor
       const key = `${obj.kind} ${JSON.stringify(variant)}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      const { value, errors } = checkerOf(body)({ spec: variant });
+      const { value, errors } = checkerOf(body)({ spec: variant }, true, cel);
       // A structural problem other than an enum or a duplicate (a required field missing, a
       // wrong type, a pattern or bound broken): the API server rejects the object whatever the
       // rules say, and a rule reading the field may rightly error on it (duration("a")).

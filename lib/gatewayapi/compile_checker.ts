@@ -7,7 +7,8 @@
  * @module
  */
 import { cloneData, isObject } from "./clone.ts";
-import type { Schema } from "./structural_schema.ts";
+import { CelNotLoaded } from "./cel_rules.ts";
+import type { CelEvaluator, Schema } from "./structural_schema.ts";
 
 /** A validation finding: field path and message. */
 export interface FieldError {
@@ -36,13 +37,17 @@ function pathText(trail: Trail, depth: number, extra?: string): string {
   return path;
 }
 
-/** The state of one walk: the findings so far, the current path, whether to apply defaults. */
+/**
+ * The state of one walk: the findings so far, the current path, whether to apply defaults, and
+ * the CEL rules' evaluator (none: reaching a library rule throws CelNotLoaded).
+ */
 interface Walk {
   errors: FieldError[];
   /** The path is the first `depth` steps (later slots are stale). */
   trail: Trail;
   depth: number;
   defaults: boolean;
+  cel?: CelEvaluator;
 }
 
 const fail = (walk: Walk, message: string, key?: string) =>
@@ -130,8 +135,10 @@ function typed(schema: Schema, typeOk: (v: unknown) => boolean, message: string,
     for (const rule of rules) {
       let ok = false;
       try {
-        ok = rule.check(out);
-      } catch {
+        ok = rule.check(out, walk.cel);
+      } catch (e) {
+        // Not a verdict: the walk cannot go on until its owner has loaded the library.
+        if (e instanceof CelNotLoaded) throw e;
         ok = false;
       }
       if (!ok) fail(walk, rule.message);
@@ -325,11 +332,13 @@ function defaultOf(schema: Schema, check: Checker): unknown {
 /**
  * Defaults and validates a value in one pass: returns the defaulted value (sharing every subtree
  * without defaults with the input: treat both as read-only) and every problem. With `defaults`
- * false, only validates, and the value returned is the input.
+ * false, only validates, and the value returned is the input. `cel` evaluates the rules that run
+ * on the CEL library (without it, reaching one throws CelNotLoaded).
  */
 export type SchemaChecker = (
   value: unknown,
   defaults?: boolean,
+  cel?: CelEvaluator,
 ) => { value: unknown; errors: FieldError[] };
 
 /**
@@ -338,8 +347,8 @@ export type SchemaChecker = (
  */
 export function compileChecker(schema: Schema): SchemaChecker {
   const check = checkerOf(schema, new Map());
-  return (value, defaults = true) => {
-    const walk: Walk = { errors: [], trail: [], depth: 0, defaults };
+  return (value, defaults = true, cel) => {
+    const walk: Walk = { errors: [], trail: [], depth: 0, defaults, cel };
     if (value === undefined) return { value, errors: walk.errors };
     return { value: check(value, walk), errors: walk.errors };
   };

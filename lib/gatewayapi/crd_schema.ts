@@ -3,18 +3,21 @@
  * (crd_facts.gen.ts, from the vendored YAML): every bound, pattern, enum, default, required field
  * and list type comes from there. Each CEL rule gets a check: the hand-written predicate with the
  * rule's message when there is one (cel_predicates.ts, fast; cel_differential_test.ts holds it
- * equal to the rule), else the rule itself compiled by the CEL library (cel_library.ts).
+ * equal to the rule), else the rule itself, handed to the walk's CEL evaluator (cel_rules.ts loads
+ * the library only when a config reaches such a rule).
  * Transition rules (`oldSelf`) are skipped: the API server does not run them on create.
  * @module
  */
 import { isIP } from "node:net";
 import type { CrdFacts, CrdNode, CrdRule } from "./crd_facts.ts";
-import type { CelCompiler } from "./cel_library.ts";
+import { celFor } from "./cel_rules.ts";
 import { isObject } from "./clone.ts";
 import {
   any,
   arr,
   bool,
+  type CelEvaluator,
+  type CelRule,
   int,
   intOrString,
   map,
@@ -47,8 +50,8 @@ export interface RuleUse {
   by: "hand" | "library";
   /** The schema node the rule sits on. */
   schema: Schema;
-  /** The library's check of the rule. */
-  library: (self: unknown) => boolean;
+  /** The library's check of the rule (`cel` a loaded CelRules). */
+  library: (self: unknown, cel: CelEvaluator) => boolean;
   /** The check admission runs. */
   check: Rule["check"];
 }
@@ -67,7 +70,6 @@ export function buildCrdSchemas(
   facts: CrdFacts,
   kinds: readonly string[],
   hand: HandPredicates,
-  cel: CelCompiler,
   uses: RuleUse[] = [],
 ): Record<string, CrdKindSchema> {
   const built = new Map<number, Schema>();
@@ -131,7 +133,9 @@ export function buildCrdSchemas(
     }
     for (const rule of n.rules ?? []) {
       if (rule.transition) continue;
-      const library = lazyCheck(() => cel.compile(rule.rule, s));
+      const celRule: CelRule = { rule: rule.rule, schema: s };
+      const library = (self: unknown, cel?: CelEvaluator) =>
+        celFor(cel, celRule).check(celRule, self);
       const handCheck = Object.hasOwn(hand, rule.message) ? hand[rule.message] : undefined;
       if (handCheck) handUsed.add(rule.message);
       const check = handCheck ?? library;
@@ -158,12 +162,6 @@ export function buildCrdSchemas(
     throw new Error(`hand predicates match no CRD rule: ${JSON.stringify(unused)}`);
   }
   return out;
-}
-
-/** A check compiled on its first call (most library checks stand behind a hand predicate). */
-function lazyCheck(compile: () => (self: unknown) => boolean): (self: unknown) => boolean {
-  let check: ((self: unknown) => boolean) | undefined;
-  return (self) => (check ??= compile())(self);
 }
 
 /** A node's oneOf / anyOf / not, as one rule with the API server's wording. */

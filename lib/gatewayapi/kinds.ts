@@ -5,7 +5,6 @@
  * uses. Built once at module load; the table is immutable afterwards.
  * @module
  */
-import { CelCompiler } from "./cel_library.ts";
 import { HAND_PREDICATES } from "./cel_predicates.ts";
 import { compileChecker, type SchemaChecker } from "./compile_checker.ts";
 import { FACTS } from "./crd_facts.gen.ts";
@@ -36,7 +35,7 @@ export interface KindInfo {
 }
 
 function buildKinds(): Readonly<Record<string, KindInfo>> {
-  const crds = buildCrdSchemas(FACTS, GATEWAY_KINDS, HAND_PREDICATES, new CelCompiler());
+  const crds = buildCrdSchemas(FACTS, GATEWAY_KINDS, HAND_PREDICATES);
   const kinds: Record<string, KindInfo> = {};
   for (const [name, k] of Object.entries(crds)) {
     const compiled = new Map<Schema, SchemaChecker>();

@@ -8,17 +8,21 @@ import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { fileURLToPath } from "node:url";
 import { readYamlDocsStrict } from "../testing/golden.ts";
+import { CelRules } from "./cel_rules.ts";
 import { resolve, type ResolveOptions } from "./resolve.ts";
 import { ResolveState } from "./state.ts";
 import type { KubeObject } from "./types.ts";
 
 const dir = new URL("./testdata/", import.meta.url);
 const text = (v: unknown) => stringify(v, { aliasDuplicateObjects: false, lineWidth: 0 });
-const fresh = (objects: KubeObject[]) => text(resolve(structuredClone(objects)));
+/** The CEL library, loaded once: some cases reach rules without a hand predicate. */
+const cel = await new CelRules().load();
+const fresh = (objects: KubeObject[]) =>
+  text(resolve(structuredClone(objects), {}, new ResolveState(cel)));
 
 /** A resolve function with its own state: every call after the first reuses its memos. */
 function warmResolve() {
-  const state = new ResolveState();
+  const state = new ResolveState(cel);
   return (objects: KubeObject[], options?: ResolveOptions) => resolve(objects, options, state);
 }
 

@@ -12,7 +12,14 @@ export type * from "./types.ts";
 export type * from "./core_types.ts";
 export { GATEWAY_GROUP } from "./types.ts";
 export { applyDefaults, validateObject } from "./validate.ts";
-export { type ObjectStatus, resolve, type ResolveOptions, type ResolveResult } from "./resolve.ts";
+export {
+  type ObjectStatus,
+  resolve,
+  resolveLoadingCel,
+  type ResolveOptions,
+  type ResolveResult,
+} from "./resolve.ts";
+export { CelNotLoaded, CelRules, loadCelOnDemand } from "./cel_rules.ts";
 export { ResolveState } from "./state.ts";
 export type { MemoStats } from "../memo/mod.ts";
 export { SUPPORTED_FEATURES } from "./gateways.ts";

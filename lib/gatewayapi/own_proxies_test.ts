@@ -4,7 +4,9 @@
  * default) the younger one is PortUnavailable / HostnameConflict.
  */
 import assert from "node:assert/strict";
+import { CelRules } from "./cel_rules.ts";
 import { resolve } from "./resolve.ts";
+import { ResolveState } from "./state.ts";
 import type { KubeObject } from "./types.ts";
 
 const gateway = (name: string, created: string, ports: number[]): KubeObject => ({
@@ -91,8 +93,10 @@ const tls: KubeObject[] = [
   })),
 ];
 
-function tlsRoutesAccepted(ownProxies: boolean): Record<string, string> {
-  const { statuses } = resolve(tls, { gatewayOwnProxies: ownProxies });
+async function tlsRoutesAccepted(ownProxies: boolean): Promise<Record<string, string>> {
+  // TLSRoute hostnames are checked by CRD rules that run on the CEL library.
+  const state = new ResolveState(await new CelRules().load());
+  const { statuses } = resolve(tls, { gatewayOwnProxies: ownProxies }, state);
   const out: Record<string, string> = {};
   for (const s of statuses.filter((s) => s.kind === "TLSRoute")) {
     const st = s.status as { parents: { conditions: Condition[] }[] };
@@ -102,12 +106,12 @@ function tlsRoutesAccepted(ownProxies: boolean): Record<string, string> {
   return out;
 }
 
-Deno.test("TLSRoutes for one SNI name on two Gateways: rivals on one proxy, both Accepted with a proxy each", () => {
-  assert.deepEqual(tlsRoutesAccepted(false), {
+Deno.test("TLSRoutes for one SNI name on two Gateways: rivals on one proxy, both Accepted with a proxy each", async () => {
+  assert.deepEqual(await tlsRoutesAccepted(false), {
     "route-x-1": "True/Accepted",
     "route-x-2": "False/NotAllowedByListeners",
   });
-  assert.deepEqual(tlsRoutesAccepted(true), {
+  assert.deepEqual(await tlsRoutesAccepted(true), {
     "route-x-1": "True/Accepted",
     "route-x-2": "True/Accepted",
   });

@@ -5,6 +5,7 @@
  * @module
  */
 import { admit } from "./admit.ts";
+import { CelNotLoaded } from "./cel_rules.ts";
 import { attachRoute, type ParentOutcome } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { LOOPBACK_ADDRESSES } from "./addresses.ts";
@@ -117,7 +118,9 @@ const statusOf = (o: KubeObject, status: unknown): ObjectStatus => ({
  * Resolves Gateway API objects into aether's IR and the status of every object we own. `state`
  * holds the memos of one input stream: pass the same one to every resolve of that stream (an
  * edit then recomputes only what it touched); without one, the resolve is cold. The result may
- * share objects with earlier results of the same state: treat it as read-only.
+ * share objects with earlier results of the same state: treat it as read-only. Throws
+ * CelNotLoaded when an object reaches a CRD rule that runs on the CEL library before the state's
+ * `cel` has loaded (resolveLoadingCel loads it and resolves again).
  */
 export function resolve(
   objects: KubeObject[],
@@ -293,6 +296,27 @@ export function resolve(
 }
 
 /**
+ * resolve(), loading the CEL library first when admission reaches a rule that needs it: a config
+ * that never does (no CORS list, no TLSRoute hostname …) never loads it. The first resolve of a
+ * state that needs it stops at the first such object, loads the library and resolves again (the
+ * objects admitted before it are remembered). A sync caller can instead `await state.cel.load()`
+ * before resolve().
+ */
+export async function resolveLoadingCel(
+  objects: KubeObject[],
+  options: ResolveOptions = {},
+  state: ResolveState = new ResolveState(),
+): Promise<ResolveResult> {
+  try {
+    return resolve(objects, options, state);
+  } catch (e) {
+    if (!(e instanceof CelNotLoaded) || state.cel.loaded) throw e;
+  }
+  await state.cel.load();
+  return resolve(objects, options, state);
+}
+
+/**
  * Admission of every object: by its route kind's own `admit` when the registry gives one (a
  * test-only kind), else as the API server would (CRD defaults, schema and CEL rules).
  */
@@ -304,7 +328,7 @@ function admitAll(
   state: ResolveState,
 ): KubeObject[] {
   const own = new Map(routeKinds.flatMap((k) => (k.admit ? [[k.kind, k.admit] as const] : [])));
-  if (own.size === 0) return admit(objects, problems, admitted, state.admitted);
+  if (own.size === 0) return admit(objects, problems, admitted, state.admitted, state.cel);
   const out: KubeObject[] = [];
   const rest: KubeObject[] = [];
   for (const o of objects) {
@@ -317,5 +341,5 @@ function admitAll(
     if (done.problems.length > 0) problems.push(...done.problems);
     else out.push(done.obj);
   }
-  return [...admit(rest, problems, admitted, state.admitted), ...out];
+  return [...admit(rest, problems, admitted, state.admitted, state.cel), ...out];
 }

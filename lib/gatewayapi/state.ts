@@ -12,6 +12,7 @@
  */
 import type { Admitted } from "./admit.ts";
 import { AttachMemo } from "./attach_memo.ts";
+import { CelRules } from "./cel_rules.ts";
 import type { BackendsMemo } from "./backends.ts";
 import { type ConvertContext, ConvertMemo } from "./convert_memo.ts";
 import type { MeshParentOutcome } from "./mesh_attachment.ts";
@@ -25,6 +26,12 @@ import { VhostMemo } from "./vhost_memo.ts";
 
 /** The memos of one resolver. Create one per input stream and pass it to every resolve. */
 export class ResolveState {
+  /**
+   * `cel`: the CEL library for the rules without a hand predicate, loaded when first needed
+   * (resolveLoadingCel) or up front (`await cel.load()`); states may share one.
+   */
+  constructor(readonly cel: CelRules = new CelRules()) {}
+
   /** Admission (defaults, schema, CEL) by input object. */
   readonly admitted = new IdentityMemo<KubeObject, Admitted>();
   /** The age order of the last input. */

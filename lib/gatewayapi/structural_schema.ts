@@ -1,16 +1,31 @@
 /**
  * The structural-schema language: the subset of OpenAPI v3 the Gateway API CRDs use, with CEL
- * rules as `check(self)` functions. crd_schema.ts builds the Gateway API kinds' schemas from the
+ * rules as `check(self, cel)` functions (`cel` evaluates the rules that run on the CEL library). crd_schema.ts builds the Gateway API kinds' schemas from the
  * generated CRD facts, core_schemas.ts describes the parts of core kinds aether reads, and
  * compile_checker.ts compiles a schema into the API server's defaulting and validation walk.
  * @module
  */
 
-/** A rule on a schema node (a CRD's x-kubernetes-validations entry): `check(self)` must hold. */
+/** A CRD rule run by the CEL library: its text and the schema node it sits on. */
+export interface CelRule {
+  readonly rule: string;
+  readonly schema: Schema;
+}
+
+/** Evaluates CEL rules; the walk's owner passes one in (cel_rules.ts: CelRules). */
+export interface CelEvaluator {
+  /** Whether `rule` holds for `self` (throws CelNotLoaded before the library is loaded). */
+  check(rule: CelRule, self: unknown): boolean;
+}
+
+/**
+ * A rule on a schema node (a CRD's x-kubernetes-validations entry): `check(self, cel)` must hold.
+ * A hand-written predicate ignores `cel`; a rule without one hands itself to `cel`.
+ */
 export interface Rule {
   message: string;
   // deno-lint-ignore no-explicit-any
-  check: (self: any) => boolean;
+  check: (self: any, cel?: CelEvaluator) => boolean;
 }
 
 interface Common {

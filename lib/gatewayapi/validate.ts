@@ -1,11 +1,14 @@
 /**
  * CRD defaulting and validation of one object, as the API server would do on create: defaults
  * from the schema, then schema + CEL rules, each problem naming the object and field. admitObject
- * does both in one walk; applyDefaults and validateObject are the two halves.
+ * does both in one walk; applyDefaults and validateObject are the two halves. Each takes the
+ * caller's CEL evaluator (a loaded CelRules, cel_rules.ts) for the rules that run on the CEL
+ * library; without one, an object reaching such a rule throws CelNotLoaded.
  * @module
  */
 import type { FieldError } from "./compile_checker.ts";
 import { checkerFor, type KindInfo, KINDS } from "./kinds.ts";
+import type { CelEvaluator } from "./structural_schema.ts";
 import type { KubeObject, Problem } from "./types.ts";
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -27,12 +30,13 @@ function bodyOf(obj: KubeObject): Record<string, unknown> {
 function defaultedWithErrors(
   obj: KubeObject,
   info: KindInfo,
+  cel: CelEvaluator | undefined,
 ): { obj: KubeObject; errors: FieldError[] } {
   const meta = obj.metadata;
   const namespaced = info.namespaced && typeof meta === "object" && meta !== null &&
     !meta.namespace;
   const body = bodyOf(obj);
-  const checked = checkerFor(info, obj.apiVersion)(body);
+  const checked = checkerFor(info, obj.apiVersion)(body, true, cel);
   if (!namespaced && checked.value === body) return { obj, errors: checked.errors };
   const out: KubeObject = { ...obj, ...checked.value as Record<string, unknown> };
   if (namespaced) out.metadata = { ...meta, namespace: "default" };
@@ -46,10 +50,10 @@ function defaultedWithErrors(
  * shares every part without a default with `obj` (is `obj` when nothing is defaulted): treat
  * both as read-only.
  */
-export function applyDefaults(obj: KubeObject): KubeObject {
+export function applyDefaults(obj: KubeObject, cel?: CelEvaluator): KubeObject {
   const info = KINDS[obj?.kind];
   if (!info || typeof obj !== "object" || obj === null) return structuredClone(obj);
-  return defaultedWithErrors(obj, info).obj;
+  return defaultedWithErrors(obj, info, cel).obj;
 }
 
 /** Whether `obj` is of a kind and apiVersion aether admits (its schema is known). */
@@ -61,14 +65,17 @@ export function isServedKind(obj: KubeObject): boolean {
 /**
  * applyDefaults and validateObject in one walk: the defaulted copy, or every problem of it.
  */
-export function admitObject(raw: KubeObject): { obj: KubeObject; problems: Problem[] } {
+export function admitObject(
+  raw: KubeObject,
+  cel?: CelEvaluator,
+): { obj: KubeObject; problems: Problem[] } {
   const info = KINDS[raw?.kind];
   if (!info || typeof raw !== "object" || raw === null) {
-    const obj = applyDefaults(raw);
-    return { obj, problems: validateObject(obj) };
+    const obj = applyDefaults(raw, cel);
+    return { obj, problems: validateObject(obj, cel) };
   }
-  const { obj, errors } = defaultedWithErrors(raw, info);
-  return { obj, problems: objectProblems(obj, errors) };
+  const { obj, errors } = defaultedWithErrors(raw, info, cel);
+  return { obj, problems: objectProblems(obj, cel, errors) };
 }
 
 /**
@@ -76,12 +83,16 @@ export function admitObject(raw: KubeObject): { obj: KubeObject; problems: Probl
  * the fields aether uses). Returns every problem; empty when the API server would accept it.
  * Call it on a defaulted object (resolve does), as the API server validates after defaulting.
  */
-export function validateObject(obj: KubeObject): Problem[] {
-  return objectProblems(obj);
+export function validateObject(obj: KubeObject, cel?: CelEvaluator): Problem[] {
+  return objectProblems(obj, cel);
 }
 
 /** validateObject, with the body's findings given when they are known already. */
-function objectProblems(obj: KubeObject, bodyErrors?: FieldError[]): Problem[] {
+function objectProblems(
+  obj: KubeObject,
+  cel: CelEvaluator | undefined,
+  bodyErrors?: FieldError[],
+): Problem[] {
   const kind = typeof obj?.kind === "string" ? obj.kind : "";
   const meta = (obj?.metadata ?? {}) as KubeObject["metadata"];
   const name = typeof meta.name === "string" ? meta.name : "";
@@ -127,7 +138,7 @@ function objectProblems(obj: KubeObject, bodyErrors?: FieldError[]): Problem[] {
       ),
     );
   }
-  for (const e of bodyErrors ?? checkerFor(info, obj.apiVersion)(bodyOf(obj), false).errors) {
+  for (const e of bodyErrors ?? checkerFor(info, obj.apiVersion)(bodyOf(obj), false, cel).errors) {
     problems.push(problem(e.field, e.message));
   }
   return problems;

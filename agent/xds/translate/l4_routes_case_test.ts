@@ -7,15 +7,15 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkGolden, readYamlDocsStrict } from "../../../lib/testing/golden.ts";
-import { resolve } from "../../../lib/gatewayapi/resolve.ts";
+import { resolveLoadingCel } from "../../../lib/gatewayapi/resolve.ts";
 import type { KubeObject } from "../../../lib/gatewayapi/types.ts";
 import { testdataDir, toYaml } from "./test_util.ts";
 
-Deno.test("translate case l4_routes is resolve's IR of the l4_routes resolve case", () => {
+Deno.test("translate case l4_routes is resolve's IR of the l4_routes resolve case", async () => {
   const input = new URL("../../../lib/gatewayapi/testdata/l4_routes.in.yaml", import.meta.url);
   const objects = readYamlDocsStrict(fileURLToPath(input)) as KubeObject[];
   const header = "# Generated from lib/gatewayapi/testdata/l4_routes.in.yaml by resolve " +
     "(l4_routes_case_test.ts; UPDATE_GOLDEN=1 rewrites it).\n";
-  const text = header + toYaml(resolve(objects).ir);
+  const text = header + toYaml((await resolveLoadingCel(objects)).ir);
   checkGolden(join(testdataDir, "l4_routes.in.yaml"), text, "deno test -A agent/xds/translate");
 });
