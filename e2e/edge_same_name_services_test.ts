@@ -11,10 +11,7 @@ import { request } from "./http_client.ts";
 import {
   closeEchos,
   freePort,
-  gateway,
-  gatewayClass,
-  httpRoute,
-  namespace,
+  sameNameRoutes,
   serviceFor,
   startEchos,
   startEdge,
@@ -39,27 +36,10 @@ function agedService(
 Deno.test("edge e2e: same-named Services in two namespaces both serve their Gateway routes", async () => {
   const echos = await startEchos("older", "younger");
   const port = freePort();
-  const route = (ns: string) =>
-    httpRoute(ns, {
-      parentRefs: [{ name: "gw", namespace: "default" }],
-      hostnames: [`${ns}.example.com`],
-      rules: [{ backendRefs: [{ name: "web", port: 8080 }] }],
-    }, ns);
   const edge = await startEdge([
-    gatewayClass(),
-    namespace("default"),
-    namespace("one"),
-    namespace("two"),
-    gateway("gw", [{
-      name: "http",
-      protocol: "HTTP",
-      port,
-      allowedRoutes: { namespaces: { from: "All" } },
-    }]),
+    ...sameNameRoutes(port, ["one", "two"]),
     ...agedService("one", echos.older, "2020-01-01T00:00:00Z"),
     ...agedService("two", echos.younger, "2024-01-01T00:00:00Z"),
-    route("one"),
-    route("two"),
   ]);
   try {
     for (const [ns, backend] of [["one", "older"], ["two", "younger"]]) {

@@ -17,6 +17,8 @@ import { type EchoServer, startEcho } from "./echo/server.ts";
 import { freePort } from "./http_client.ts";
 import { ensurePeer } from "../lib/peers/mod.ts";
 
+import { gateway, gatewayClass, httpRoute, namespace } from "../lib/testing/objects.ts";
+
 export { gateway, gatewayClass, httpRoute, namespace, toYaml } from "../lib/testing/objects.ts";
 
 /** A running edge under test. */
@@ -104,6 +106,32 @@ export function serviceFor(
       ports: [{ name: "http", port: echo.port }],
       endpoints: [{ addresses: [echo.hostname], conditions: { ready: true } }],
     },
+  ];
+}
+
+/**
+ * The edge side of the same-named-Services tests (one Service `web` per namespace): Gateway `gw`
+ * in default with an HTTP listener on `port` admitting routes from every namespace, and per
+ * namespace `ns` an HTTPRoute there for `<ns>.example.com` to its own `web:8080`.
+ */
+export function sameNameRoutes(port: number, namespaces: readonly string[]): SourceObject[] {
+  return [
+    gatewayClass(),
+    namespace("default"),
+    ...namespaces.map((ns) => namespace(ns)),
+    gateway("gw", [{
+      name: "http",
+      protocol: "HTTP",
+      port,
+      allowedRoutes: { namespaces: { from: "All" } },
+    }]),
+    ...namespaces.map((ns) =>
+      httpRoute(ns, {
+        parentRefs: [{ name: "gw", namespace: "default" }],
+        hostnames: [`${ns}.example.com`],
+        rules: [{ backendRefs: [{ name: "web", port: 8080 }] }],
+      }, ns)
+    ),
   ];
 }
 

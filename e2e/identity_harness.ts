@@ -28,19 +28,23 @@ export function netPodObject(
   return podObject(pod, namespace, name, nodeName, { serviceAccount, ip: pod.ip });
 }
 
-/** A Service (port 8080 → `targetPort`) with one EndpointSlice over `ips`. */
+/**
+ * A Service (port 8080 → `targetPort`) with one EndpointSlice over `ips`; `created` is its
+ * creationTimestamp (of two same-named Services the older owns the mesh name).
+ */
 export function podService(
   name: string,
   namespace: string,
   ips: string[],
   targetPort: number,
   annotations: Record<string, string> = {},
+  created = "2026-01-01T00:00:00Z",
 ): SourceObject[] {
   return [
     {
       apiVersion: "v1",
       kind: "Service",
-      metadata: { name, namespace, annotations, creationTimestamp: "2026-01-01T00:00:00Z" },
+      metadata: { name, namespace, annotations, creationTimestamp: created },
       spec: { ports: [{ name: "http", port: 8080, targetPort }] },
     },
     {
@@ -142,12 +146,21 @@ export function secretPem(
   };
 }
 
-/** A small identity mesh: pod a/client calls service b (pod b/b, echo on 9090) on one node. */
-export interface IdentityMesh {
+/** A pod of an identity rig: its Pod object, and an echo server inside it when `echo` is set. */
+export interface RigPod {
+  /** Key in {@link IdentityRig.pods}; the pod's netns is `aether-<key>`. */
+  key: string;
+  namespace: string;
+  name: string;
+  serviceAccount: string;
+  echo?: { name: string; port: number };
+}
+
+/** SPIRE, pods on a CNI bridge (each with its SVID registered) and an identity node agent. */
+export interface IdentityRig {
   spire: Spire;
   net: PodNetwork;
-  a: NetPod;
-  b: NetPod;
+  pods: Record<string, NetPod>;
   node: NodeAgent;
   nodeName: string;
   dir: string;
@@ -159,8 +172,13 @@ export interface IdentityMesh {
   close(): Promise<void>;
 }
 
-/** Options of {@link startIdentityMesh}. */
-export interface IdentityMeshOptions {
+/** Options of {@link startIdentityRig}. */
+export interface IdentityRigOptions {
+  pods: RigPod[];
+  /** The Services (and EndpointSlices) over the pods, by key. */
+  services(pods: Record<string, NetPod>): SourceObject[];
+  /** TTL of the pods' SPIRE entries (default: SPIRE's). */
+  svidTtlSeconds?: number;
   /** Over the node agent's test options (e.g. `envoy: "none"` with `externalEnvoy`). */
   node?: Partial<NodeAgentOptions>;
   /**
@@ -170,11 +188,12 @@ export interface IdentityMeshOptions {
   externalEnvoy?: (node: NodeAgent) => Promise<{ stop(): Promise<void> }>;
 }
 
-/** Starts SPIRE (with `svidTtlSeconds` on the pod entries), the pods and the node agent. */
-export async function startIdentityMesh(
-  svidTtlSeconds?: number,
-  o: IdentityMeshOptions = {},
-): Promise<IdentityMesh> {
+/**
+ * Starts SPIRE, registers every pod's identity, starts the pods (and their echo servers) and a
+ * node agent `node-1` holding them all; resolves once every pod's SVID is served and the node's
+ * Envoy is ready. Everything is torn down on failure and by `close`.
+ */
+export async function startIdentityRig(o: IdentityRigOptions): Promise<IdentityRig> {
   const spire = await startSpire();
   const net = await createPodNetwork();
   const procs: Proc[] = [];
@@ -192,30 +211,68 @@ export async function startIdentityMesh(
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   };
   try {
-    const clientId = await spire.registerPod("a", "client", svidTtlSeconds);
-    const bId = await spire.registerPod("b", "b", svidTtlSeconds);
-    const a = await net.addPod("aether-a"), b = await net.addPod("aether-b");
-    procs.push(await echoInPod(b, "b", 9090));
+    const ids = new Set<string>();
+    for (const p of o.pods) {
+      ids.add(await spire.registerPod(p.namespace, p.serviceAccount, o.svidTtlSeconds));
+    }
+    const pods: Record<string, NetPod> = {};
+    for (const p of o.pods) pods[p.key] = await net.addPod(`aether-${p.key}`);
+    for (const p of o.pods) {
+      if (p.echo) procs.push(await echoInPod(pods[p.key], p.echo.name, p.echo.port));
+    }
     const objects = [
-      netPodObject(a, "a", "client-0", "client", nodeName),
-      netPodObject(b, "b", "b-0", "b", nodeName),
-      ...podService("b", "b", [b.ip], 9090),
+      ...o.pods.map((p) =>
+        netPodObject(pods[p.key], p.namespace, p.name, p.serviceAccount, nodeName)
+      ),
+      ...o.services(pods),
     ];
     const write = () => Deno.writeTextFile(join(dir, "mesh.yaml"), toYaml(...objects));
     await write();
     node = await startIdentityNode(dir, nodeName, spire, logs, o.node);
     const n = node;
     if (o.externalEnvoy) external = await o.externalEnvoy(n);
-    await waitFor("SVIDs of a/client and b/b", () => {
+    await waitFor(`SVIDs of ${[...ids].join(", ")}`, () => {
       const names = n.snapshots.resources(nodeName)?.secrets.map((s) => s.name) ?? [];
-      return Promise.resolve([clientId, bId].every((w) => names.includes(w)) ? true : undefined);
+      return Promise.resolve([...ids].every((w) => names.includes(w)) ? true : undefined);
     }, 90_000);
     await n.waitReady(60_000);
-    return { spire, net, a, b, node: n, nodeName, dir, logs, objects, write, procs, close };
+    return { spire, net, pods, node: n, nodeName, dir, logs, objects, write, procs, close };
   } catch (e) {
     await close();
     throw e;
   }
+}
+
+/** A small identity mesh: pod a/client calls service b (pod b/b, echo on 9090) on one node. */
+export interface IdentityMesh extends IdentityRig {
+  a: NetPod;
+  b: NetPod;
+}
+
+/** Options of {@link startIdentityMesh}. */
+export type IdentityMeshOptions = Pick<IdentityRigOptions, "node" | "externalEnvoy">;
+
+/** Starts SPIRE (with `svidTtlSeconds` on the pod entries), the pods and the node agent. */
+export async function startIdentityMesh(
+  svidTtlSeconds?: number,
+  o: IdentityMeshOptions = {},
+): Promise<IdentityMesh> {
+  const rig = await startIdentityRig({
+    ...o,
+    svidTtlSeconds,
+    pods: [
+      { key: "a", namespace: "a", name: "client-0", serviceAccount: "client" },
+      {
+        key: "b",
+        namespace: "b",
+        name: "b-0",
+        serviceAccount: "b",
+        echo: { name: "b", port: 9090 },
+      },
+    ],
+    services: (pods) => podService("b", "b", [pods.b.ip], 9090),
+  });
+  return { ...rig, a: rig.pods.a, b: rig.pods.b };
 }
 
 /** Result of {@link loadFrom}. */

@@ -109,12 +109,18 @@ function decorate(c: IRCluster, ids: ReadonlyMap<string, string>, plain: Readonl
 
 /**
  * The mesh (or edge IR) with every endpoint's expected identity and the plaintext opt-ins filled
- * in.
+ * in (the mesh's namespaced clusters too: their pods' inbound chains need the identities).
  */
-export function withIdentities<T extends Pick<MeshIR, "clusters">>(
+export function withIdentities<T extends Pick<MeshIR, "clusters" | "namespacedClusters">>(
   mesh: T,
   ids: ReadonlyMap<string, string>,
   plain: ReadonlySet<string>,
 ): T {
-  return { ...mesh, clusters: mesh.clusters.map((c) => decorate(c, ids, plain)) };
+  const all = (list: readonly IRCluster[]) => list.map((c) => decorate(c, ids, plain));
+  const namespaced = mesh.namespacedClusters;
+  return {
+    ...mesh,
+    clusters: all(mesh.clusters),
+    ...(namespaced ? { namespacedClusters: all(namespaced) } : {}),
+  };
 }

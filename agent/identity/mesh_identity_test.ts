@@ -91,3 +91,28 @@ Deno.test("withIdentities: endpoint identities, sorted identity list, plaintext 
   assert.equal(mesh.clusters[0].endpoints[0].identity, undefined, "input not mutated");
   assert.equal(withIdentities(mesh, ids, new Set()).clusters[0].plaintextAllowed, undefined);
 });
+
+Deno.test("withIdentities: namespaced clusters (no mesh name) get their pods' identities too", () => {
+  const cluster = (name: string, service: string, address: string) => ({
+    name,
+    service,
+    port: 8080,
+    protocol: "http1" as const,
+    endpoints: [{ address, port: 9090 }],
+  });
+  const mesh: MeshIR = {
+    services: [],
+    clusters: [cluster("web.aether.internal", "one/web", "10.0.0.2")],
+    namespacedClusters: [cluster("web.two.aether.internal", "two/web", "10.0.0.3")],
+  };
+  const ids = new Map([["10.0.0.2", "spiffe://t/ns/one/sa/web"], [
+    "10.0.0.3",
+    "spiffe://t/ns/two/sa/web",
+  ]]);
+  const out = withIdentities(mesh, ids, new Set());
+  assert.equal(out.clusters[0].endpoints[0].identity, "spiffe://t/ns/one/sa/web");
+  assert.equal(out.namespacedClusters![0].endpoints[0].identity, "spiffe://t/ns/two/sa/web");
+  assert.deepEqual(out.namespacedClusters![0].identities, ["spiffe://t/ns/two/sa/web"]);
+  const plain = withIdentities({ services: [], clusters: mesh.clusters }, ids, new Set());
+  assert.equal("namespacedClusters" in plain, false, "absent stays absent");
+});

@@ -1,9 +1,11 @@
 /**
  * The east-west IR: every Service that owns its mesh name becomes a MeshService with one
- * MeshServicePort per Service port; routes accepted on a Service parent are grouped per port into
- * producer routes and consumer routes per caller namespace, each group merged by Gateway API
- * precedence (the edge's ordering: most specific match, oldest route on a tie, then
- * namespace/name). A redirect's default port is the Service port the request was addressed to.
+ * MeshServicePort per Service port (a Service without one only lends its port clusters to
+ * `namespacedClusters`, for the edge's mTLS to its pods); routes accepted on a Service parent are
+ * grouped per port into producer routes and consumer routes per caller namespace, each group
+ * merged by Gateway API precedence (the edge's ordering: most specific match, oldest route on a
+ * tie, then namespace/name). A redirect's default port is the Service port the request was
+ * addressed to.
  * @module
  */
 import type { ServicePort, ServiceSpec } from "./core_types.ts";
@@ -211,7 +213,24 @@ export function buildMesh(
     );
   }
   all.sort((a, b) => byString(a.name, b.name));
-  return { services, clusters: all };
+  const namespaced = namespacedClusters(index, clusters);
+  return namespaced.length > 0
+    ? { services, clusters: all, namespacedClusters: namespaced }
+    : { services, clusters: all };
+}
+
+/**
+ * The port clusters of every Service without a mesh name (an older same-named Service owns it),
+ * sorted by name: no mesh service is made of them, but a Gateway route's namespaced backendRef
+ * reaches them, so node proxies accept the edge's mTLS to their pods (MeshIR.namespacedClusters).
+ */
+function namespacedClusters(index: MeshServices, clusters: MeshClusterSource): IRCluster[] {
+  const out: IRCluster[] = [];
+  for (const svc of index.services.values()) {
+    if (index.owners.get(svc.metadata.name) === svc) continue;
+    for (const port of svc.spec?.ports ?? []) out.push(clusters.serviceCluster(svc, port, false));
+  }
+  return out.sort((a, b) => byString(a.name, b.name));
 }
 
 /** The Service's cluster IPs: `clusterIPs` when set, else `clusterIP`; never "None". */

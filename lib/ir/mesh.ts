@@ -17,6 +17,15 @@ export interface MeshIR {
    * Backends of routes are among them.
    */
   clusters: IRCluster[];
+  /**
+   * The port clusters of every Service without a mesh name (an older same-named Service owns
+   * `<svc>.<meshDomain>`), named `<svc>.<namespace>.<meshDomain>[:<port>]`, sorted by name;
+   * absent when there is none. No mesh service, route or caller reaches them (mesh routes refuse
+   * such a Service); they exist because a Gateway route's namespaced backendRef still does, so
+   * with identity each node proxy accepts the edge's mTLS to their pods under that name (SNI
+   * `<port>.<svc>.<namespace>.<meshDomain>` on `podIP:15008`).
+   */
+  namespacedClusters?: IRCluster[];
 }
 
 /** One Kubernetes Service under its mesh-global name. */

@@ -90,8 +90,9 @@ export interface NodeTranslateOptions {
    * SPIFFE identity (docs/identity.md). With it, each caller identity (namespace + service
    * account) gets its own route table and clusters `<cluster>|<ns>/<sa>` presenting its SVID,
    * endpoints with an identity are dialled over mTLS at :15008, and every pod with an IP that
-   * backs a service gets an inbound mTLS listener at `podIP:15008` (plus, with
-   * `internalListeners`, internal listeners that this node's own callers reach it through).
+   * backs a service (with or without a mesh name: `mesh.namespacedClusters`) gets an inbound
+   * mTLS listener at `podIP:15008` (plus, with `internalListeners`, internal listeners that this
+   * node's own callers reach it through).
    */
   identity?: NodeIdentityOptions;
   /**
@@ -213,7 +214,11 @@ export function translateNode(
     })
     : irClusters.map((c) => cluster(c, { connectTimeoutMs }));
   if (identity) {
-    const ports = inboundPorts(mesh.clusters);
+    // The :15008 chains also accept the names of Services without a mesh name (only the edge
+    // dials those, by namespace); internal listeners serve this node's mesh callers, so only
+    // mesh names get one.
+    const ports = inboundPorts([...mesh.clusters, ...mesh.namespacedClusters ?? []]);
+    const meshPorts = mesh.namespacedClusters ? inboundPorts(mesh.clusters) : ports;
     const targets = new Set<string>();
     for (const p of view.pods) {
       const mine = p.ip ? ports.get(p.ip) ?? [] : [];
@@ -222,7 +227,8 @@ export function translateNode(
       if (!l) continue;
       listeners.push(l);
       if (options.internalListeners) {
-        listeners.push(...inboundInternalListeners(p, id, identity.trustDomain, mine, statPrefix));
+        const local = meshPorts.get(p.ip!) ?? [];
+        listeners.push(...inboundInternalListeners(p, id, identity.trustDomain, local, statPrefix));
       }
       for (const port of mine) {
         const key = `${p.ip}:${port.targetPort}`;

@@ -126,3 +126,28 @@ Deno.test("caller namespace: a pod's listener selects its namespace's route tabl
     "outbound.b/svc-2.aether.internal:8080",
   ]);
 });
+
+Deno.test("identity: a Service without a mesh name is served at :15008 under its namespaced name only", () => {
+  const c = nodeGoldenCases().find((x) => x.name === "identity_same_name")!;
+  const r = translateNode(c.mesh, c.view, c.options);
+  const serverNames = (name: string) =>
+    (r.listeners.find((l) => l.name === name)?.resource.filter_chains as Obj[] | undefined)
+      ?.map((f) => (f.filter_chain_match as Obj).server_names);
+  // What the edge dials for two/web (its clusters web.two.aether.internal[:8443]).
+  assert.deepEqual(serverNames("inbound|two/web-0"), [
+    ["8080.web.two.aether.internal"],
+    ["8443.web.two.aether.internal"],
+  ]);
+  assert.deepEqual(serverNames("inbound|one/web-0"), [["8080.web.aether.internal"]]);
+  // Mesh callers cannot name two/web: no internal listener, caller cluster or vhost for it.
+  const names = [...r.listeners, ...r.clusters, ...r.virtualHosts, ...r.endpoints].map((x) =>
+    x.name
+  );
+  assert.deepEqual(names.filter((n) => n.includes("web.two.")), []);
+  assert.ok(names.includes("inbound-internal|10.0.0.2|8080.web.aether.internal"));
+  assert.ok(names.includes("inbound|10.0.0.3:9090") && names.includes("inbound|10.0.0.3:9443"));
+  // Without the namespaced clusters (the bug): two/web-0 has no inbound listener at all.
+  const { namespacedClusters: _n, ...meshOnly } = c.mesh;
+  const before = translateNode(meshOnly, c.view, c.options);
+  assert.equal(before.listeners.some((l) => l.name === "inbound|two/web-0"), false);
+});
