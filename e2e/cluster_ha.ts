@@ -14,7 +14,7 @@ import { uninstallAether } from "../lib/conformance/mod.ts";
 import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
 import { GATEWAY_LABEL } from "../controller/edge.ts";
 import type { LoadResult } from "./identity_harness.ts";
-import { kubectl, rollout, waitExplained } from "./kubectl.ts";
+import { deleteIfPresent, kubectl, rollout, waitExplained } from "./kubectl.ts";
 
 export type { LoadResult };
 
@@ -159,14 +159,13 @@ export async function setUp(c: Cluster, sets: string[] = []): Promise<HaEnv> {
   const ip = await ensurePeer("ip");
   const netns = `aether-ha-${crypto.randomUUID().slice(0, 8)}`;
   const cleanup = async () => {
-    await k(["delete", "--ignore-not-found", "--wait=false", "-f", "-"], workloads("0"))
-      .catch(() => {});
+    await deleteIfPresent(c.kubeconfig, workloads("0"), false).catch(() => {});
     await uninstallAether(c.kubeconfig).catch(() => {});
     await new Deno.Command(ip, { args: ["netns", "delete", netns] }).output().catch(() => {});
   };
   await c.importImage("aether");
   // A run killed before its clean-up left its objects: start from none.
-  await k(["delete", "--ignore-not-found", "--wait=true", "-f", "-"], workloads("0"));
+  await deleteIfPresent(c.kubeconfig, workloads("0"));
   await uninstallAether(c.kubeconfig); // the release and the edges its controller made
   const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
   await helm(c, [

@@ -33,6 +33,32 @@ export async function kubectl(
 }
 
 /**
+ * Deletes the objects of `manifest` that exist and (with `wait`) waits until they are gone. A kind
+ * whose CRD is not installed — a fresh cluster before the chart brought the Gateway API CRDs — has
+ * no objects to delete, so kubectl's "no matches for kind" for it is not an error (its
+ * `--ignore-not-found` covers missing objects only); any other failure is.
+ */
+export async function deleteIfPresent(
+  kubeconfig: string,
+  manifest: string,
+  wait = true,
+): Promise<void> {
+  try {
+    await kubectl(
+      kubeconfig,
+      ["delete", "--ignore-not-found", `--wait=${wait}`, "-f", "-"],
+      manifest,
+    );
+  } catch (e) {
+    const lines = String((e as Error).message).split("\n").slice(1).filter((l) => l.trim() !== "");
+    const unknownKind = (l: string) =>
+      /^resource mapping not found for name: .*no matches for kind/.test(l) ||
+      l.trim() === "ensure CRDs are installed first";
+    if (lines.length === 0 || !lines.every(unknownKind)) throw e;
+  }
+}
+
+/**
  * `kubectl rollout status` of `resource` ("daemonset/aether-agent") in `namespace`; when it times
  * out, the error carries what explains it (see {@link waitExplained}).
  */
