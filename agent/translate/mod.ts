@@ -7,6 +7,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { stringify } from "yaml";
 import { type ObjectStatus, type Problem, resolveLoadingCel } from "../../lib/gatewayapi/mod.ts";
 import { readConfig } from "../../lib/source/files.ts";
 import { objectKey } from "../../lib/source/types.ts";
@@ -249,8 +250,6 @@ export async function translateCommand(args: string[], io: CommandIO = processIO
     json.write("\n");
     json.end();
   } else {
-    // The YAML printer (≈ 14 MiB and 30–40 ms to load) loads only for YAML output.
-    const { stringify } = await import("yaml");
     const doc = outputDocument(out, values.status);
     io.stdout(stringify(doc, { aliasDuplicateObjects: false, lineWidth: 0 }));
   }
