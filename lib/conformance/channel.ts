@@ -9,8 +9,9 @@
  * @module
  */
 import { join } from "node:path";
-import { parseAllDocuments } from "yaml";
+import { parseAllDocuments, stringify } from "yaml";
 import { poll } from "../cluster/api.ts";
+import { Logger } from "../log/mod.ts";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
 import { run } from "../peers/util.ts";
 
@@ -27,16 +28,53 @@ export const channelDir = (channel: Channel): string =>
  */
 export const safeUpgrades = "safe-upgrades.gateway.networking.k8s.io";
 
+/** One document of a channel's YAML files. */
+interface Doc {
+  kind?: string;
+  metadata?: { name?: string };
+}
+
+function documents(files: string[]): Doc[] {
+  return files.flatMap((text) => parseAllDocuments(text).map((d) => d.toJS() as Doc | null))
+    .filter((o): o is Doc => o !== null && typeof o === "object");
+}
+
 /** The CRD names (`metadata.name`) in a channel's YAML files, sorted (pure). */
 export function crdNames(files: string[]): string[] {
-  const names: string[] = [];
-  for (const text of files) {
-    for (const d of parseAllDocuments(text)) {
-      const o = d.toJS() as { kind?: string; metadata?: { name?: string } } | null;
-      if (o?.kind === "CustomResourceDefinition" && o.metadata?.name) names.push(o.metadata.name);
-    }
-  }
-  return names.sort();
+  return documents(files)
+    .filter((o) => o.kind === "CustomResourceDefinition" && o.metadata?.name)
+    .map((o) => o.metadata?.name as string)
+    .sort();
+}
+
+const policyKinds = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"];
+
+/**
+ * A channel's YAML files as two multi-document YAML texts (pure): the admission policies (and
+ * their bindings), and everything else — the CRDs. A switch to experimental applies the CRDs with
+ * no policy in the way and the policies after them; applied together, a policy the API server
+ * still enforced at the first attempt would come back and refuse every retry.
+ */
+export function splitChannel(files: string[]): { crds: string; policies: string } {
+  const docs = documents(files);
+  const yaml = (list: Doc[]) => list.map((o) => stringify(o)).join("---\n");
+  return {
+    crds: yaml(docs.filter((o) => !policyKinds.includes(o.kind ?? ""))),
+    policies: yaml(docs.filter((o) => policyKinds.includes(o.kind ?? ""))),
+  };
+}
+
+const marker = "Error from server";
+
+/**
+ * What a failed `kubectl apply` says, in one line (pure): its first `Error from server` line
+ * (kubectl writes one per refused object) and how many more there were, or its last line.
+ */
+export function refusal(message: string): string {
+  const lines = message.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  const refused = lines.filter((l) => l.includes(marker)).map((l) => l.slice(l.indexOf(marker)));
+  if (refused.length === 0) return lines.at(-1) ?? "";
+  return refused.length === 1 ? refused[0] : `${refused[0]} (and ${refused.length - 1} more)`;
 }
 
 async function channelFiles(channel: Channel): Promise<string[]> {
@@ -56,22 +94,66 @@ export async function experimentalOnly(): Promise<string[]> {
   return crdNames(await channelFiles("experimental")).filter((n) => !standard.has(n));
 }
 
+/** kubectl on one cluster. */
+type Kubectl = (args: string[], stdin?: string) => Promise<string>;
+
+const applyArgs = (from: string) => ["apply", "--server-side", "--force-conflicts", "-f", from];
+
+/** How long a switch to experimental keeps retrying while CRD updates are refused. */
+const switchTimeoutMs = 60_000;
+
+/**
+ * Applies the experimental channel over the standard one. The `safe-upgrades` policy refuses
+ * that, so it is deleted; the API server enforces a deleted policy until its admission cache
+ * drops it a moment later, so the CRDs are retried, deleting the policy again before each try
+ * (the folder's policy must not be applied before every CRD is in: it would hold them). Then the
+ * policy goes back as the folder has it.
+ */
+async function switchToExperimental(k: Kubectl, log: Logger): Promise<void> {
+  const { crds, policies } = splitChannel(await channelFiles("experimental"));
+  const started = Date.now();
+  let attempt = 0;
+  const what = "the experimental CRDs applied (every try refused: see which admission policy " +
+    "holds them with `kubectl get validatingadmissionpolicybindings`)";
+  await poll(what, async () => {
+    attempt++;
+    try {
+      await k(["delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", safeUpgrades]
+        .concat("--ignore-not-found"));
+      await k(applyArgs("-"), crds);
+      return true;
+    } catch (e) {
+      log.info("experimental CRDs refused; retrying", {
+        attempt,
+        ms: Date.now() - started,
+        refusal: refusal((e as Error).message),
+      });
+      throw e;
+    }
+  }, switchTimeoutMs);
+  await k(applyArgs("-"), policies);
+  log.info("experimental CRDs applied; safe-upgrades policy back", {
+    attempts: attempt,
+    ms: Date.now() - started,
+  });
+}
+
 /**
  * Puts the cluster's Gateway API CRDs on `channel` (idempotent) and waits until each is
  * Established. Call it with no Gateway API objects left (before the chart goes in, after it went).
  */
-export async function useChannel(kubeconfig: string, channel: Channel): Promise<void> {
+export async function useChannel(
+  kubeconfig: string,
+  channel: Channel,
+  log: Logger = new Logger("conformance.channel"),
+): Promise<void> {
   const kubectl = await ensurePeer("kubectl");
-  const k = (args: string[]) => run(kubectl, [`--kubeconfig=${kubeconfig}`, ...args]);
-  const apply = ["apply", "--server-side", "--force-conflicts", "-f", channelDir(channel)];
+  const k: Kubectl = (args, stdin) =>
+    run(kubectl, [`--kubeconfig=${kubeconfig}`, ...args], { stdin });
   if (channel === "experimental") {
-    // The policy refuses exactly this switch; the folder brings it back with the CRDs.
-    await k(["delete", "validatingadmissionpolicybinding,validatingadmissionpolicy", safeUpgrades]
-      .concat("--ignore-not-found"));
-    // The API server drops a deleted policy from its admission cache a moment later: retry.
-    await poll("experimental CRDs applied", () => k(apply).then(() => true), 60_000);
+    await switchToExperimental(k, log);
   } else {
-    await k(apply);
+    await k(applyArgs(channelDir(channel)));
     const extra = await experimentalOnly();
     await k(["delete", "crd", ...extra, "--ignore-not-found", "--wait", "--timeout=120s"]);
   }

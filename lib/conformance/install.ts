@@ -52,7 +52,7 @@ export async function installAether(
   await uninstallAether(kubeconfig);
   await deleteSuiteNamespaces(kubeconfig);
   // helm leaves CRDs that exist alone: the channel set here is the one the run gets.
-  await useChannel(kubeconfig, channel);
+  await useChannel(kubeconfig, channel, log.child("channel"));
   await run(helm, installArgs(kubeconfig, addressPool));
   await k([
     "-n",

@@ -138,7 +138,7 @@ async function inCluster(
         log.warn("uninstall failed", { error: String(e) })
       );
       // The chart's own channel again, for the next user of the cluster.
-      await useChannel(c.kubeconfig, "standard").catch((e) =>
+      await useChannel(c.kubeconfig, "standard", log.child("channel")).catch((e) =>
         log.warn("restoring the standard CRD channel failed", { error: String(e) })
       );
     }

@@ -8,17 +8,30 @@ import { join } from "node:path";
 export interface RunOptions {
   cwd?: string;
   env?: Record<string, string>;
+  /** Written to the command's stdin (which is otherwise inherited). */
+  stdin?: string;
 }
 
 /** Runs a command to completion; throws with the tail of stderr when it fails. */
 export async function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<string> {
-  const out = await new Deno.Command(cmd, {
+  const child = new Deno.Command(cmd, {
     args,
     cwd: opts.cwd,
     env: opts.env,
+    stdin: opts.stdin === undefined ? undefined : "piped",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).spawn();
+  // Written while the output is read, so a command answering before it read all of it can't
+  // block; one that exits without reading it all breaks the pipe, and its exit status tells.
+  const write = async (text: string) => {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(text)).then(() => w.close()).catch(() => {});
+  };
+  const [out] = await Promise.all([
+    child.output(),
+    opts.stdin === undefined ? undefined : write(opts.stdin),
+  ]);
   if (!out.success) {
     const err = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-20).join("\n");
     throw new Error(`${cmd} ${args.join(" ")} failed (exit ${out.code}): ${err}`);
