@@ -10,15 +10,11 @@
  *   deno run -A scripts/run_tests.ts <files…>   # just those files, as `deno test -A --parallel`
  * @module
  */
-/** Test files that use the local cluster (they take its lock): by name, in e2e/. */
-const clusterPrefixes = ["cluster_", "conformance"];
 /**
- * Cluster test files `deno task test` leaves to their own task: the official conformance gate
- * (`deno task test:conformance`) is out of the default run until repeated green runs show the fix
- * of its one known failure (1 run in 4: a Gateway route refused a Service whose mesh name a
- * same-named Service owned; docs/kubernetes.md).
+ * Test files that use the local cluster (they take its lock): by name, in e2e/. The official
+ * conformance gate (`conformance_test.ts`) sorts last, after every cluster_ file.
  */
-const ownTask = ["e2e/conformance_test.ts"];
+const clusterPrefixes = ["cluster_", "conformance"];
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -30,7 +26,7 @@ async function clusterFiles(): Promise<string[]> {
       out.push(`e2e/${n}`);
     }
   }
-  return out.filter((f) => !ownTask.includes(f)).sort();
+  return out.sort();
 }
 
 /**
