@@ -16,6 +16,28 @@ import { podObject } from "./mesh_harness.ts";
 import { ensurePeer } from "../lib/peers/mod.ts";
 import { MemorySource } from "../lib/source/memory.ts";
 import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
+import { type EnvoyProcess, startEnvoy } from "../agent/xds/server/testing.ts";
+
+/** The bootstrap as an agent before capabilities wrote it: no extension, no metadata. */
+export function olderBootstrap(b: Record<string, unknown>): Record<string, unknown> {
+  const { bootstrap_extensions: _e, node, ...rest } = b;
+  const { metadata: _m, ...n } = node as Record<string, unknown>;
+  return { ...rest, node: n };
+}
+
+/**
+ * Starts a real Envoy as the node agent's node proxy (`node-1`, delta ADS), from the current
+ * bootstrap or, with `older`, from the bootstrap of an agent before capabilities.
+ */
+export function startNodeEnvoy(node: NodeAgent, older: boolean): Promise<EnvoyProcess> {
+  return startEnvoy({
+    nodeId: "node-1",
+    cluster: "aether-node",
+    xdsPort: node.xdsPort,
+    delta: true,
+    ...(older ? { editBootstrap: olderBootstrap } : {}),
+  });
+}
 
 /** A Pod object for a bridge pod: namespace, service account, IP, node. */
 export function netPodObject(

@@ -8,30 +8,14 @@
 import assert from "node:assert/strict";
 import { curlFrom } from "./mesh_harness.ts";
 import { waitFor } from "./peers/proc.ts";
-import { startIdentityMesh } from "./identity_harness.ts";
-import { type EnvoyProcess, startEnvoy } from "../agent/xds/server/testing.ts";
-
-/** The bootstrap as an agent before capabilities wrote it: no extension, no metadata. */
-function olderBootstrap(b: Record<string, unknown>): Record<string, unknown> {
-  const { bootstrap_extensions: _e, node, ...rest } = b;
-  const { metadata: _m, ...n } = node as Record<string, unknown>;
-  return { ...rest, node: n };
-}
+import { startIdentityMesh, startNodeEnvoy } from "./identity_harness.ts";
+import type { EnvoyProcess } from "../agent/xds/server/testing.ts";
 
 Deno.test("mesh identity e2e: an Envoy from an older bootstrap gets the TCP hop, no NACK, routes still apply", async () => {
   let envoy: EnvoyProcess | undefined;
   const m = await startIdentityMesh(undefined, {
     node: { envoy: "none" },
-    externalEnvoy: async (node) => {
-      envoy = await startEnvoy({
-        nodeId: "node-1",
-        cluster: "aether-node",
-        xdsPort: node.xdsPort,
-        delta: true,
-        editBootstrap: olderBootstrap,
-      });
-      return envoy;
-    },
+    externalEnvoy: async (node) => envoy = await startNodeEnvoy(node, true),
   });
   const diag = () => `${envoy?.logs().slice(-3000)}\n${m.logs.slice(-30).join("\n")}`;
   try {

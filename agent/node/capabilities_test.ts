@@ -121,3 +121,44 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "ADS: two streams of one node get what both can take; the newer gets all once the older ends",
+  ...opts,
+  fn: async () => {
+    let wired: NodeSnapshots | undefined;
+    await withServer(
+      async ({ cache, server, delta }) => {
+        wired = new NodeSnapshots({ cache, translate: c.options });
+        wired.setMesh(c.mesh);
+        wired.setView(c.view);
+        const open = async (caps: string[]) => {
+          const s = delta();
+          s.send({
+            node: { id: NODE, cluster: "aether-node", metadata: metadata(caps) },
+            type_url: TypeUrl.listener,
+          });
+          const r = await s.next(10_000);
+          s.send({ type_url: TypeUrl.listener, response_nonce: r.nonce }); // ACK
+          return { s, names: r.resources.map((x) => x.name) };
+        };
+        const older = await open([]);
+        assert.ok(!older.names.includes(INTERNAL), older.names.join(", "));
+        const newer = await open([INTERNAL_LISTENER]);
+        assert.ok(!newer.names.includes(INTERNAL), "translated for the shared capabilities");
+        assert.deepEqual(wired.capabilities(NODE), []);
+        const st = server.status().find((x) => x.nodeId === NODE);
+        assert.deepEqual([st?.streams, st?.nodeCapabilities, st?.capabilities], [2, [], [
+          INTERNAL_LISTENER,
+        ]]);
+        older.s.end();
+        const pushed = (await newer.s.next(10_000)).resources.map((x) => x.name);
+        assert.ok(pushed.includes(INTERNAL), pushed.join(", "));
+        assert.deepEqual(wired.capabilities(NODE), [INTERNAL_LISTENER]);
+      },
+      undefined,
+      { onNode: (id, got) => wired?.onNode(id, got) },
+    );
+  },
+});

@@ -197,8 +197,9 @@ export class NodeSnapshots {
   }
 
   /**
-   * The xDS server's node hook: a new stream's node and what it advertised; the node's snapshot
-   * is re-translated for it before the stream reads it (synchronously).
+   * The xDS server's node hook: what all the node's open streams advertised (their intersection:
+   * an older and a newer Envoy may share a node id), on each stream's open and on a close that
+   * leaves others open; the node's snapshot is re-translated for it synchronously.
    */
   readonly onNode: NodeHandler = (nodeId, capabilities) => {
     this.setCapabilities(nodeId, capabilities);

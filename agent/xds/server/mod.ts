@@ -10,7 +10,9 @@
  * ```
  *
  * Metrics: `aether_xds_streams` (gauge), `aether_xds_pushes_total{type_url}`,
- * `aether_xds_nacks_total{type_url}`, `aether_xds_ack_latency_seconds{type_url}` (histogram).
+ * `aether_xds_nacks_total{type_url}`, `aether_xds_ack_latency_seconds{type_url}` (histogram),
+ * `aether_xds_streams_lacking_capability{capability}` (gauge: open streams lacking a capability
+ * another stream of their node advertises, e.g. an older Envoy during a rolling upgrade).
  * @module
  */
 import * as grpc from "@grpc/grpc-js";
@@ -29,13 +31,20 @@ import { SotwStream } from "./sotw.ts";
 import type { AdsStream, NodeHandler, OnDemandHandler, StreamDeps } from "./stream.ts";
 import {
   type NackRecord,
+  type NodeStreamStatus,
   type ReadyListener,
-  type StreamStatus,
   XdsMetrics,
   XdsTracker,
 } from "./tracker.ts";
 
-export type { NackRecord, ReadyListener, StreamStatus, TypeStatus } from "./tracker.ts";
+export type {
+  NackRecord,
+  NodeStreamStatus,
+  ReadyListener,
+  StreamStatus,
+  TypeStatus,
+} from "./tracker.ts";
+export { type CapabilityView, capabilityView } from "./node_streams.ts";
 export { envoyBootstrap, type EnvoyBootstrapOptions } from "./bootstrap.ts";
 export type { NodeHandler, OnDemandHandler } from "./stream.ts";
 export {
@@ -193,8 +202,11 @@ export class XdsServer {
     return this.#tracker.onReady(nodeId, listener);
   }
 
-  /** Every connected node's stream state, for `/debug/xds`. */
-  status(): StreamStatus[] {
+  /**
+   * Every connected node's current stream state, with how many streams it has open and what
+   * they all share, for `/debug/xds`.
+   */
+  status(): NodeStreamStatus[] {
     return this.#tracker.nodeIds().flatMap((n) => this.#tracker.status(n) ?? []);
   }
 

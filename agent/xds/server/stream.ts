@@ -28,8 +28,10 @@ export interface StreamDeps {
 
 /**
  * Called with the node of a new stream (its first request), before the stream reads the node's
- * snapshot: a handler that sets a new snapshot for the node (synchronously) has it served from
- * the first response on, e.g. one translated for the capabilities the node advertises.
+ * snapshot, and again when one of the node's streams closes while others stay open. The
+ * capabilities are those every open stream of the node advertised (node_streams.ts): a handler
+ * that sets a new snapshot for the node (synchronously) has it served from the first response
+ * on, e.g. one translated for what all the node's Envoys can take.
  */
 export type NodeHandler = (nodeId: string, capabilities: readonly string[]) => void;
 
@@ -101,21 +103,18 @@ export abstract class AdsStream implements TrackedStream {
     if (this.#closed) return false;
     this.nodeId = node?.id ?? "";
     this.capabilities = nodeCapabilities(node);
-    try {
-      this.deps.onNode?.(this.nodeId, this.capabilities);
-    } catch (e) {
-      this.deps.logger.error("node hook failed", { node: this.nodeId, error: String(e) });
-    }
+    const shared = this.deps.tracker.open(this);
+    this.#nodeChanged(shared);
     this.snapshot = this.deps.cache.getSnapshot(this.nodeId);
     this.#unsubscribe = this.deps.cache.subscribe(this.nodeId, (s) => {
       this.snapshot = s;
       this.pump();
     });
-    this.deps.tracker.open(this);
     this.deps.logger.info("stream opened", {
       node: this.nodeId,
       mode: this.mode,
       capabilities: this.capabilities,
+      node_capabilities: shared,
     });
     return true;
   }
@@ -126,8 +125,19 @@ export abstract class AdsStream implements TrackedStream {
     this.#closed = true;
     clearTimeout(this.#gateTimer);
     this.#unsubscribe?.();
-    this.deps.tracker.close(this);
+    const shared = this.deps.tracker.close(this);
     if (this.nodeId) this.deps.logger.info("stream closed", { node: this.nodeId, mode: this.mode });
+    // The node's other streams may now share more (the older Envoy went): re-translate for them.
+    if (shared) this.#nodeChanged(shared);
+  }
+
+  /** Tells the node hook what the node's open streams share now. */
+  #nodeChanged(shared: readonly string[]): void {
+    try {
+      this.deps.onNode?.(this.nodeId, shared);
+    } catch (e) {
+      this.deps.logger.error("node hook failed", { node: this.nodeId, error: String(e) });
+    }
   }
 
   /** Whether close() ran. */

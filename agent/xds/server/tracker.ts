@@ -5,6 +5,7 @@
  */
 import type { Logger } from "../../../lib/log/mod.ts";
 import type { Counter, Gauge, Histogram, Registry } from "../../../lib/metrics/mod.ts";
+import { NodeStreams } from "./node_streams.ts";
 
 /** A rejected push, as shown on the agent's `/status`. */
 export interface NackRecord {
@@ -21,6 +22,8 @@ export interface NackRecord {
 /** What a tracker needs from a live stream. */
 export interface TrackedStream {
   readonly nodeId: string;
+  /** What the stream's Envoy advertised in its node metadata. */
+  readonly capabilities: readonly string[];
   ackedVersion(typeUrl: string): string | undefined;
   isReady(): boolean;
   describe(): StreamStatus;
@@ -46,6 +49,14 @@ export interface StreamStatus {
   types: TypeStatus[];
 }
 
+/** A node's current stream plus what all its open streams share, for `/debug/xds`. */
+export interface NodeStreamStatus extends StreamStatus {
+  /** How many streams the node has open (two during a rolling upgrade or a hot restart). */
+  streams: number;
+  /** What every open stream advertised: the capabilities the node is translated for. */
+  nodeCapabilities: string[];
+}
+
 /** Called when a node has ACKed every type of its current snapshot. */
 export type ReadyListener = (snapshotVersion: string) => void;
 
@@ -55,8 +66,13 @@ export class XdsMetrics {
   readonly pushes: Counter;
   readonly nacks: Counter;
   readonly ackLatency: Histogram;
+  readonly lacking: Gauge;
   constructor(registry: Registry) {
     this.streams = registry.gauge("aether_xds_streams", "Connected ADS streams.");
+    this.lacking = registry.gauge(
+      "aether_xds_streams_lacking_capability",
+      "Open ADS streams lacking a capability another stream of the same node advertises.",
+    );
     this.pushes = registry.counter("aether_xds_pushes_total", "xDS responses sent, by type.");
     this.nacks = registry.counter("aether_xds_nacks_total", "xDS responses Envoy rejected.");
     this.ackLatency = registry.histogram(
@@ -68,49 +84,90 @@ export class XdsMetrics {
 
 /** Node-level bookkeeping over all streams. */
 export class XdsTracker {
-  #streams = new Map<string, TrackedStream>();
+  #streams = new NodeStreams<TrackedStream>();
   #all = new Set<TrackedStream>();
+  /** Every capability the lacking gauge has had a series for (reset to 0 once none lacks it). */
+  #lackingSeries = new Set<string>();
   #nacks = new Map<string, NackRecord>();
   #ready = new Map<string, Set<ReadyListener>>();
   #readyVersion = new Map<string, string>();
 
   constructor(readonly metrics: XdsMetrics, readonly logger: Logger) {}
 
-  /** A stream identified its node; it becomes the node's current stream. */
-  open(stream: TrackedStream): void {
-    this.#streams.set(stream.nodeId, stream);
+  /**
+   * A stream identified its node; it becomes the node's current stream. Returns the capabilities
+   * all the node's open streams share: what the node must be translated for.
+   */
+  open(stream: TrackedStream): string[] {
+    this.#streams.add(stream);
     this.#all.add(stream);
     this.metrics.streams.set(this.#all.size);
+    return this.#capabilitiesChanged(stream.nodeId);
   }
 
-  /** A stream ended. */
-  close(stream: TrackedStream): void {
-    if (!this.#all.delete(stream)) return;
-    if (this.#streams.get(stream.nodeId) === stream) {
-      this.#streams.delete(stream.nodeId);
-      this.#readyVersion.delete(stream.nodeId);
-    }
+  /**
+   * A stream ended. Returns what the node's remaining streams share (undefined when none is
+   * left, or the stream was not open); the latest remaining one becomes the current stream.
+   */
+  close(stream: TrackedStream): string[] | undefined {
+    if (!this.#all.delete(stream)) return undefined;
+    const wasCurrent = this.#streams.current(stream.nodeId) === stream;
+    this.#streams.remove(stream);
+    if (wasCurrent) this.#readyVersion.delete(stream.nodeId);
     this.metrics.streams.set(this.#all.size);
+    const shared = this.#capabilitiesChanged(stream.nodeId);
+    return this.#streams.streams(stream.nodeId).length ? shared : undefined;
+  }
+
+  /** Updates the lacking gauge, warns about a node whose streams differ; returns the shared set. */
+  #capabilitiesChanged(nodeId: string): string[] {
+    const view = this.#streams.view(nodeId);
+    for (const [capability, streams] of view.lacking) {
+      this.logger.warn(
+        "envoys of one node differ in capabilities; translating for the shared ones",
+        {
+          node: nodeId,
+          capability,
+          lacking_streams: streams,
+          streams: this.#streams.streams(nodeId).length,
+          hint: `an Envoy of node ${nodeId} was started from an older bootstrap without ` +
+            `${capability}: restart that Envoy with the current bootstrap (or let it drain) ` +
+            `and the node gets ${capability} again`,
+        },
+      );
+    }
+    const lacking = this.#streams.lacking();
+    for (const capability of lacking.keys()) this.#lackingSeries.add(capability);
+    for (const capability of this.#lackingSeries) {
+      this.metrics.lacking.set(lacking.get(capability) ?? 0, { capability });
+    }
+    return view.shared;
   }
 
   /** The version of `typeUrl` the node last ACKed on its current stream. */
   ackedVersion(nodeId: string, typeUrl: string): string | undefined {
-    return this.#streams.get(nodeId)?.ackedVersion(typeUrl);
+    return this.#streams.current(nodeId)?.ackedVersion(typeUrl);
   }
 
   /** Whether the node has ACKed every type of its current snapshot. */
   isReady(nodeId: string): boolean {
-    return this.#streams.get(nodeId)?.isReady() ?? false;
+    return this.#streams.current(nodeId)?.isReady() ?? false;
   }
 
-  /** The node's current stream state, for debugging. */
-  status(nodeId: string): StreamStatus | undefined {
-    return this.#streams.get(nodeId)?.describe();
+  /** The node's current stream state and what its open streams share, for debugging. */
+  status(nodeId: string): NodeStreamStatus | undefined {
+    const current = this.#streams.current(nodeId);
+    if (!current) return undefined;
+    return {
+      ...current.describe(),
+      streams: this.#streams.streams(nodeId).length,
+      nodeCapabilities: this.#streams.view(nodeId).shared,
+    };
   }
 
   /** Node ids with a connected stream. */
   nodeIds(): string[] {
-    return [...this.#streams.keys()].sort();
+    return this.#streams.nodeIds();
   }
 
   /** Records a NACK: logged, counted and kept for `lastNack`. */
@@ -140,7 +197,7 @@ export class XdsTracker {
 
   /** A stream reports that its node is ready at a snapshot version; listeners run once each. */
   ready(stream: TrackedStream, snapshotVersion: string): void {
-    if (this.#streams.get(stream.nodeId) !== stream) return;
+    if (this.#streams.current(stream.nodeId) !== stream) return;
     if (this.#readyVersion.get(stream.nodeId) === snapshotVersion) return;
     this.#readyVersion.set(stream.nodeId, snapshotVersion);
     this.logger.info("node acked snapshot", { node: stream.nodeId, version: snapshotVersion });
