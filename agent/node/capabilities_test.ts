@@ -10,7 +10,7 @@ import { nodeCapabilities } from "../xds/server/capabilities.ts";
 import { opts, withServer } from "../xds/server/ads_client_testing.ts";
 import { nodeGoldenCases } from "../xds/translate/node/test_util.ts";
 import type { NodeResources } from "../xds/translate/node/mod.ts";
-import { NodeSnapshots } from "./snapshots.ts";
+import { NodeSnapshots, type NodeSnapshotsOptions } from "./snapshots.ts";
 
 const c = nodeGoldenCases().find((x) => x.name === "identity")!;
 const NODE = c.view.nodeId;
@@ -32,6 +32,20 @@ function metadata(caps: string[]) {
     },
   };
 }
+
+/** NodeSnapshots over `cache` with the case's mesh and view. */
+function wiredSnapshots(cache: NodeSnapshotsOptions["cache"]) {
+  const ns = new NodeSnapshots({ cache, translate: c.options });
+  ns.setMesh(c.mesh);
+  ns.setView(c.view);
+  return ns;
+}
+
+/** A stream's first request: the node advertising `caps`, subscribing to listeners. */
+const hello = (caps: string[]) => ({
+  node: { id: NODE, cluster: "aether-node", metadata: metadata(caps) },
+  type_url: TypeUrl.listener,
+});
 
 Deno.test("the bootstrap advertises internal_listener, which nodeCapabilities reads back", () => {
   const b = envoyBootstrap({ nodeId: "n", cluster: "c" }) as {
@@ -100,14 +114,9 @@ Deno.test({
       let wired: NodeSnapshots | undefined;
       await withServer(
         async ({ cache, server, delta }) => {
-          wired = new NodeSnapshots({ cache, translate: c.options });
-          wired.setMesh(c.mesh);
-          wired.setView(c.view);
+          wired = wiredSnapshots(cache);
           const s = delta();
-          s.send({
-            node: { id: NODE, cluster: "aether-node", metadata: metadata(caps) },
-            type_url: TypeUrl.listener,
-          });
+          s.send(hello(caps));
           const r = await s.next(10_000);
           const names = r.resources.map((x) => x.name);
           assert.equal(names.includes(INTERNAL), caps.length > 0, names.join(", "));
@@ -130,15 +139,10 @@ Deno.test({
     let wired: NodeSnapshots | undefined;
     await withServer(
       async ({ cache, server, delta }) => {
-        wired = new NodeSnapshots({ cache, translate: c.options });
-        wired.setMesh(c.mesh);
-        wired.setView(c.view);
+        wired = wiredSnapshots(cache);
         const open = async (caps: string[]) => {
           const s = delta();
-          s.send({
-            node: { id: NODE, cluster: "aether-node", metadata: metadata(caps) },
-            type_url: TypeUrl.listener,
-          });
+          s.send(hello(caps));
           const r = await s.next(10_000);
           s.send({ type_url: TypeUrl.listener, response_nonce: r.nonce }); // ACK
           return { s, names: r.resources.map((x) => x.name) };
