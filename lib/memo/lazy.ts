@@ -1,6 +1,6 @@
 /**
  * A value made on first use, once per owner: typically a module loaded by a dynamic `import()`
- * that only some runs need (the CEL library, the YAML printer), so a start-up pays for it only
+ * that only some runs need (the CEL library), so a start-up pays for it only
  * when it is used. The owner holds the instance (a ResolveState, a command run): never a
  * module-level cache.
  * @module
