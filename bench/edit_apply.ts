@@ -11,7 +11,7 @@
  * @module
  */
 import process from "node:process";
-import { syntheticConfig, syntheticRoute } from "../lib/testing/synthetic_config.ts";
+import { syntheticConfig, syntheticRoute } from "../testbed/fixtures/synthetic_config.ts";
 import { pipelineApply } from "./pipeline_apply.ts";
 
 const routes = Number(Deno.args[0] ?? 1000);

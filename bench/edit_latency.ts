@@ -12,8 +12,8 @@ import { MemorySource } from "../lib/source/memory.ts";
 import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
 import { startEcho } from "../e2e/echo/server.ts";
 import { freePort, request } from "../e2e/http_client.ts";
-import { syntheticConfig, syntheticRoute } from "../lib/testing/synthetic_config.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { syntheticConfig, syntheticRoute } from "../testbed/fixtures/synthetic_config.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 
 const routes = Number(Deno.args[0] ?? 1000);
 const services = Number(Deno.args[1] ?? 1000);

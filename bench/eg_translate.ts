@@ -1,6 +1,6 @@
 /**
  * Side by side with Envoy Gateway on the same input file (GatewayClass, one Gateway, 5,000
- * Services with EndpointSlices, N HTTPRoutes; lib/testing/synthetic_config.ts), per size:
+ * Services with EndpointSlices, N HTTPRoutes; testbed/fixtures/synthetic_config.ts), per size:
  * - whole process: `egctl x translate --from gateway-api --to xds` and `agent translate
  *   --output json`, each to /dev/null, wall time and peak RSS (`/usr/bin/time`);
  * - core translation: Envoy Gateway's Gateway API → IR and IR → xDS stages alone
@@ -17,8 +17,8 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { ensurePeer } from "../lib/peers/mod.ts";
-import { syntheticConfig } from "../lib/testing/synthetic_config.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
+import { syntheticConfig } from "../testbed/fixtures/synthetic_config.ts";
 import { ensureEgHarness } from "./eg_harness.ts";
 import { checkEgctl } from "./egctl_check.ts";
 

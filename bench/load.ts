@@ -14,9 +14,9 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { freePort } from "../e2e/http_client.ts";
-import { syntheticConfig } from "../lib/testing/synthetic_config.ts";
+import { syntheticConfig } from "../testbed/fixtures/synthetic_config.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

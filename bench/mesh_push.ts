@@ -9,8 +9,8 @@
  */
 import { resolve, ResolveState } from "../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../lib/gatewayapi/mod.ts";
-import { lcg } from "../lib/testing/lcg.ts";
-import { type Edit, serviceObjects } from "../lib/testing/mesh_config.ts";
+import { lcg } from "../testbed/fixtures/lcg.ts";
+import { type Edit, serviceObjects } from "../testbed/fixtures/mesh_config.ts";
 import { TypeUrl } from "../agent/xds/proto.ts";
 import { adsClient, nodeStream, type Received, startMeshXds } from "./mesh_ads.ts";
 

@@ -24,7 +24,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/run.ts";
 import { createPodNetwork, type NetPod } from "../e2e/netns.ts";
 import { type Proc, waitFor } from "../e2e/peers/proc.ts";

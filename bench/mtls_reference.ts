@@ -9,7 +9,7 @@
  * of the hop (two Envoy passes plus TLS) on this machine.
  * @module
  */
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { type Proc, spawn, waitFor } from "../e2e/peers/proc.ts";
 
 /** PEM material of one SVID. */

@@ -9,7 +9,7 @@
  */
 import { parseAllDocuments, stringify } from "yaml";
 import { parseYamlObjects } from "../lib/source/yaml_docs.ts";
-import { syntheticConfig, syntheticRoute } from "../lib/testing/synthetic_config.ts";
+import { syntheticConfig, syntheticRoute } from "../testbed/fixtures/synthetic_config.ts";
 
 const routes = Number(Deno.args[0] ?? 1000);
 const services = Number(Deno.args[1] ?? 5000);

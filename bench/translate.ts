@@ -11,7 +11,7 @@ import { translate } from "../agent/xds/translate/mod.ts";
 import { Snapshot } from "../agent/xds/cache/mod.ts";
 import { envoyRoot } from "../agent/xds/proto.ts";
 import type { SourceObject } from "../lib/source/types.ts";
-import { syntheticConfig, syntheticRoute } from "../lib/testing/synthetic_config.ts";
+import { syntheticConfig, syntheticRoute } from "../testbed/fixtures/synthetic_config.ts";
 import { pipelineApply } from "./pipeline_apply.ts";
 
 function peakRssMiB(): number {

@@ -18,7 +18,7 @@
 import { fileURLToPath } from "node:url";
 import readline from "node:readline";
 import { Readable } from "node:stream";
-import { lcg } from "../lib/testing/lcg.ts";
+import { lcg } from "../testbed/fixtures/lcg.ts";
 import { fanoutSets } from "./xds_fanout_sets.ts";
 import { TypeUrl } from "../agent/xds/proto.ts";
 import {

@@ -13,7 +13,7 @@ import readline from "node:readline";
 import { resolve } from "../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../lib/gatewayapi/mod.ts";
 import { startMeshXds } from "./mesh_ads.ts";
-import { type Edit, serviceObjects } from "../lib/testing/mesh_config.ts";
+import { type Edit, serviceObjects } from "../testbed/fixtures/mesh_config.ts";
 import { fanoutSets } from "./xds_fanout_sets.ts";
 
 const [services, nodes, setSize] = [1000, 1000, 20].map((d, i) => Number(Deno.args[i] ?? d));

@@ -3,7 +3,7 @@
  * node) and `setSize - 1` services drawn with seed n, sorted. Shared by the client and server.
  * @module
  */
-import { lcg } from "../lib/testing/lcg.ts";
+import { lcg } from "../testbed/fixtures/lcg.ts";
 
 /** Every node's dependency set (authorities, sorted). */
 export function fanoutSets(services: number, nodes: number, setSize: number): string[][] {

@@ -6,8 +6,8 @@
  * server itself); two controllers, the leader killed: the other takes over and rewrites nothing.
  */
 import { join } from "node:path";
-import { assert, assertEquals } from "../lib/testing/assert.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { installCrds, type Kube, startKube } from "../e2e/peers/kube.ts";

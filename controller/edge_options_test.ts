@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { resolve } from "../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../lib/gatewayapi/types.ts";
-import { gateway, gatewayClass } from "../lib/testing/objects.ts";
+import { gateway, gatewayClass } from "../testbed/fixtures/objects.ts";
 import { edgeResolveOptions } from "./run.ts";
 
 const edge = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };

@@ -7,8 +7,8 @@
  * implementation runs here: the test writes the Service status as one would.)
  */
 import { join } from "node:path";
-import { assert, assertEquals } from "../lib/testing/assert.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { MemorySource } from "../lib/source/memory.ts";

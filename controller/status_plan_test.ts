@@ -1,4 +1,4 @@
-import { assertEquals } from "../lib/testing/assert.ts";
+import { assertEquals } from "../testbed/assert.ts";
 import { planStatus } from "./status_plan.ts";
 import type { SourceObject } from "../lib/source/types.ts";
 

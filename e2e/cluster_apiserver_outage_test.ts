@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withCluster } from "../lib/cluster/mod.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { withCluster } from "../testbed/cluster/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { type LoadResult, setUp, startLoad, waitEdit, workloads } from "./cluster_ha.ts";
 
 const outageMs = 60_000;

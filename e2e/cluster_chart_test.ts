@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { imageNames, withCluster } from "../lib/cluster/mod.ts";
-import { uninstallAether } from "../lib/conformance/mod.ts";
-import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
+import { imageNames, withCluster } from "../testbed/cluster/mod.ts";
+import { uninstallAether } from "../testbed/conformance/mod.ts";
+import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
 import { request } from "./http_client.ts";
 import { echoApp } from "./cluster_fixtures.ts";
 import { condition, waitFor } from "./cluster_ha.ts";
@@ -115,7 +115,7 @@ Deno.test({
         });
         assert.ok(gc.status.supportedFeatures?.length > 0, "supportedFeatures reported");
         // The edge Service gets an address from the local cluster's LoadBalancer (MetalLB's
-        // controller, lib/cluster/metallb.ts); it becomes the Gateway's, and the Gateway Programmed.
+        // controller, testbed/cluster/metallb.ts); it becomes the Gateway's, and the Gateway Programmed.
         const gw = await waitFor("Gateway Programmed with an address", async () => {
           const o = await json(["get", "gateway", "demo"]);
           const programmed = condition(o.status?.conditions, "Programmed")?.status === "True";

@@ -7,10 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { imageNames } from "../lib/cluster/mod.ts";
-import type { Cluster } from "../lib/cluster/mod.ts";
-import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
-import { uninstallAether } from "../lib/conformance/mod.ts";
+import { imageNames } from "../testbed/cluster/mod.ts";
+import type { Cluster } from "../testbed/cluster/mod.ts";
+import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
+import { uninstallAether } from "../testbed/conformance/mod.ts";
 import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
 import { GATEWAY_LABEL } from "../controller/edge.ts";
 import type { LoadResult } from "./identity_harness.ts";

@@ -4,7 +4,7 @@
  * under its upstream name, both built here without a registry.
  */
 import assert from "node:assert/strict";
-import { imageNames, withCluster } from "../lib/cluster/mod.ts";
+import { imageNames, withCluster } from "../testbed/cluster/mod.ts";
 import { kubectl } from "./kubectl.ts";
 
 /** The conformance suite's other two images: Istio's echo (echo-advanced) and CoreDNS. */

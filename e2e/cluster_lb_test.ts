@@ -1,11 +1,11 @@
 /**
- * The local cluster's LoadBalancer implementation (MetalLB's controller, lib/cluster/metallb.ts):
+ * The local cluster's LoadBalancer implementation (MetalLB's controller, testbed/cluster/metallb.ts):
  * a Service of type LoadBalancer gets an address from the pool, and a request from the host to that
  * address reaches the Service's pod (routed into the node netns, answered by kube-proxy).
  */
 import assert from "node:assert/strict";
-import { imageNames, withCluster } from "../lib/cluster/mod.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { imageNames, withCluster } from "../testbed/cluster/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { request } from "./http_client.ts";
 import { echoApp } from "./cluster_fixtures.ts";
 import { waitFor } from "./cluster_ha.ts";

@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { clusterStatus, imageNames, leftovers, withCluster } from "../lib/cluster/mod.ts";
-import { paths } from "../lib/cluster/layout.ts";
-import { readSysctls } from "../lib/cluster/node.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { clusterStatus, imageNames, leftovers, withCluster } from "../testbed/cluster/mod.ts";
+import { paths } from "../testbed/cluster/layout.ts";
+import { readSysctls } from "../testbed/cluster/node.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { kubectl } from "./kubectl.ts";
 
 const manifests = (echo: string, busybox: string) => `

@@ -2,11 +2,11 @@
  * The official Gateway API v1.5.1 conformance suite (profiles GATEWAY-HTTP, GATEWAY-GRPC and
  * GATEWAY-TLS: core plus every extended feature aether advertises in GatewayClass
  * `supportedFeatures`), and the tests outside every profile whose features aether advertises
- * (UDPRoute: the cluster gets the experimental channel's CRDs for the run, lib/conformance/channel.ts),
+ * (UDPRoute: the cluster gets the experimental channel's CRDs for the run, testbed/conformance/channel.ts),
  * against the local cluster with aether installed by its chart. Regenerates
  * the committed docs/conformance/v1.5.1-aether-report.yaml. Fails on any core failure, any failure
  * of an advertised extended test, any other failed test of the run (e.g. a provisional one) and a
- * non-zero exit of the suite (lib/conformance: `gate`, `runPassed`); the message names the tests,
+ * non-zero exit of the suite (testbed/conformance: `gate`, `runPassed`); the message names the tests,
  * the suite log, and the tail of each failed test's own log lines.
  */
 import assert from "node:assert/strict";
@@ -16,7 +16,7 @@ import {
   reportPath,
   reportTable,
   runConformance,
-} from "../lib/conformance/mod.ts";
+} from "../testbed/conformance/mod.ts";
 
 Deno.test({
   name: "official Gateway API conformance v1.5.1: HTTP, GRPC, TLS core + advertised extended",

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KINDS } from "../lib/gatewayapi/kinds.ts";
-import { corpus, LARGE, mutations } from "../lib/testing/mutation_corpus.ts";
+import { corpus, LARGE, mutations } from "../testbed/fixtures/mutation_corpus.ts";
 import type { KubeObject } from "../lib/gatewayapi/types.ts";
 import { admitObject } from "../lib/gatewayapi/validate.ts";
 import { CelRules } from "../lib/gatewayapi/cel_rules.ts";

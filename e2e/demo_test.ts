@@ -1,5 +1,5 @@
 /** `deno task demo` runs end to end: Envoy from the peer cache, a real 90/10 split, the header match. */
-import { assert } from "../lib/testing/assert.ts";
+import { assert } from "../testbed/assert.ts";
 
 Deno.test("demo: the quickstart shows the split and the header match, and exits 0", async () => {
   const out = await new Deno.Command(Deno.execPath(), {

@@ -4,7 +4,7 @@
  * Gateway Programmed=False AddressNotUsable and unbinds it; removing that address brings it back.
  * Several protocols on one Gateway on distinct ports (HTTP and TCP).
  */
-import { assertEquals } from "../lib/testing/assert.ts";
+import { assertEquals } from "../testbed/assert.ts";
 import { request } from "./http_client.ts";
 import {
   closeEchos,

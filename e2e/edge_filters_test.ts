@@ -3,7 +3,7 @@
  * them — redirects, rewrites, request/response header modification, mirrors, weights, timeouts,
  * retries.
  */
-import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
 import { countBy, request } from "./http_client.ts";
 import {
   closeEchos,

@@ -1,5 +1,5 @@
 /** Real Envoy 1.40: GRPCRoute service/method and header matches to real gRPC backends over h2c. */
-import { assertEquals } from "../lib/testing/assert.ts";
+import { assertEquals } from "../testbed/assert.ts";
 import { callGrpc, startGrpcEcho } from "./echo/grpc_server.ts";
 import { freePort, gateway, gatewayClass, startEdge } from "./harness.ts";
 import type { SourceObject } from "../lib/source/types.ts";

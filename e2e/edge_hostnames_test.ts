@@ -4,7 +4,7 @@
  * HTTPRouteCrossNamespace, HTTPRouteReferenceGrant, HTTPRouteHTTPSListener,
  * GatewayWithAttachedRoutes.
  */
-import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
 import { request } from "./http_client.ts";
 import {
   closeEchos,

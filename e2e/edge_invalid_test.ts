@@ -2,7 +2,7 @@
  * Real Envoy 1.40: the GATEWAY-HTTP HTTPRouteInvalid* cases — what is served (500 for a bad
  * backendRef, nothing for an unattached route) and the status that says why.
  */
-import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
 import { request } from "./http_client.ts";
 import {
   closeEchos,

@@ -3,7 +3,7 @@
  * tests check it (HTTPRouteMatching, …AcrossRoutes, …PathMatchOrder, …HeaderMatching,
  * …QueryParamMatching, …MethodMatching), plus the 404 (no match) and 500 (invalid backend) rules.
  */
-import { assertEquals } from "../lib/testing/assert.ts";
+import { assertEquals } from "../testbed/assert.ts";
 import { request } from "./http_client.ts";
 import {
   closeEchos,

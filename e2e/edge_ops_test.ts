@@ -2,11 +2,11 @@
  * Real Envoy 1.40 behind the standalone agent reading a config folder: hot reload under load,
  * Envoy NACKs, bad input, and the admin endpoints.
  */
-import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
 import { request } from "./http_client.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { spawnLoad } from "./load_process.ts";
 import {
   closeEchos,

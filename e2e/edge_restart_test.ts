@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import type { EnvoyRecord } from "../agent/envoy/state.ts";
 import {
   closeEchos,

@@ -5,7 +5,7 @@
  * Gateway route reaches each one — the younger under a namespaced cluster — while the Service
  * without a mesh name is reported on the Service itself.
  */
-import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
 import type { SourceObject } from "../lib/source/types.ts";
 import { request } from "./http_client.ts";
 import {

@@ -3,7 +3,7 @@
  * our own line protocol weighted 80/20 over 1,000 connections; a missing backend's share of
  * connections refused while the route shows ResolvedRefs=False BackendNotFound.
  */
-import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
 import { freePort, gateway, gatewayClass, startEdge } from "./harness.ts";
 import {
   type L4Backend,

@@ -4,7 +4,7 @@
  * transport socket on the chain), an unknown SNI refused; Terminate — the client sees the
  * listener's certificate and the backend gets plaintext TCP; Mixed — both modes on one port.
  */
-import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
 import { freePort, gateway, gatewayClass, startEdge } from "./harness.ts";
 import { l4Route, l4Service, startLineServer, tlsExchange } from "./l4_peers.ts";
 import { makeCert } from "./tls.ts";

@@ -5,8 +5,8 @@
  * do not disturb the queries.
  */
 import dgram from "node:dgram";
-import { assert, assertEquals } from "../lib/testing/assert.ts";
-import { dig, freePort, type Peer, startUnbound } from "../agent/dns/testing.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
+import { dig, freePort, type Peer, startUnbound } from "../agent/dns/_test_utils.ts";
 import { gateway, gatewayClass, startEdge } from "./harness.ts";
 import { l4Route, l4Service } from "./l4_peers.ts";
 

@@ -1,7 +1,7 @@
 /**
  * End-to-end harness: a standalone agent with a real Envoy 1.40 child, fed from an in-memory
  * source (or a config folder), plus builders for the Gateway API objects tests use (those of
- * lib/testing/objects.ts, and serviceFor for an echo backend).
+ * testbed/fixtures/objects.ts, and serviceFor for an echo backend).
  * @module
  */
 import { Logger } from "../lib/log/mod.ts";
@@ -15,11 +15,17 @@ import {
 import type { StandaloneOptions } from "../agent/standalone/options.ts";
 import { type EchoServer, startEcho } from "./echo/server.ts";
 import { freePort } from "./http_client.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 
-import { gateway, gatewayClass, httpRoute, namespace } from "../lib/testing/objects.ts";
+import { gateway, gatewayClass, httpRoute, namespace } from "../testbed/fixtures/objects.ts";
 
-export { gateway, gatewayClass, httpRoute, namespace, toYaml } from "../lib/testing/objects.ts";
+export {
+  gateway,
+  gatewayClass,
+  httpRoute,
+  namespace,
+  toYaml,
+} from "../testbed/fixtures/objects.ts";
 
 /** A running edge under test. */
 export interface Edge {

@@ -7,8 +7,8 @@
  */
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { assert, assertEquals } from "../lib/testing/assert.ts";
-import { ensurePeer, projectRoot } from "../lib/peers/mod.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
+import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import { DEFAULT_KINDS, kindSpec, KubeClient, KubeSource } from "../lib/kube/mod.ts";

@@ -13,10 +13,10 @@ import { type Proc, spawn, waitFor } from "./peers/proc.ts";
 import { type Spire, startSpire } from "./spire.ts";
 import { toYaml } from "./harness.ts";
 import { podObject } from "./mesh_harness.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { MemorySource } from "../lib/source/memory.ts";
 import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
-import { type EnvoyProcess, startEnvoy } from "../agent/xds/server/testing.ts";
+import { type EnvoyProcess, startEnvoy } from "../agent/xds/server/_test_utils.ts";
 
 /** The bootstrap as an agent before capabilities wrote it: no extension, no metadata. */
 export function olderBootstrap(b: Record<string, unknown>): Record<string, unknown> {

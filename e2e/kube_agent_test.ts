@@ -4,8 +4,8 @@
  * through it applies, and the Gateway's status (/status) says Programmed.
  */
 import { join } from "node:path";
-import { assert, assertEquals } from "../lib/testing/assert.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
 import { installCrds, startKube } from "./peers/kube.ts";

@@ -3,7 +3,7 @@
  * suite's remotecommand executor uses) instead of kubectl's default WebSocket.
  * @module
  */
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 
 /** Runs kubectl with `kubeconfig`; returns stdout, throws with stderr when it fails. */
 export async function kubectl(

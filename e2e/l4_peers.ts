@@ -5,7 +5,7 @@
  * @module
  */
 import tls from "node:tls";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import type { SourceObject } from "../lib/source/types.ts";
 import { freePort, waitFor } from "./harness.ts";
 

@@ -8,7 +8,7 @@
  * MeshHTTPRouteBackendRequestHeaderModification, MeshHTTPRouteQueryParamMatching,
  * MeshHTTPRouteNamedRouteRule. (MESH-GRPC: e2e/mesh_gamma_test.ts.)
  */
-import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
 import { closeEchos, startEchos } from "./harness.ts";
 import {
   answer,

@@ -4,7 +4,7 @@
  * with on-demand CDS on the first request to a cold service, and a new producer route on a service
  * is pushed only to the proxy whose set holds it.
  */
-import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
 import { closeEchos, startEchos, waitFor } from "./harness.ts";
 import { createPod, curlFrom, meshService, podObject, startNode, toYaml } from "./mesh_harness.ts";
 import type { NodeAgent } from "../agent/node/run.ts";

@@ -5,7 +5,7 @@
  * consumer override in namespace a only, /admin, per-route timeout → 504, header/method/query
  * matches, GRPCRoute method match to a real gRPC backend.
  */
-import { assert, assertEquals } from "../lib/testing/assert.ts";
+import { assert, assertEquals } from "../testbed/assert.ts";
 import { closeEchos, startEchos } from "./harness.ts";
 import { startGrpcEcho } from "./echo/grpc_server.ts";
 import {

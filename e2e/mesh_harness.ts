@@ -9,7 +9,7 @@ import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/run.ts";
 import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
 import { createPod, type TestPod } from "./netns.ts";
 import type { EchoServer } from "./echo/server.ts";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 
 /** Starts a node agent with its Envoy on the config folder `dir`. */
 export async function startNode(

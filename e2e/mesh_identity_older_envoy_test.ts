@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { curlFrom } from "./mesh_harness.ts";
 import { waitFor } from "./peers/proc.ts";
 import { startIdentityMesh, startNodeEnvoy } from "./identity_harness.ts";
-import type { EnvoyProcess } from "../agent/xds/server/testing.ts";
+import type { EnvoyProcess } from "../agent/xds/server/_test_utils.ts";
 
 Deno.test("mesh identity e2e: an Envoy from an older bootstrap gets the TCP hop, no NACK, routes still apply", async () => {
   let envoy: EnvoyProcess | undefined;

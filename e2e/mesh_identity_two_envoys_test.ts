@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { curlFrom } from "./mesh_harness.ts";
 import { waitFor } from "./peers/proc.ts";
 import { startIdentityMesh, startNodeEnvoy } from "./identity_harness.ts";
-import type { EnvoyProcess } from "../agent/xds/server/testing.ts";
+import type { EnvoyProcess } from "../agent/xds/server/_test_utils.ts";
 
 /** Envoy's listener names, sorted. */
 async function listenerNames(envoy: EnvoyProcess): Promise<string[]> {

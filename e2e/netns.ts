@@ -3,7 +3,7 @@
  * way to run a command inside one. The node proxy's per-pod listeners bind inside them.
  * @module
  */
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 
 /** A network namespace standing in for a pod. */
 export interface TestPod {

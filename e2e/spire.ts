@@ -7,7 +7,7 @@
  * @module
  */
 import { join } from "node:path";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { exec, freePort, type Proc, spawn, waitFor } from "./peers/proc.ts";
 import { selfSigned, signLeaf } from "./tls.ts";
 

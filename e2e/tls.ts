@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { ensurePeer } from "../lib/peers/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 
 /** PEM-encoded CA certificate and a server certificate + key for `dnsNames`. */
 export interface TestCert {

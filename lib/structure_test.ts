@@ -4,10 +4,12 @@
  * --json` of a module importing every source file), so it sees exactly what `deno check` sees.
  *
  * Layers, lowest first: `lib/`; `agent/` and `controller/` (each imports only itself and lower
- * layers); `e2e/` and `tools/`; `bench/`, `scripts/` and `examples/`. Tests (`*_test.ts`) are
- * leaves nobody imports, so they may use any layer's helpers; every other module, test support
- * included, keeps to the layers. A shared type that two modules would otherwise import from each
- * other goes into a module of its own that both import (as lib/gatewayapi/route_kind.ts does).
+ * layers); `testbed/` (the workshop: local cluster, peers, conformance runner, test builders);
+ * `e2e/` and `tools/`; `bench/`, `scripts/` and `examples/`. Tests (`*_test.ts`) and private test
+ * support (`_test_utils.ts`, `_<topic>_test_utils.ts`) are leaves only tests and test support
+ * import, so they may use any layer's helpers; no other module imports them. A shared type that
+ * two modules would otherwise import from each other goes into a module of its own that both
+ * import (as lib/gatewayapi/route_kind.ts does).
  */
 import assert from "node:assert/strict";
 import { dirname, join, relative } from "node:path";
@@ -22,6 +24,7 @@ const SKIP: readonly string[] = [".cache", ".git", "node_modules", "testdata", "
 const LAYERS: readonly (readonly string[])[] = [
   ["lib"],
   ["agent", "controller"],
+  ["testbed"],
   ["e2e", "tools"],
   ["bench", "scripts", "examples"],
 ];
@@ -122,7 +125,19 @@ function importCycles(graph: Graph): string[][] {
   return found.sort((a, b) => a[0].localeCompare(b[0]));
 }
 
-/** `from -> to` for every import of a non-test module into a higher layer or a sibling folder. */
+/** Private test support: `_test_utils.ts` or `_<topic>_test_utils.ts`. */
+export const isTestSupport = (path: string): boolean => /(^|\/)_(\w+_)?test_utils\.ts$/.test(path);
+
+/** Tests and test support: leaves of the layering (they may import any layer). */
+const isTestCode = (path: string) => path.endsWith("_test.ts") || isTestSupport(path);
+
+/** The folders that ship (their modules may not import test support). */
+const PRODUCT: readonly string[] = ["lib", "agent", "controller", "cni"];
+
+/**
+ * `from -> to` for every import of a non-test module into a higher layer or a sibling folder, and
+ * of a product module into test support.
+ */
 function upwardImports(graph: Graph): string[] {
   const layer = (path: string) => {
     const top = path.split("/")[0];
@@ -132,10 +147,11 @@ function upwardImports(graph: Graph): string[] {
   };
   const out: string[] = [];
   for (const [from, deps] of [...graph].sort(([a], [b]) => a.localeCompare(b))) {
-    if (from.endsWith("_test.ts")) continue;
+    if (isTestCode(from)) continue;
     const top = from.split("/")[0];
     for (const to of [...deps].sort()) {
-      if (to.split("/")[0] !== top && layer(to) >= layer(from)) out.push(`${from} -> ${to}`);
+      const up = to.split("/")[0] !== top && layer(to) >= layer(from);
+      if (up || (isTestSupport(to) && PRODUCT.includes(top))) out.push(`${from} -> ${to}`);
     }
   }
   return out;
@@ -149,7 +165,7 @@ function libFolders(graph: Graph): Graph {
   const folder = (path: string) => path.split("/").slice(0, 2).join("/");
   const out: Graph = new Map();
   for (const [from, deps] of graph) {
-    if (!from.startsWith("lib/") || from.endsWith("_test.ts")) continue;
+    if (!from.startsWith("lib/") || isTestCode(from)) continue;
     const f = folder(from);
     const to = out.get(f) ?? new Set<string>();
     out.set(f, to);
@@ -180,8 +196,11 @@ Deno.test("the structure checks find a cycle, a self-import and an upward import
     ["agent/run.ts", new Set(["controller/status.ts", "lib/d.ts"])],
     ["controller/status.ts", new Set(["lib/d.ts"])],
     ["bench/synthetic.ts", new Set(["agent/run.ts", "e2e/peers.ts"])],
-    ["e2e/peers.ts", new Set(["lib/d.ts"])],
+    ["e2e/peers.ts", new Set(["lib/d.ts", "lib/_test_utils.ts"])],
     ["tools/gen.ts", new Set<string>()],
+    ["lib/_test_utils.ts", new Set(["tools/gen.ts"])],
+    ["lib/_dns_test_utils.ts", new Set(["lib/d.ts"])],
+    ["lib/uses_support.ts", new Set(["lib/_dns_test_utils.ts"])],
   ]);
   assert.deepEqual(importCycles(graph), [
     ["lib/a.ts", "lib/b.ts", "lib/c.ts"],
@@ -190,6 +209,7 @@ Deno.test("the structure checks find a cycle, a self-import and an upward import
   assert.deepEqual(upwardImports(graph), [
     "agent/run.ts -> controller/status.ts",
     "lib/fixtures.ts -> bench/synthetic.ts",
+    "lib/uses_support.ts -> lib/_dns_test_utils.ts",
   ]);
   assert.throws(
     () => upwardImports(new Map([["misc/x.ts", new Set(["lib/d.ts"])]])),

@@ -1,6 +1,6 @@
 /**
  * `deno task cluster up|down|status|import <image>…`: the local one-node Kubernetes
- * (lib/cluster, docs/kubernetes.md). Needs root.
+ * (testbed/cluster, docs/kubernetes.md). Needs root.
  */
 import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
@@ -11,7 +11,7 @@ import {
   type ImageKey,
   imageNames,
   withCluster,
-} from "../lib/cluster/mod.ts";
+} from "../testbed/cluster/mod.ts";
 
 const usage = `usage: deno task cluster <up|down|status|import> [--dir DIR] [--image KEY]…
   up       bring the cluster up (or reuse it) and print its kubeconfig path

@@ -1,11 +1,11 @@
 /**
  * `deno task conformance [--run-test NAME[,NAME…]] [--skip-tests A,B] [--profiles P,Q] [--timeout MIN]
  * [--channel standard|experimental] [--keep]`: the official Gateway API v1.5.1 conformance suite against the local cluster with
- * aether installed by its chart (lib/conformance, docs/kubernetes.md). Prints a table; exits 1 if
+ * aether installed by its chart (testbed/conformance, docs/kubernetes.md). Prints a table; exits 1 if
  * a core test or an advertised extended test failed. Needs root (the local cluster).
  */
 import { parseArgs } from "node:util";
-import { reportTable, runConformance } from "../lib/conformance/mod.ts";
+import { reportTable, runConformance } from "../testbed/conformance/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 
 const { values } = parseArgs({

@@ -1,6 +1,6 @@
 /** `deno task peers ensure <name>…` installs test peers into the project cache. */
 import { parseArgs } from "node:util";
-import { ensurePeer, peerNames } from "../lib/peers/mod.ts";
+import { ensurePeer, peerNames } from "../testbed/peers/mod.ts";
 
 const { positionals } = parseArgs({ args: Deno.args, allowPositionals: true });
 const [verb, ...names] = positionals;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensurePeer } from "../../lib/peers/mod.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { envoyBootstrap } from "../xds/server/mod.ts";
 import { bootstrapFor } from "./mod.ts";
 

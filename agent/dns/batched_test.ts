@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import dgram from "node:dgram";
 import { Buffer } from "node:buffer";
 import dnsPacket from "dns-packet";
-import { startResponder, tcpQueries, udpQuery } from "./testing.ts";
+import { startResponder, tcpQueries, udpQuery } from "./_test_utils.ts";
 import { openLibc } from "./libc.ts";
 
 const records = { "web.mesh.internal": { a: ["10.96.0.10"], aaaa: [] } };

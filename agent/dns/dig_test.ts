@@ -3,7 +3,7 @@
  * a real unbound started on loopback.
  */
 import assert from "node:assert/strict";
-import { dig, freePort, parseDig, startResponder, startUnbound } from "./testing.ts";
+import { dig, freePort, parseDig, startResponder, startUnbound } from "./_test_utils.ts";
 
 const bigTxt = Array.from(
   { length: 12 },

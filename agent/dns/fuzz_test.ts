@@ -9,7 +9,7 @@ import dgram from "node:dgram";
 import type { Buffer } from "node:buffer";
 import dnsPacket from "dns-packet";
 import { Buffer as NodeBuffer } from "node:buffer";
-import { startResponder, tcpQueries, udpQuery } from "./testing.ts";
+import { startResponder, tcpQueries, udpQuery } from "./_test_utils.ts";
 import { RCODE } from "./wire.ts";
 
 /** xorshift32: a small seeded PRNG so a failure is reproducible. */

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import dnsPacket from "dns-packet";
 import { Buffer } from "node:buffer";
-import { startResponder, tcpQueries, udpQuery } from "./testing.ts";
+import { startResponder, tcpQueries, udpQuery } from "./_test_utils.ts";
 import { put16, RCODE, u16 } from "./wire.ts";
 
 const records = { "web.mesh.internal": { a: ["10.96.0.10"], aaaa: [] } };

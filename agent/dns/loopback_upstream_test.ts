@@ -11,9 +11,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensurePeer } from "../../lib/peers/mod.ts";
-import { createDnsNetns } from "./netns_testing.ts";
-import { parseDig, unboundConfig } from "./testing.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
+import { createDnsNetns } from "./_netns_test_utils.ts";
+import { parseDig, unboundConfig } from "./_test_utils.ts";
 
 Deno.test("dns: forwards to a resolver on 127.0.0.1:53 while answering on 127.0.0.1:18054", async () => {
   const [unbound, dig] = await Promise.all([ensurePeer("unbound"), ensurePeer("dig")]);

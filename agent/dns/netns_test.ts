@@ -9,7 +9,7 @@
  * has no address); without it `getent ahosts*` would not even send a query.
  */
 import assert from "node:assert/strict";
-import { createDnsNetns } from "./netns_testing.ts";
+import { createDnsNetns } from "./_netns_test_utils.ts";
 
 Deno.test("glibc (getent) in a network namespace resolves a mesh name", async () => {
   const netns = await createDnsNetns(

@@ -38,6 +38,6 @@ Deno.test("the agent's production code never imports the peer installer", async 
   const info = JSON.parse(new TextDecoder().decode(graph.stdout));
   const modules: string[] = info.modules.map((m: { specifier: string }) => m.specifier);
   assert.ok(modules.some((m) => m.endsWith("/agent/runtime.ts")), "graph read");
-  const peers = modules.filter((m) => m.includes("/lib/peers/"));
-  assert.deepEqual(peers, [], "agent/main.ts reaches lib/peers");
+  const peers = modules.filter((m) => m.includes("/testbed/"));
+  assert.deepEqual(peers, [], "agent/main.ts reaches testbed/");
 });

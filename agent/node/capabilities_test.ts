@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { TypeUrl } from "../xds/proto.ts";
 import { CAPABILITIES_KEY, envoyBootstrap, INTERNAL_LISTENER } from "../xds/server/mod.ts";
 import { nodeCapabilities } from "../xds/server/capabilities.ts";
-import { opts, withServer } from "../xds/server/ads_client_testing.ts";
-import { nodeGoldenCases } from "../xds/translate/node/test_util.ts";
+import { opts, withServer } from "../xds/server/_ads_client_test_utils.ts";
+import { nodeGoldenCases } from "../xds/translate/node/_test_utils.ts";
 import type { NodeResources } from "../xds/translate/node/mod.ts";
 import { NodeSnapshots, type NodeSnapshotsOptions } from "./snapshots.ts";
 

@@ -8,10 +8,10 @@
 import assert from "node:assert/strict";
 import type { MeshIR, MeshService } from "../../lib/ir/mesh.ts";
 import type { IRCluster, IRRoute } from "../../lib/ir/types.ts";
-import { ensurePeer } from "../../lib/peers/mod.ts";
-import { run } from "../../lib/peers/util.ts";
-import { configDump } from "../xds/server/testing.ts";
-import { startNodeProxy } from "./envoy_testing.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
+import { run } from "../../testbed/peers/util.ts";
+import { configDump } from "../xds/server/_test_utils.ts";
+import { startNodeProxy } from "./_envoy_test_utils.ts";
 
 const D = "aether.internal";
 

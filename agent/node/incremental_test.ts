@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { resolve } from "../../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
 import type { NodeView } from "../../lib/ir/mesh.ts";
-import { lcg } from "../../lib/testing/lcg.ts";
-import { type Edit, serviceObjects } from "../../lib/testing/mesh_config.ts";
+import { lcg } from "../../testbed/fixtures/lcg.ts";
+import { type Edit, serviceObjects } from "../../testbed/fixtures/mesh_config.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { NodeSnapshots, nodeSnapshots } from "./snapshots.ts";
-import { nodeGoldenCases } from "../xds/translate/node/test_util.ts";
+import { nodeGoldenCases } from "../xds/translate/node/_test_utils.ts";
 import { translateNode } from "../xds/translate/node/mod.ts";
 import { INTERNAL_LISTENER } from "../xds/server/mod.ts";
 

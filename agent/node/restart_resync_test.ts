@@ -9,8 +9,8 @@ import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
 import { Snapshot } from "../xds/cache/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
 import type { DeltaDiscoveryResponse } from "../xds/server/service.ts";
-import { node, opts, withServer } from "../xds/server/ads_client_testing.ts";
-import { nodeGoldenCases } from "../xds/translate/node/test_util.ts";
+import { node, opts, withServer } from "../xds/server/_ads_client_test_utils.ts";
+import { nodeGoldenCases } from "../xds/translate/node/_test_utils.ts";
 import { NodeSnapshots } from "./snapshots.ts";
 
 const demo = nodeGoldenCases().find((c) => c.name === "demo")!;

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { Logger } from "../../lib/log/mod.ts";
 import { MemorySource } from "../../lib/source/memory.ts";
 import type { SourceObject } from "../../lib/source/types.ts";
-import { dig, parseDig } from "../dns/testing.ts";
+import { dig, parseDig } from "../dns/_test_utils.ts";
 import { nodeDefaults, runNode } from "./run.ts";
 import { NETNS_ANNOTATION } from "./pods.ts";
 

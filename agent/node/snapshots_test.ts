@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
-import { nodeGoldenCases } from "../xds/translate/node/test_util.ts";
+import { nodeGoldenCases } from "../xds/translate/node/_test_utils.ts";
 import { dependencyClosure, indexMesh, requestedAuthority } from "./demand.ts";
 import { NodeSnapshots, nodeSnapshots } from "./snapshots.ts";
 

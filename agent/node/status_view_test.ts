@@ -1,4 +1,4 @@
-import { assertEquals } from "../../lib/testing/assert.ts";
+import { assertEquals } from "../../testbed/assert.ts";
 import type { PipelineStatus } from "../pipeline.ts";
 import { CONTROLLER_STATUS_POINTER, nodeConfigStatus } from "./status_view.ts";
 

@@ -3,7 +3,7 @@
  * the pod context it was started with (the conformance suite asserts on exactly this JSON).
  */
 import assert from "node:assert/strict";
-import { ensurePeer } from "../../lib/peers/mod.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { freePort, spawn, waitFor } from "./proc.ts";
 
 Deno.test("echo-basic echoes the request and its pod context", async () => {

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { ensurePeer } from "../../lib/peers/mod.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { exec, freePort, type Proc, spawn, stopAll, waitFor } from "./proc.ts";
 
 /** A running API server. */

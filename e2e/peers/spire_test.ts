@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { join } from "node:path";
-import { ensurePeer } from "../../lib/peers/mod.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { startSpire } from "../spire.ts";
 import { dumpOutput, exec, waitFor } from "./proc.ts";
 

@@ -15,7 +15,7 @@ import { FACTS } from "./crd_facts.gen.ts";
 import { buildCrdSchemas, type CrdKindSchema, type RuleUse } from "./crd_schema.ts";
 import { GATEWAY_KINDS } from "./kinds.ts";
 import type { Schema } from "./structural_schema.ts";
-import { corpus, LARGE, mutations } from "../testing/mutation_corpus.ts";
+import { corpus, LARGE, mutations } from "../../testbed/fixtures/mutation_corpus.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

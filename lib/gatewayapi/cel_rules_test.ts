@@ -4,7 +4,7 @@
  * synchronously, and resolveLoadingCel loads it and gives what a resolve with it loaded gives.
  */
 import assert from "node:assert/strict";
-import { gateway, gatewayClass, httpRoute } from "../testing/objects.ts";
+import { gateway, gatewayClass, httpRoute } from "../../testbed/fixtures/objects.ts";
 import { CelNotLoaded, CelRules } from "./cel_rules.ts";
 import { resolve, resolveLoadingCel } from "./resolve.ts";
 import { ResolveState } from "./state.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensurePeer } from "../peers/mod.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { BUNDLE_VERSION, crdDir } from "../../tools/gen_crds.ts";
 
 /** The files of a folder, by name. */

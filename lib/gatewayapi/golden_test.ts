@@ -7,7 +7,7 @@ import {
   goldenYaml,
   orphanedOutputs,
   readYamlDocsStrict,
-} from "../testing/golden.ts";
+} from "../../testbed/golden.ts";
 import { resolveLoadingCel } from "./resolve.ts";
 import type { KubeObject } from "./types.ts";
 

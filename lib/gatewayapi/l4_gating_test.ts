@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { resolve } from "./resolve.ts";
 import { ROUTE_KINDS } from "./route_kinds.ts";
 import type { KubeObject } from "./types.ts";
-import { gateway, gatewayClass } from "../testing/objects.ts";
+import { gateway, gatewayClass } from "../../testbed/fixtures/objects.ts";
 
 const objects: KubeObject[] = [
   gatewayClass(),

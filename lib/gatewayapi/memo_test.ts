@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { fileURLToPath } from "node:url";
-import { readYamlDocsStrict } from "../testing/golden.ts";
+import { readYamlDocsStrict } from "../../testbed/golden.ts";
 import { CelRules } from "./cel_rules.ts";
 import { resolve, type ResolveOptions } from "./resolve.ts";
 import { ResolveState } from "./state.ts";

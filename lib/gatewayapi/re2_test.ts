@@ -1,4 +1,4 @@
-import { assertEquals } from "../testing/assert.ts";
+import { assertEquals } from "../../testbed/assert.ts";
 import { matchRegexProblems, re2Problem } from "./re2.ts";
 
 Deno.test("re2: what RE2 compiles passes", () => {

@@ -10,7 +10,7 @@ import { ROUTE_KINDS } from "./route_kinds.ts";
 import type { RouteKindDef } from "./route_kind.ts";
 import { supportedFeatures } from "./gateways.ts";
 import type { HTTPBackendRef, KubeObject } from "./types.ts";
-import { gateway, gatewayClass } from "../testing/objects.ts";
+import { gateway, gatewayClass } from "../../testbed/fixtures/objects.ts";
 
 /** A test-only kind: `spec.path` (exact) forwards to `spec.backendRefs`. */
 const PROBE_ROUTE: RouteKindDef = {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { readYamlDocsStrict } from "../testing/golden.ts";
+import { readYamlDocsStrict } from "../../testbed/golden.ts";
 import { resolve } from "./resolve.ts";
 import { ResolveState } from "./state.ts";
 import type { KubeObject } from "./types.ts";

@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../testing/assert.ts";
+import { assert, assertEquals } from "../../testbed/assert.ts";
 import { mergeConditions, mergeStatus, parentKey, withOtherParents } from "./status_merge.ts";
 import type { Condition } from "./types.ts";
 

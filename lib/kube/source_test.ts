@@ -5,11 +5,11 @@
  * relist after etcd compaction, and the node role's Pod field selector.
  */
 import { join } from "node:path";
-import { assert, assertEquals } from "../testing/assert.ts";
-import { ensurePeer } from "../peers/mod.ts";
+import { assert, assertEquals } from "../../testbed/assert.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { Logger } from "../log/mod.ts";
 import { Registry } from "../metrics/mod.ts";
-import { contractService, sourceContract } from "../source/contract.ts";
+import { contractService, sourceContract } from "../source/_contract_test_utils.ts";
 import type { SourceRevision } from "../source/types.ts";
 import { installCrds, type Kube, startKube } from "../../e2e/peers/kube.ts";
 import { KubeClient } from "./client.ts";

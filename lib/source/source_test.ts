@@ -1,8 +1,8 @@
-import { assert, assertEquals } from "../testing/assert.ts";
+import { assert, assertEquals } from "../../testbed/assert.ts";
 import { FileSource, readConfig } from "./files.ts";
 import { MemorySource } from "./memory.ts";
 import { parseYamlObjects } from "./yaml_docs.ts";
-import { contractService, sourceContract } from "./contract.ts";
+import { contractService, sourceContract } from "./_contract_test_utils.ts";
 import type { SourceRevision } from "./types.ts";
 
 const svc = (name: string) => ({

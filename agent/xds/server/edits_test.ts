@@ -9,7 +9,7 @@ import { Registry } from "../../../lib/metrics/mod.ts";
 import { Snapshot, SnapshotCache } from "../cache/mod.ts";
 import { TypeUrl } from "../proto.ts";
 import { XdsServer } from "./mod.ts";
-import { freePort, get, listener, routeConfig, startEnvoy, waitFor } from "./testing.ts";
+import { freePort, get, listener, routeConfig, startEnvoy, waitFor } from "./_test_utils.ts";
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];

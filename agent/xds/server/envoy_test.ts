@@ -20,7 +20,7 @@ import {
   startBackend,
   startEnvoy,
   waitFor,
-} from "./testing.ts";
+} from "./_test_utils.ts";
 
 const quiet = Deno.env.get("XDS_DEBUG")
   ? new Logger("xds", undefined, "debug")

@@ -9,7 +9,7 @@ import { Registry } from "../../../lib/metrics/mod.ts";
 import { type NamedResource, Snapshot, SnapshotCache } from "../cache/mod.ts";
 import { TypeUrl } from "../proto.ts";
 import { XdsServer } from "./mod.ts";
-import { freePort, get, listener, routeConfig, startEnvoy, waitFor } from "./testing.ts";
+import { freePort, get, listener, routeConfig, startEnvoy, waitFor } from "./_test_utils.ts";
 
 /** A route config whose only route matches an invalid regular expression. */
 function badRegexRoutes(name: string): NamedResource {

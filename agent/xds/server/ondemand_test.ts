@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { TypeUrl } from "../proto.ts";
-import { node, opts, snapshot, withServer } from "./ads_client_testing.ts";
+import { node, opts, snapshot, withServer } from "./_ads_client_test_utils.ts";
 import type { OnDemandHandler } from "./mod.ts";
 
 Deno.test({

@@ -9,8 +9,8 @@ import { Buffer } from "node:buffer";
 import { Snapshot } from "../cache/mod.ts";
 import { TypeUrl } from "../proto.ts";
 import { adsPaths, type DiscoveryResponse } from "./service.ts";
-import { node, opts, snapshot, withServer } from "./ads_client_testing.ts";
-import { listener, routeConfig } from "./testing.ts";
+import { node, opts, snapshot, withServer } from "./_ads_client_test_utils.ts";
+import { listener, routeConfig } from "./_test_utils.ts";
 
 Deno.test({
   name: "sotw: versions, ACK, stale nonce, NACK without re-push, new version pushed",

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { Snapshot, type SnapshotCache } from "../cache/mod.ts";
 import { TypeUrl } from "../proto.ts";
-import { node, opts, withServer } from "./ads_client_testing.ts";
+import { node, opts, withServer } from "./_ads_client_test_utils.ts";
 import type { DeltaResource } from "./service.ts";
-import { edsCluster, endpoints } from "./testing.ts";
+import { edsCluster, endpoints } from "./_test_utils.ts";
 import { vhdsSelect } from "./vhds.ts";
 
 function vhost(rc: string, cluster: string): { name: string; resource: Record<string, unknown> } {

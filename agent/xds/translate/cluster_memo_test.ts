@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { IRCluster } from "../../../lib/ir/types.ts";
 import { translate, TranslateMemo } from "./mod.ts";
-import { goldenCases } from "./test_util.ts";
+import { goldenCases } from "./_test_utils.ts";
 
 const ir = (clusters: IRCluster[]) => ({ listeners: [], clusters, secrets: [] });
 const endpoints = [{ address: "10.0.0.1", port: 8080 }];

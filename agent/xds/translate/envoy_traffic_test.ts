@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensurePeer } from "../../../lib/peers/mod.ts";
+import { ensurePeer } from "../../../testbed/peers/mod.ts";
 import type { IR } from "../../../lib/ir/types.ts";
 import { translate } from "./mod.ts";
-import { encodeBootstrap, goldenCases, staticBootstrap } from "./test_util.ts";
+import { encodeBootstrap, goldenCases, staticBootstrap } from "./_test_utils.ts";
 
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });

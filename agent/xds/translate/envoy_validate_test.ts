@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { ensurePeer } from "../../../lib/peers/mod.ts";
+import { ensurePeer } from "../../../testbed/peers/mod.ts";
 import { newerFields } from "../proto.ts";
 import { translate } from "./mod.ts";
-import { encodeBootstrap, envoyValidate, goldenCases, staticBootstrap } from "./test_util.ts";
+import { encodeBootstrap, envoyValidate, goldenCases, staticBootstrap } from "./_test_utils.ts";
 import { join } from "node:path";
 
 Deno.test("real Envoy 1.40 accepts every golden case (envoy --mode validate)", async () => {

@@ -6,10 +6,10 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkGolden, readYamlDocsStrict } from "../../../lib/testing/golden.ts";
+import { checkGolden, readYamlDocsStrict } from "../../../testbed/golden.ts";
 import { resolveLoadingCel } from "../../../lib/gatewayapi/resolve.ts";
 import type { KubeObject } from "../../../lib/gatewayapi/types.ts";
-import { testdataDir, toYaml } from "./test_util.ts";
+import { testdataDir, toYaml } from "./_test_utils.ts";
 
 Deno.test("translate case l4_routes is resolve's IR of the l4_routes resolve case", async () => {
   const input = new URL("../../../lib/gatewayapi/testdata/l4_routes.in.yaml", import.meta.url);

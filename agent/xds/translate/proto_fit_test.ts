@@ -3,7 +3,7 @@ import { encodeResource, envoyRoot, TypeUrl, typeUrlPrefix } from "../proto.ts";
 import { enums } from "./enums.ts";
 import { translate } from "./mod.ts";
 import { protoFitProblems } from "./proto_fit.ts";
-import { goldenCases, staticBootstrap } from "./test_util.ts";
+import { goldenCases, staticBootstrap } from "./_test_utils.ts";
 
 Deno.test("every translated resource encodes with encodeResource and fits the schema strictly", () => {
   for (const { name, ir } of goldenCases()) {

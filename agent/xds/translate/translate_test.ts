@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ForwardClientCert } from "./enums.ts";
 import { translate, translateEndpoints, TranslateMemo } from "./mod.ts";
-import { goldenCases, testdataDir, toYaml } from "./test_util.ts";
-import { checkGolden, orphanedOutputs } from "../../../lib/testing/golden.ts";
+import { goldenCases, testdataDir, toYaml } from "./_test_utils.ts";
+import { checkGolden, orphanedOutputs } from "../../../testbed/golden.ts";
 
 Deno.test("translate golden files (UPDATE_GOLDEN=1 regenerates)", () => {
   const cases = goldenCases();

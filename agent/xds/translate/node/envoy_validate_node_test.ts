@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { ensurePeer } from "../../../../lib/peers/mod.ts";
-import { envoyValidate } from "../test_util.ts";
+import { ensurePeer } from "../../../../testbed/peers/mod.ts";
+import { envoyValidate } from "../_test_utils.ts";
 import { translateNode } from "./mod.ts";
-import { nodeGoldenCases, nodeStaticBootstrap } from "./test_util.ts";
+import { nodeGoldenCases, nodeStaticBootstrap } from "./_test_utils.ts";
 import { makeCert } from "../../../../e2e/tls.ts";
 
 Deno.test("real Envoy 1.40 accepts every node golden case (envoy --mode validate)", async () => {

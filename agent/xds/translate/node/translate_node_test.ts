@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { encodeResource, TypeUrl, typeUrlPrefix } from "../../proto.ts";
 import { protoFitProblems } from "../proto_fit.ts";
-import { toYaml } from "../test_util.ts";
-import { checkGolden, orphanedOutputs } from "../../../../lib/testing/golden.ts";
+import { toYaml } from "../_test_utils.ts";
+import { checkGolden, orphanedOutputs } from "../../../../testbed/golden.ts";
 import { outboundListenerName, outboundRouteName, translateNode } from "./mod.ts";
-import { nodeGoldenCases, nodeStaticBootstrap, nodeTestdataDir } from "./test_util.ts";
+import { nodeGoldenCases, nodeStaticBootstrap, nodeTestdataDir } from "./_test_utils.ts";
 
 Deno.test("translateNode golden files (UPDATE_GOLDEN=1 regenerates)", () => {
   const cases = nodeGoldenCases();

@@ -32,7 +32,7 @@ const debianPeers: Record<string, { command: string; pkg: string }> = {
   ip: { command: "ip", pkg: "iproute2" },
   curl: { command: "curl", pkg: "curl" },
   openssl: { command: "openssl", pkg: "openssl" },
-  // The local cluster's node (lib/cluster): container runtime, CNI plugins, kube-proxy's tools.
+  // The local cluster's node (testbed/cluster): container runtime, CNI plugins, kube-proxy's tools.
   containerd: { command: "containerd", pkg: "containerd" },
   ctr: { command: "ctr", pkg: "containerd" },
   runc: { command: "runc", pkg: "runc" },

@@ -3,11 +3,11 @@
  * `testdata/<case>.in.yaml`) and the static bootstrap `envoy --mode validate` checks.
  * @module
  */
-import { goldenCaseNames, readYamlStrict } from "../../../../lib/testing/golden.ts";
+import { goldenCaseNames, readYamlStrict } from "../../../../testbed/golden.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { MeshIR, NodeView } from "../../../../lib/ir/mesh.ts";
-import { staticBootstrap } from "../test_util.ts";
+import { staticBootstrap } from "../_test_utils.ts";
 import { internalListenerExtension } from "../../server/bootstrap.ts";
 import type { NodeResources, NodeTranslateOptions } from "./mod.ts";
 

@@ -10,7 +10,7 @@
  * @module
  */
 import { join } from "node:path";
-import { Logger } from "../log/mod.ts";
+import { Logger } from "../../lib/log/mod.ts";
 import { projectRoot } from "../peers/mod.ts";
 import { withFileLock } from "../peers/util.ts";
 import { ensureAetherArchive } from "./aether_image.ts";

@@ -21,7 +21,7 @@ function golden(file: string, actual: string) {
   try {
     want = Deno.readTextFileSync(path);
   } catch {
-    throw new Error(`${file} missing: run UPDATE_GOLDEN=1 deno test -A lib/cluster`);
+    throw new Error(`${file} missing: run UPDATE_GOLDEN=1 deno test -A testbed/cluster`);
   }
   assert.equal(actual, want, `${file} differs (UPDATE_GOLDEN=1 regenerates after review)`);
 }

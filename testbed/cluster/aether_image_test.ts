@@ -9,7 +9,7 @@ Deno.test("isImageSource: sources and the lock file in, tests and test data out"
     const p of [
       "agent/xds/translate/translate_test.ts",
       "lib/gatewayapi/testdata/a.yaml",
-      "agent/xds/translate/test_util.ts",
+      "agent/xds/translate/_test_utils.ts",
       "e2e/cluster_test.ts",
       "bench/main.ts",
       "docs/peers.md",

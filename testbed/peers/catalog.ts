@@ -106,7 +106,7 @@ export const goPeers: Record<string, GoPeer> = {
     coldMinutes: 1,
     env: staticEnv,
   },
-  // The local cluster's LoadBalancer implementation (IPAM only: see lib/cluster/metallb.ts).
+  // The local cluster's LoadBalancer implementation (IPAM only: see testbed/cluster/metallb.ts).
   "metallb-controller": {
     name: "metallb-controller",
     tools: "metallb",

@@ -1,6 +1,6 @@
 /**
  * Where the local cluster lives: addresses, names and state paths. Pure data; every other module
- * of `lib/cluster` takes a {@link Layout}.
+ * of `testbed/cluster` takes a {@link Layout}.
  * @module
  */
 import { join } from "node:path";

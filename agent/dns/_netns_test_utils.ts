@@ -7,7 +7,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { ensurePeer } from "../../lib/peers/mod.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
 
 /** How long the responder may take to say it listens (deno compiles cli.ts first). */
 const BANNER_TIMEOUT_MS = 120_000;

@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { parseAllDocuments, stringify } from "yaml";
 import { poll } from "../cluster/api.ts";
-import { Logger } from "../log/mod.ts";
+import { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
 import { run } from "../peers/util.ts";
 

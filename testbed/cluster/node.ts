@@ -6,7 +6,7 @@
  * @module
  */
 import { dirname } from "node:path";
-import type { Logger } from "../log/mod.ts";
+import type { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer } from "../peers/mod.ts";
 import { run } from "../peers/util.ts";
 import { type Api, openApi, poll } from "./api.ts";

@@ -4,7 +4,7 @@
  * the CRDs, RBAC and Deployment of the module's own `config/manifests/metallb-native.yaml` and an
  * IPAddressPool for the layout's LoadBalancer range.
  *
- * No speaker: the host routes the whole range into the node netns (lib/cluster/net.ts), and
+ * No speaker: the host routes the whole range into the node netns (testbed/cluster/net.ts), and
  * kube-proxy answers for every `status.loadBalancer.ingress` IP there (its KUBE-SERVICES chain
  * matches LoadBalancer IPs as destinations), so nothing has to announce the addresses (ARP or BGP
  * is what the speaker does on a real network). See docs/kubernetes.md.
@@ -12,7 +12,7 @@
  */
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import type { Logger } from "../log/mod.ts";
+import type { Logger } from "../../lib/log/mod.ts";
 import { goPeers } from "../peers/catalog.ts";
 import { goModuleDir, goPeerVersion } from "../peers/go.ts";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";

@@ -10,11 +10,11 @@
 import type { MeshIR } from "../../lib/ir/mesh.ts";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
-import { ensurePeer } from "../../lib/peers/mod.ts";
-import { run } from "../../lib/peers/util.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
+import { run } from "../../testbed/peers/util.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { XdsServer } from "../xds/server/mod.ts";
-import { startBackend, startEnvoy, waitFor } from "../xds/server/testing.ts";
+import { startBackend, startEnvoy, waitFor } from "../xds/server/_test_utils.ts";
 import { NodeSnapshots } from "./snapshots.ts";
 
 /** What {@link startNodeProxy} sets up. */

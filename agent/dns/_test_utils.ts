@@ -6,7 +6,7 @@
 import dgram from "node:dgram";
 import type { Buffer } from "node:buffer";
 import { join } from "node:path";
-import { ensurePeer } from "../../lib/peers/mod.ts";
+import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
 import { DnsResponder, type DnsResponderOptions } from "./mod.ts";

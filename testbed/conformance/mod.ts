@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { type Cluster, withCluster } from "../cluster/mod.ts";
-import { Logger } from "../log/mod.ts";
+import { Logger } from "../../lib/log/mod.ts";
 import { projectRoot } from "../peers/mod.ts";
 import { type Channel, useChannel } from "./channel.ts";
 import { installAether, uninstallAether } from "./install.ts";

@@ -29,7 +29,7 @@ export interface SuiteOptions {
   unusableAddress?: string;
   /** Keep the suite's base namespaces and Gateways for the next run (faster iteration). */
   keepBase?: boolean;
-  /** The suite requires every field (no public address exists yet: see lib/conformance/mod.ts). */
+  /** The suite requires every field (no public address exists yet: see testbed/conformance/mod.ts). */
   implementation: {
     organization: string;
     project: string;

@@ -5,7 +5,7 @@
  * object (resolve's memos key on identity); `stop` ends delivery.
  * @module
  */
-import { assert, assertEquals } from "../testing/assert.ts";
+import { assert, assertEquals } from "../../testbed/assert.ts";
 import type { Source, SourceObject, SourceRevision } from "./types.ts";
 
 /** What a source under test provides: it starts holding Service `one`; `addTwo` adds Service `two`. */

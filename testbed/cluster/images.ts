@@ -1,5 +1,5 @@
 /**
- * The local cluster's images, built from peers as OCI layouts (lib/cluster/oci.ts) and imported
+ * The local cluster's images, built from peers as OCI layouts (testbed/cluster/oci.ts) and imported
  * into containerd's `k8s.io` namespace, under the exact names the pods ask for.
  * @module
  */

@@ -25,7 +25,7 @@ export function isImageSource(path: string): boolean {
   if (path === "deno.json" || path === "deno.lock") return true;
   if (!sourceDirs.includes(top)) return false;
   if (/(^|\/)(testdata|tests?)\//.test(path)) return false;
-  return !/_test\.ts$/.test(path) && !/(^|\/)test_util\.ts$/.test(path);
+  return !/_test\.ts$/.test(path) && !/(^|\/)_(\w+_)?test_utils\.ts$/.test(path);
 }
 
 /** The entry points `deno install` caches (those present in this checkout). */

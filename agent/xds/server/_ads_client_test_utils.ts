@@ -16,7 +16,7 @@ import type {
   DiscoveryRequest,
   DiscoveryResponse,
 } from "./service.ts";
-import { edsCluster, endpoints, listener, routeConfig } from "./testing.ts";
+import { edsCluster, endpoints, listener, routeConfig } from "./_test_utils.ts";
 
 const Client = grpc.makeGenericClientConstructor(adsService(), "ADS");
 

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { imageNames } from "../cluster/images.ts";
 import { poll } from "../cluster/api.ts";
-import type { Logger } from "../log/mod.ts";
+import type { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
 import { run } from "../peers/util.ts";
 import { type Channel, useChannel } from "./channel.ts";

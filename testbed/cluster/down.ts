@@ -6,7 +6,7 @@
  * checks tests use to prove that nothing is left ({@link leftovers}).
  * @module
  */
-import type { Logger } from "../log/mod.ts";
+import type { Logger } from "../../lib/log/mod.ts";
 import { openApi, poll } from "./api.ts";
 import { containerdRunDirs, kubeletSysctls, type Layout, paths } from "./layout.ts";
 import { leftoverLinks, netDown, netnsExists } from "./net.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import { stringify } from "yaml";
-import { goldenCaseNames, readYamlStrict } from "../../../lib/testing/golden.ts";
+import { goldenCaseNames, readYamlStrict } from "../../../testbed/golden.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { IR } from "../../../lib/ir/types.ts";

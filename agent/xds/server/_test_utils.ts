@@ -3,11 +3,11 @@
  * backend and builders for the few Envoy resources the tests push.
  * @module
  */
-import { ensurePeer } from "../../../lib/peers/mod.ts";
+import { ensurePeer } from "../../../testbed/peers/mod.ts";
 import type { NamedResource } from "../cache/mod.ts";
 import { envoyBootstrap, type EnvoyBootstrapOptions } from "./bootstrap.ts";
 
-export { freePort } from "../../../lib/testing/free_port.ts";
+export { freePort } from "../../../testbed/free_port.ts";
 
 /** Polls `check` until it returns a value other than undefined/false, or fails after `ms`. */
 export async function waitFor<T>(
