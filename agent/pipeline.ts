@@ -22,7 +22,7 @@ import {
   ResolveState,
   servedRouteKinds,
 } from "../lib/gatewayapi/mod.ts";
-import { equalData } from "../lib/gatewayapi/clone.ts";
+import { equalData } from "../lib/data/clone.ts";
 import { objectKey, type SourceRevision } from "../lib/source/types.ts";
 import {
   type EnvoyResources,

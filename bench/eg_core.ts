@@ -12,7 +12,7 @@
  */
 import { readConfig } from "../lib/source/files.ts";
 import { CelRules, resolve, ResolveState } from "../lib/gatewayapi/mod.ts";
-import { admit } from "../lib/gatewayapi/admit.ts";
+import { admit } from "../lib/gatewayapi/admission/admit.ts";
 import { translate } from "../agent/xds/translate/mod.ts";
 import { Snapshot } from "../agent/xds/cache/mod.ts";
 import { envoyRoot } from "../agent/xds/proto.ts";

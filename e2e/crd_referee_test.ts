@@ -8,15 +8,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KINDS } from "../lib/gatewayapi/kinds.ts";
+import { KINDS } from "../lib/gatewayapi/admission/kinds.ts";
 import { corpus, LARGE, mutations } from "../testbed/fixtures/mutation_corpus.ts";
 import type { KubeObject } from "../lib/gatewayapi/types.ts";
-import { admitObject } from "../lib/gatewayapi/validate.ts";
-import { CelRules } from "../lib/gatewayapi/cel_rules.ts";
+import { admitObject } from "../lib/gatewayapi/admission/validate.ts";
+import { CelRules } from "../lib/gatewayapi/admission/cel/rules.ts";
 import { installCrds, type Kube, startKube } from "./peers/kube.ts";
 
 const CRDS = fileURLToPath(
-  new URL("../lib/gatewayapi/crds/v1.5.1/experimental/", import.meta.url),
+  new URL("../lib/gatewayapi/admission/crd/vendored/v1.5.1/experimental/", import.meta.url),
 );
 /** Every how-many-th mutation of an object is sent (the whole set is ~20,000). */
 const SAMPLE_EVERY = 40;

@@ -9,7 +9,7 @@
  * support (`_test_utils.ts`, `_<topic>_test_utils.ts`) are leaves only tests and test support
  * import, so they may use any layer's helpers; no other module imports them. A shared type that
  * two modules would otherwise import from each other goes into a module of its own that both
- * import (as lib/gatewayapi/route_kind.ts does).
+ * import (as lib/gatewayapi/routes/kind.ts does).
  */
 import assert from "node:assert/strict";
 import { dirname, join, relative } from "node:path";

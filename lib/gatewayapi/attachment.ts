@@ -4,9 +4,9 @@
  * Accepted outcome per parentRef. Kind-specific files only convert rules.
  * @module
  */
-import { fail, type Outcome, pass } from "./conditions.ts";
+import { fail, type Outcome, pass } from "./status/conditions.ts";
 import type { GatewayState, ListenerState } from "./gateways.ts";
-import type { RouteKind } from "./route_kind.ts";
+import type { RouteKind } from "./routes/kind.ts";
 import { routeHostnames } from "./hostnames.ts";
 import { selectorMatches } from "./refs.ts";
 import { keyOf, type Obj, type ObjectIndex } from "./object_index.ts";

@@ -4,7 +4,7 @@
  * mesh-wide name owner, and the clusters with their ready endpoints from EndpointSlices.
  * @module
  */
-import { fail, type Outcome } from "./conditions.ts";
+import { fail, type Outcome } from "./status/conditions.ts";
 import {
   type EndpointSliceBody,
   SERVICE_NAME_LABEL,
@@ -13,7 +13,7 @@ import {
 } from "./core_types.ts";
 import { referenceAllowed } from "./refs.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
-import { meshNameOwners, type OwnersMemo, portClusterName } from "./mesh_names.ts";
+import { meshNameOwners, type OwnersMemo, portClusterName } from "./mesh/names.ts";
 import { keyOf, type Obj, type ObjectIndex } from "./object_index.ts";
 import type { Reads } from "./reads.ts";
 import {

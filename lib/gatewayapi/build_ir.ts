@@ -3,16 +3,16 @@
  * filter chain for HTTP, one chain per Gateway listener for HTTPS (SNI), and virtual hosts per
  * hostname. A hostname belongs to the most specific listener that covers it (listener isolation);
  * within it, rules of every route whose hostname covers the vhost's are ordered by precedence.
- * TLS, TCP and UDP ports get L4 chains (build_l4.ts).
+ * TLS, TCP and UDP ports get L4 chains (l4/build.ts).
  * @module
  */
 import type { ListenerState } from "./gateways.ts";
 import { HostnameIndex } from "./host_index.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
-import { pushEntries, type RankedEntry, renderRoutes } from "./route_render.ts";
+import { pushEntries, type RankedEntry, renderRoutes } from "./routes/render.ts";
 import type { Placement } from "./placement.ts";
-import type { VhostInput, VhostMemo } from "./vhost_memo.ts";
-import { l4FilterChains } from "./build_l4.ts";
+import type { VhostInput, VhostMemo } from "./state/vhost.ts";
+import { l4FilterChains } from "./l4/build.ts";
 import type { IRFilterChain, IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
 
 const listenerHost = (l: ListenerState) => l.listener.hostname || "*";

@@ -11,7 +11,7 @@
 export type * from "./types.ts";
 export type * from "./core_types.ts";
 export { GATEWAY_GROUP } from "./types.ts";
-export { applyDefaults, validateObject } from "./validate.ts";
+export { applyDefaults, validateObject } from "./admission/validate.ts";
 export {
   type ObjectStatus,
   resolve,
@@ -19,13 +19,13 @@ export {
   type ResolveOptions,
   type ResolveResult,
 } from "./resolve.ts";
-export { CelNotLoaded, CelRules, loadCelOnDemand } from "./cel_rules.ts";
-export { ResolveState } from "./state.ts";
+export { CelNotLoaded, CelRules, loadCelOnDemand } from "./admission/cel/rules.ts";
+export { ResolveState } from "./state/mod.ts";
 export type { MemoStats } from "../memo/mod.ts";
 export { SUPPORTED_FEATURES } from "./gateways.ts";
-export { ROUTE_KINDS, servedRouteKinds } from "./route_kinds.ts";
-export type { RouteKindDef } from "./route_kind.ts";
-export { MESH_CONTROLLER_NAME } from "./mesh_attachment.ts";
+export { ROUTE_KINDS, servedRouteKinds } from "./routes/registry.ts";
+export type { RouteKindDef } from "./routes/kind.ts";
+export { MESH_CONTROLLER_NAME } from "./mesh/attachment.ts";
 export { compareHostnames, covers, intersectHostname, routeHostnames } from "./hostnames.ts";
 export { parseDuration } from "./duration.ts";
-export { mergeConditions, mergeStatus, parentKey, withOtherParents } from "./status_merge.ts";
+export { mergeConditions, mergeStatus, parentKey, withOtherParents } from "./status/merge.ts";

@@ -4,9 +4,9 @@
  * default) the younger one is PortUnavailable / HostnameConflict.
  */
 import assert from "node:assert/strict";
-import { CelRules } from "./cel_rules.ts";
+import { CelRules } from "./admission/cel/rules.ts";
 import { resolve } from "./resolve.ts";
-import { ResolveState } from "./state.ts";
+import { ResolveState } from "./state/mod.ts";
 import type { KubeObject } from "./types.ts";
 
 const gateway = (name: string, created: string, ports: number[]): KubeObject => ({

@@ -1,11 +1,11 @@
 /**
  * A route placed on a listener: what resolve hands the IR builders (build_ir.ts for HTTP and
- * HTTPS, build_l4.ts for TLS, TCP and UDP), in a module of its own so neither builder imports
+ * HTTPS, l4/build.ts for TLS, TCP and UDP), in a module of its own so neither builder imports
  * the other for it.
  * @module
  */
 import type { ListenerState } from "./gateways.ts";
-import type { ConvertedRoute } from "./route_kind.ts";
+import type { ConvertedRoute } from "./routes/kind.ts";
 import type { KubeObject } from "./types.ts";
 
 /** A route accepted on one listener, serving these hostnames. */

@@ -4,8 +4,8 @@
  * and reported; everything else keeps being resolved.
  * @module
  */
-import { admit } from "./admit.ts";
-import { CelNotLoaded } from "./cel_rules.ts";
+import { admit } from "./admission/admit.ts";
+import { CelNotLoaded } from "./admission/cel/rules.ts";
 import { attachRoute, type ParentOutcome } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { LOOPBACK_ADDRESSES } from "./addresses.ts";
@@ -18,21 +18,21 @@ import {
   supportedFeatures,
 } from "./gateways.ts";
 import { settleKindConflicts } from "./kind_conflicts.ts";
-import { settleL4Conflicts } from "./l4_conflicts.ts";
+import { settleL4Conflicts } from "./l4/conflicts.ts";
 import {
   attachMeshRoute,
   isServiceParent,
   MESH_CONTROLLER_NAME,
   type MeshServices,
-} from "./mesh_attachment.ts";
-import { buildMesh, type MeshRouteState } from "./mesh_build.ts";
-import { ROUTE_KINDS } from "./route_kinds.ts";
-import type { ConvertedRoute, RouteKind, RouteKindDef } from "./route_kind.ts";
+} from "./mesh/attachment.ts";
+import { buildMesh, type MeshRouteState } from "./mesh/build.ts";
+import { ROUTE_KINDS } from "./routes/registry.ts";
+import type { ConvertedRoute, RouteKind, RouteKindDef } from "./routes/kind.ts";
 import { routeStatuses } from "./route_status.ts";
-import { mergeUdpBackends } from "./udp_clusters.ts";
+import { mergeUdpBackends } from "./l4/udp_clusters.ts";
 import { indexObjects, keyOf, type Obj } from "./object_index.ts";
 import { Reads, readsHold } from "./reads.ts";
-import { ResolveState } from "./state.ts";
+import { ResolveState } from "./state/mod.ts";
 import type { KubeObject, Problem, RouteSpecCommon } from "./types.ts";
 import type { IR, IRSecret } from "../ir/types.ts";
 import type { MeshIR } from "../ir/mesh.ts";

@@ -5,8 +5,8 @@
  * @module
  */
 import type { ParentOutcome } from "./attachment.ts";
-import { ConditionFactory, type Outcome } from "./conditions.ts";
-import type { MeshParentOutcome } from "./mesh_attachment.ts";
+import { ConditionFactory, type Outcome } from "./status/conditions.ts";
+import type { MeshParentOutcome } from "./mesh/attachment.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { keyOf } from "./object_index.ts";
 import type { KubeObject, ParentReference, RouteParentStatus, RouteStatus } from "./types.ts";
