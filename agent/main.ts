@@ -7,13 +7,13 @@
  * - Both read the API server instead with `--kubeconfig <file>` or `--in-cluster`
  *   (docs/kubernetes.md).
  * - `agent translate --config <dir|file>`: prints the xDS resources for a config and exits
- *   (agent/translate). See docs/standalone.md.
+ *   (agent/offline). See docs/standalone.md.
  * @module
  */
 import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
 import { runMain } from "../lib/cli/mod.ts";
-import { standaloneDefaults } from "./standalone/defaults.ts";
+import { standaloneDefaults } from "./edge/defaults.ts";
 import { limitFlagSpecs, limitFlagsUsage, limitsFromFlags } from "./limits_flags.ts";
 import { sourceFlagsError } from "./config_source.ts";
 import { defaultStateDir } from "./envoy/state.ts";
@@ -56,7 +56,7 @@ ${limitFlagsUsage}`;
 async function main(args: string[]): Promise<number> {
   // Each command loads only its own modules: a cold start pays for what it runs.
   if (args[0] === "translate") {
-    return await (await import("./translate/mod.ts")).translateCommand(args.slice(1));
+    return await (await import("./offline/mod.ts")).translateCommand(args.slice(1));
   }
   if (args[0] === "stop") return await (await import("./stop.ts")).stopCommand(args.slice(1));
   if (args[0] === "bootstrap") {
@@ -134,7 +134,7 @@ async function main(args: string[]): Promise<number> {
       trustDomain: values["trust-domain"],
       spiffeIdTemplate: values["spiffe-id-template"],
     })
-    : await (await import("./standalone/run.ts")).runStandalone({
+    : await (await import("./edge/run.ts")).runStandalone({
       ...common,
       stateDir,
       bindAddress: values["bind-address"]!,

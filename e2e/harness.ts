@@ -7,12 +7,8 @@
 import { Logger } from "../lib/log/mod.ts";
 import { MemorySource } from "../lib/source/memory.ts";
 import type { SourceObject } from "../lib/source/types.ts";
-import {
-  runStandalone,
-  type StandaloneAgent,
-  standaloneDefaults,
-} from "../agent/standalone/run.ts";
-import type { StandaloneOptions } from "../agent/standalone/options.ts";
+import { runStandalone, type StandaloneAgent, standaloneDefaults } from "../agent/edge/run.ts";
+import type { StandaloneOptions } from "../agent/edge/options.ts";
 import { type EchoServer, startEcho } from "./echo/server.ts";
 import { freePort } from "./http_client.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";

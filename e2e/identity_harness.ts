@@ -15,7 +15,7 @@ import { toYaml } from "./harness.ts";
 import { podObject } from "./mesh_harness.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { MemorySource } from "../lib/source/memory.ts";
-import { runStandalone, standaloneDefaults } from "../agent/standalone/run.ts";
+import { runStandalone, standaloneDefaults } from "../agent/edge/run.ts";
 import { type EnvoyProcess, startEnvoy } from "../agent/xds/server/_test_utils.ts";
 
 /** The bootstrap as an agent before capabilities wrote it: no extension, no metadata. */
