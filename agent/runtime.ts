@@ -42,10 +42,11 @@ export interface RuntimeOptions {
   maxDownstreamConnections?: number;
   /** Use delta xDS (needed for on-demand CDS and for VHDS, which the edge and node proxies use). */
   delta?: boolean;
-  meshDomain: string;
-  /** DNS responder `host:port`, or "none". */
+  /** DNS responder `host:port` (with `dns`). */
   dnsAddress: string;
-  dnsUpstreams?: string[];
+  /** The mesh DNS responder ({@link meshDnsResponder}) to listen on `dnsAddress`, if any. */
+  dns?: DnsResponder;
+  meshDomain: string;
   /** Extra xDS server options (e.g. the on-demand hook). */
   xds?: Partial<XdsServerOptions>;
   /** The role's part of the `/status` document. */
@@ -68,6 +69,27 @@ export interface Runtime {
   startEnvoy(): Promise<void>;
   /** Stops everything; Envoy too unless `keepEnvoy` (here or in the options). */
   close(opts?: { keepEnvoy?: boolean }): Promise<void>;
+}
+
+/** Options of {@link meshDnsResponder}: the DNS flags of every role. */
+export interface MeshDnsOptions {
+  /** DNS responder `host:port`, or "none". */
+  dnsAddress: string;
+  dnsUpstreams?: string[];
+  meshDomain: string;
+  logger: Logger;
+  metrics: Registry;
+}
+
+/** The mesh DNS responder the flags ask for (not yet listening), or undefined for "none". */
+export function meshDnsResponder(o: MeshDnsOptions): DnsResponder | undefined {
+  if (o.dnsAddress === "none") return undefined;
+  return new DnsResponder({
+    meshDomain: o.meshDomain,
+    upstreams: o.dnsUpstreams,
+    metrics: o.metrics,
+    logger: o.logger.child("dns"),
+  });
 }
 
 /** The state directory: claimed for this agent, with the Envoy a previous agent left running. */
@@ -113,13 +135,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   logger.info("xds server listening", { address: `${xdsAddr.hostname}:${xdsPort}` });
 
   let dns: Runtime["dns"];
-  if (o.dnsAddress !== "none") {
-    const responder = new DnsResponder({
-      meshDomain: o.meshDomain,
-      upstreams: o.dnsUpstreams,
-      metrics,
-      logger: logger.child("dns"),
-    });
+  if (o.dns) {
+    const responder = o.dns;
     const at = splitHostPort(o.dnsAddress);
     const { port } = await responder.listen({ address: at.hostname, port: at.port });
     logger.info("dns responder listening", {

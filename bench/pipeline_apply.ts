@@ -1,23 +1,25 @@
 /**
- * The agent's pipeline with a fresh snapshot cache and a silent logger, for benchmarks that time
- * `Pipeline.apply` in one process (bench/translate.ts edit medians, bench/edit_apply.ts).
+ * The edge's engine (resolve + the xDS sink) with a fresh snapshot cache and a silent logger, for
+ * benchmarks that time one revision's apply in one process (bench/translate.ts edit medians,
+ * bench/edit_apply.ts).
  * @module
  */
-import { Pipeline } from "../agent/pipeline.ts";
+import { Engine } from "../lib/engine/mod.ts";
 import { SnapshotCache } from "../agent/xds/cache/mod.ts";
+import { EdgeSnapshots } from "../agent/xds/edge_snapshots.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import type { SourceObject } from "../lib/source/types.ts";
 
-/** Returns `apply(revision, objects)`, which throws when the pipeline reports an error. */
+/** Returns `apply(revision, objects)`, which throws when the engine reports an error. */
 export function pipelineApply(): (revision: number, objects: SourceObject[]) => void {
-  const pipeline = new Pipeline({
-    cache: new SnapshotCache(),
+  const engine = new Engine({
     logger: new Logger("bench", () => {}, "error"),
     metrics: new Registry(),
+    sinks: [new EdgeSnapshots({ cache: new SnapshotCache() })],
   });
   return (revision, objects) => {
-    pipeline.apply({ revision, objects, problems: [], origins: new Map() });
-    if (pipeline.status.error) throw new Error(pipeline.status.error);
+    engine.apply({ revision, objects, problems: [], origins: new Map() });
+    if (engine.status.error) throw new Error(engine.status.error);
   };
 }

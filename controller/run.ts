@@ -1,25 +1,18 @@
 /**
- * The controller: reads the API server (KubeSource), resolves every source revision with the same
- * `resolve()` the agents use, and — while it holds the leader Lease — writes the status of the
- * GatewayClasses, Gateways and routes it owns (edge and mesh controllerNames). Standbys resolve
- * too, so a new leader starts from a warm state; status writes never hold up anything else.
+ * The controller: the API server (KubeSource) in, the engine the agents run, and one sink that —
+ * while this process holds the leader Lease — writes the status of the GatewayClasses, Gateways
+ * and routes it owns (edge and mesh controllerNames) and runs each Gateway's edge. Standbys
+ * resolve too, so a new leader starts from a warm state; status writes never hold up anything else.
  * @module
  */
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
-import {
-  loadCelOnDemand,
-  MESH_CONTROLLER_NAME,
-  resolve,
-  type ResolveOptions,
-  ResolveState,
-  servedRouteKinds,
-} from "../lib/gatewayapi/mod.ts";
+import { Engine } from "../lib/engine/mod.ts";
+import { MESH_CONTROLLER_NAME, type ResolveOptions } from "../lib/gatewayapi/mod.ts";
 import { type KubeClient, KubeSource, LeaderElector } from "../lib/kube/mod.ts";
-import type { SourceRevision } from "../lib/source/types.ts";
-import { planStatus } from "./status_plan.ts";
 import { EdgeReconciler } from "./edge_reconcile.ts";
 import type { EdgeOptions } from "./edge.ts";
+import { StatusSink } from "./status_sink.ts";
 import { StatusWriter } from "./status_writer.ts";
 
 /** Options of the controller (flag names in docs/kubernetes.md). */
@@ -89,6 +82,7 @@ export const controllerDefaults = {
 /** A running controller. */
 export interface Controller {
   metrics: Registry;
+  engine: Engine;
   elector: LeaderElector;
   writer: StatusWriter;
   source: KubeSource;
@@ -107,81 +101,12 @@ export interface Controller {
 /** How long a kind's list/watch may fail before `/readyz` says not ready. */
 export const READY_FAILING_MS = 30_000;
 
-const iso = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
-
 /** Starts the controller; resolves once the first source revision is planned and the election runs. */
 export async function runController(opts: ControllerOptions): Promise<Controller> {
   const logger = opts.logger ?? new Logger("controller");
   const metrics = opts.metrics ?? new Registry();
   const ours = new Set([opts.controllerName, opts.meshControllerName]);
-  const isOurs = (name: string) => ours.has(name);
   const source = new KubeSource({ client: opts.client, logger: logger.child("kube"), metrics });
-  // The writer and the edges ask who leads; the elector is built after them (its callback uses them).
-  const late: { elector?: LeaderElector } = {};
-  const writer = new StatusWriter({
-    client: opts.client,
-    logger: logger.child("status"),
-    metrics,
-    qps: opts.statusQps,
-    burst: opts.statusBurst,
-    isLeader: () => late.elector?.isLeader ?? false,
-  });
-  const resolveDuration = metrics.histogram(
-    "aether_controller_resolve_seconds",
-    "Time to resolve a source revision and plan its status.",
-  );
-  const edges = opts.edge
-    ? new EdgeReconciler({
-      client: opts.client,
-      options: opts.edge,
-      logger: logger.child("edge"),
-      metrics,
-      isLeader: () => late.elector?.isLeader ?? false,
-    })
-    : undefined;
-  let last: SourceRevision | undefined;
-  let served: { kinds?: readonly string[]; options: ResolveOptions } | undefined;
-  // The controller's own resolve memos: its resolves after an edit redo only what changed.
-  const resolveState = new ResolveState();
-  const apply = (snap: SourceRevision) => {
-    last = snap;
-    const started = performance.now();
-    try {
-      if (!served || served.kinds !== snap.kinds) {
-        // Route kinds whose CRD is not installed are neither resolved nor advertised.
-        served = {
-          kinds: snap.kinds,
-          options: {
-            controllerName: opts.controllerName,
-            meshControllerName: opts.meshControllerName,
-            bindAddress: opts.gatewayAddress,
-            routeKinds: servedRouteKinds(snap.kinds),
-            ...edgeResolveOptions(opts.edge),
-          },
-        };
-      }
-      const result = resolve(
-        snap.objects,
-        { ...served.options, admitted: snap.admitted },
-        resolveState,
-      );
-      const now = iso(opts.now?.() ?? new Date());
-      const statuses = edges ? edges.reconcile(snap.objects, result.statuses) : result.statuses;
-      writer.offer(planStatus(snap.objects, statuses, now, isOurs));
-    } catch (e) {
-      // A revision reaching a CRD rule without a hand predicate waits for the CEL library.
-      const again = () => last && apply(last);
-      const cannot = (err: Error) =>
-        logger.error("cannot load the CEL library; status not updated", { error: err.message });
-      if (loadCelOnDemand(e, resolveState.cel, again, cannot)) return;
-      logger.error("resolve failed; status not updated for this source revision", {
-        revision: snap.revision,
-        error: (e as Error).message,
-      });
-    } finally {
-      resolveDuration.observe((performance.now() - started) / 1000);
-    }
-  };
   const elector = new LeaderElector({
     client: opts.client,
     namespace: opts.leaseNamespace,
@@ -192,27 +117,60 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     retryPeriodMs: opts.retryPeriodMs,
     logger: logger.child("lease"),
     metrics,
-    onChange: (leader) => {
-      if (!leader) return;
-      // A new term: plan against what the server holds now, not what an earlier term wrote.
-      writer.reset();
-      edges?.reset();
-      if (last) apply(last);
-    },
   });
-  late.elector = elector;
-  await source.start(apply);
-  elector.start();
+  const isLeader = () => elector.isLeader;
+  const writer = new StatusWriter({
+    client: opts.client,
+    logger: logger.child("status"),
+    metrics,
+    qps: opts.statusQps,
+    burst: opts.statusBurst,
+    isLeader,
+  });
+  const edges = opts.edge
+    ? new EdgeReconciler({
+      client: opts.client,
+      options: opts.edge,
+      logger: logger.child("edge"),
+      metrics,
+      isLeader,
+    })
+    : undefined;
+  const engine = new Engine({
+    logger: logger.child("config"),
+    metrics,
+    resolve: {
+      controllerName: opts.controllerName,
+      meshControllerName: opts.meshControllerName,
+      bindAddress: opts.gatewayAddress,
+      ...edgeResolveOptions(opts.edge),
+    },
+    sinks: [new StatusSink({ writer, edges, now: opts.now, isOurs: (n) => ours.has(n) })],
+    // Status is merged against what the API server holds (status_plan.ts), not shown here; the
+    // agents report the problems of what they serve.
+    showStatuses: false,
+    logProblems: false,
+  });
+  await source.start((snap) => engine.apply(snap));
+  elector.start((leader) => {
+    if (!leader) return;
+    // A new term: plan against what the server holds now, not what an earlier term wrote.
+    writer.reset();
+    edges?.reset();
+    engine.reapply();
+  });
   return {
     metrics,
     elector,
     writer,
     source,
+    engine,
     status: () => ({
       identity: opts.identity,
       leader: elector.isLeader,
-      revision: last?.revision,
+      revision: engine.input?.revision,
       watched: source.watchedKinds,
+      ...(engine.status.error ? { error: engine.status.error } : {}),
     }),
     ready: () => {
       const bad = source.unhealthyKinds(READY_FAILING_MS);

@@ -63,7 +63,7 @@ Deno.test("agent standalone --kubeconfig: config from a real API server to a rea
         60_000,
       );
       // deno-lint-ignore no-explicit-any
-      const gwStatus: any = agent.pipeline.status.objects.find((o) => o.kind === "Gateway")?.status;
+      const gwStatus: any = agent.engine.status.objects.find((o) => o.kind === "Gateway")?.status;
       assert(
         // deno-lint-ignore no-explicit-any
         gwStatus.conditions.some((c: any) => c.type === "Programmed" && c.status === "True"),

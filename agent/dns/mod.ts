@@ -26,7 +26,7 @@ import { MmsgUdpServer } from "./mmsg_server.ts";
 
 export type { MeshRecords, RecordMap, RecordSet } from "./records.ts";
 export { StaticRecords } from "./records.ts";
-export { recordsFromMesh } from "./records_from_mesh.ts";
+export { meshRecordsSink, recordsFromMesh } from "./records_from_mesh.ts";
 export type { RateLimitOptions } from "./rate_limit.ts";
 export type { CacheOptions } from "./cache.ts";
 export type { TcpOptions } from "./tcp_server.ts";

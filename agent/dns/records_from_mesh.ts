@@ -7,6 +7,7 @@
  * @module
  */
 import type { MeshIR } from "../../lib/ir/mesh.ts";
+import type { Sink } from "../../lib/engine/mod.ts";
 import type { RecordSet } from "./records.ts";
 import { ipv4Bytes, ipv6Bytes } from "./records.ts";
 import { normalizeName } from "./wire.ts";
@@ -21,4 +22,17 @@ export function recordsFromMesh(mesh: Pick<MeshIR, "services">): Map<string, Rec
     records.set(normalizeName(svc.authority), { a, aaaa });
   }
   return records;
+}
+
+/**
+ * The engine sink that keeps the responder's mesh records current: mesh names answer with the
+ * VIPs of resolve's mesh services (one owner rule with xDS).
+ */
+export function meshRecordsSink(
+  responder: { setRecords(records: Map<string, RecordSet>): void },
+): Sink {
+  return {
+    name: "dns",
+    apply: ({ result }) => responder.setRecords(recordsFromMesh(result.mesh)),
+  };
 }

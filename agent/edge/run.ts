@@ -7,12 +7,12 @@
 import { join } from "node:path";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
+import { Engine } from "../../lib/engine/mod.ts";
 import { configSource } from "../config_source.ts";
-import type { StaleFile } from "../../lib/source/types.ts";
-import { Pipeline } from "../pipeline.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
-import { recordsFromMesh } from "../dns/mod.ts";
-import { type Runtime, startRuntime } from "../runtime.ts";
+import { EdgeSnapshots } from "../xds/edge_snapshots.ts";
+import { meshRecordsSink } from "../dns/mod.ts";
+import { meshDnsResponder, type Runtime, startRuntime } from "../runtime.ts";
 import { startEdgeIdentity } from "../identity/edge_identity.ts";
 import { standaloneDefaults } from "./defaults.ts";
 import type { StandaloneOptions } from "./options.ts";
@@ -22,36 +22,31 @@ export type { StandaloneOptions };
 
 /** A running standalone agent. */
 export interface StandaloneAgent extends Runtime {
-  pipeline: Pipeline;
+  engine: Engine;
+  /** The edge's xDS sink (its last served IR). */
+  snapshots: EdgeSnapshots;
   metrics: Registry;
 }
 
-/** Starts the standalone agent. */
+/**
+ * Starts the standalone agent: the source, the engine and its sinks (the edge's xDS snapshots,
+ * the mesh DNS records), then the runtime that serves them, then Envoy.
+ */
 export async function runStandalone(opts: StandaloneOptions): Promise<StandaloneAgent> {
   const logger = opts.logger ?? new Logger("agent");
   const metrics = new Registry();
   const cache = new SnapshotCache();
   if (opts.spireSocket && !opts.trustDomain) throw new Error("--spire-socket needs --trust-domain");
-  // The identity's rotation callback needs the pipeline, which is built after the identity.
-  const late: { pipeline?: Pipeline } = {};
   const identity = opts.spireSocket
     ? await startEdgeIdentity({
       socket: opts.spireSocket,
       trustDomain: opts.trustDomain!,
       template: opts.spiffeIdTemplate,
       logger: logger.child("identity"),
-      onChange: () => late.pipeline?.refreshSecrets(),
     })
     : undefined;
-  const pipeline = new Pipeline({
+  const snapshots = new EdgeSnapshots({
     cache,
-    logger: logger.child("config"),
-    metrics,
-    resolve: {
-      bindAddress: opts.bindAddress,
-      meshDomain: opts.meshDomain,
-      ...(opts.usableAddresses?.length ? { usableAddresses: opts.usableAddresses } : {}),
-    },
     translate: {
       edge: true,
       edgeLimits: opts.edgeLimits,
@@ -60,33 +55,40 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
         : {}),
     },
     decorate: identity?.decorate,
-    extraSecrets: identity?.secrets,
-    // Mesh names answer with the VIPs of resolve's mesh services (one owner rule with xDS).
-    onServed: (result) => runtime.dns?.responder.setRecords(recordsFromMesh(result.mesh)),
+    secrets: identity?.secrets,
   });
-  late.pipeline = pipeline;
+  identity?.onChange(() => snapshots.refreshSecrets());
+  const dns = meshDnsResponder({ ...opts, logger, metrics });
+  const engine = new Engine({
+    logger: logger.child("config"),
+    metrics,
+    resolve: {
+      bindAddress: opts.bindAddress,
+      meshDomain: opts.meshDomain,
+      ...(opts.usableAddresses?.length ? { usableAddresses: opts.usableAddresses } : {}),
+    },
+    sinks: [snapshots, ...(dns ? [meshRecordsSink(dns)] : [])],
+  });
   const runtime = await startRuntime({
     ...opts,
     logger,
     metrics,
     cache,
+    dns,
     envoyCluster: "aether-standalone",
     // The edge's virtual hosts are served over VHDS, which Envoy speaks over delta xDS only.
     delta: true,
-    status: () => ({ config: pipeline.status, staleFiles }),
+    // Files whose current content does not parse; their last good objects keep serving.
+    status: () => ({ config: engine.status, staleFiles: engine.input?.stale ?? [] }),
   });
-  // Files whose current content does not parse; their last good objects keep serving.
-  let staleFiles: StaleFile[] = [];
   const source = opts.source ??
     await configSource(opts, { logger, metrics, keepDir: join(runtime.stateDir, "last-good") });
-  await source.start((snap) => {
-    staleFiles = snap.stale ?? [];
-    pipeline.apply(snap);
-  });
+  await source.start((snap) => engine.apply(snap));
   await runtime.startEnvoy();
   return {
     ...runtime,
-    pipeline,
+    engine,
+    snapshots,
     metrics,
     close: async (c) => {
       await source.stop();

@@ -1,8 +1,8 @@
 /**
  * The edge's identity: its own SVID from the Workload API (`--spire-socket`), presented on every
- * edge → pod hop (mTLS to `pod:15008`), plus what the edge pipeline needs to dial pods: endpoint
- * identities from the Pods in its config and the SDS secrets (own SVID, trust bundles), refreshed
- * on rotation.
+ * edge → pod hop (mTLS to `pod:15008`), plus what the edge's xDS sink needs to dial pods: endpoint
+ * identities from the Pods in its config and the SDS secrets (own SVID, trust bundles), with a
+ * call on each rotation.
  * @module
  */
 import type { IR } from "../../lib/ir/types.ts";
@@ -25,8 +25,6 @@ export interface EdgeIdentityOptions {
   trustDomain: string;
   template?: string;
   logger: Logger;
-  /** Called after the SVID or bundles changed (the pipeline re-serves its secrets). */
-  onChange(): void;
   /** How long to wait for the first SVID. Default 60 s. */
   timeoutMs?: number;
 }
@@ -36,10 +34,12 @@ export interface EdgeIdentity {
   /** The edge's SPIFFE ID (its SVID's). */
   callerId: string;
   trustDomain: string;
-  /** Pipeline hook: endpoint identities from the config's Pods. */
+  /** The xDS sink's hook: endpoint identities from the config's Pods. */
   decorate(ir: IR, objects: readonly KubeObject[]): IR;
   /** The SDS secrets: own SVID and every trust bundle. */
   secrets(): NamedResource[];
+  /** Calls `listener` after each change of the SVID or bundles (the sink re-serves its secrets). */
+  onChange(listener: () => void): void;
   close(): void;
 }
 
@@ -47,6 +47,7 @@ export interface EdgeIdentity {
 export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIdentity> {
   const scheme = identityScheme(o.trustDomain, o.template);
   let current: WorkloadUpdate | undefined;
+  let listener: (() => void) | undefined;
   let first: (() => void) | undefined;
   const ready = new Promise<void>((r) => first = r);
   const mine = (u: WorkloadUpdate) =>
@@ -70,7 +71,7 @@ export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIde
         expiresAt: new Date(svid.expiresAt).toISOString(),
       });
       first?.();
-      if (changed) o.onChange();
+      if (changed) listener?.();
     },
   });
   const timeoutMs = o.timeoutMs ?? 60_000;
@@ -109,6 +110,7 @@ export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIde
         ...(current?.bundles ?? []).map(bundleSecret),
       ];
     },
+    onChange: (l) => listener = l,
     close: () => client.close(),
   };
 }

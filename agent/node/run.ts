@@ -8,23 +8,19 @@
 import { join } from "node:path";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
+import { Engine } from "../../lib/engine/mod.ts";
 import { type NodeConfigStatus, nodeConfigStatus } from "./status_view.ts";
 import { configSource, type SourceFlags } from "../config_source.ts";
-import type { Source, StaleFile } from "../../lib/source/types.ts";
-import { recordsFromMesh } from "../dns/mod.ts";
-import { Pipeline } from "../pipeline.ts";
-import { type Runtime, startRuntime } from "../runtime.ts";
+import type { Source } from "../../lib/source/types.ts";
+import { meshRecordsSink } from "../dns/mod.ts";
+import { meshDnsResponder, type Runtime, startRuntime } from "../runtime.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
-import { podsOnNode } from "./pods.ts";
 import { NodeSnapshots } from "./snapshots.ts";
+import { NodeMeshSink } from "./sink.ts";
 import {
   type IdentityScheme,
   identityScheme,
   NodeIdentities,
-  plaintextServices,
-  podIdentities,
-  wantedIdentities,
-  withIdentities,
   WorkloadApiClient,
 } from "../identity/mod.ts";
 import { bundleSecret, svidSecret } from "../xds/translate/mtls.ts";
@@ -74,13 +70,14 @@ export const nodeDefaults: Omit<NodeAgentOptions, "config" | "source" | "logger"
 };
 
 /**
- * What `/status` shows for a node agent: the pipeline's status (objects only when no controller
+ * What `/status` shows for a node agent: the engine's status (objects only when no controller
  * writes their status, see status_view.ts) plus this node's view.
  */
 export type NodeStatus = NodeConfigStatus & { pods: number; dependencies: string[] };
 
 /** A running node agent. */
 export interface NodeAgent extends Runtime {
+  engine: Engine;
   snapshots: NodeSnapshots;
   metrics: Registry;
   status(): NodeStatus;
@@ -131,38 +128,27 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
         }),
     })
     : undefined;
-  let pods = 0;
-  // The shared pipeline (resolve with its own state, problems, status, DNS); the node role's
-  // step is its own: this node's pods and the MeshIR → per-node snapshots.
-  const pipeline = new Pipeline({
-    cache,
+  // The engine (resolve with its own state, problems, status) and its sinks: this node's
+  // pods and the MeshIR → per-node snapshots; the mesh DNS records.
+  const sink = new NodeMeshSink({
+    nodeName: opts.nodeName,
+    snapshots,
+    identity: scheme && {
+      scheme,
+      setWanted: (wanted) => identities!.setWanted(wanted),
+      changed: () => identities!.o.onChange(),
+    },
+  });
+  const dns = meshDnsResponder({ ...opts, logger, metrics });
+  const engine = new Engine({
     logger: logger.child("config"),
     metrics,
     resolve: { meshDomain: opts.meshDomain },
-    nodeId: opts.nodeName,
-    program: (result, snap) => {
-      const mine = podsOnNode(snap.objects, opts.nodeName);
-      const mesh = scheme
-        ? withIdentities(
-          result.mesh,
-          podIdentities(snap.objects, scheme),
-          plaintextServices(snap.objects),
-        )
-        : result.mesh;
-      if (scheme && identities!.setWanted(wantedIdentities(mine, scheme))) {
-        identities!.o.onChange();
-      }
-      snapshots.setMesh(mesh);
-      snapshots.setView({ nodeId: opts.nodeName, pods: mine, dependencies: [] });
-      pods = mine.length;
-    },
-    // Mesh names answer with the VIPs of resolve's mesh services (one owner rule with xDS).
-    onServed: (result) => runtime.dns?.responder.setRecords(recordsFromMesh(result.mesh)),
+    sinks: [sink, ...(dns ? [meshRecordsSink(dns)] : [])],
   });
-  let fromApiServer = false;
   const status = (): NodeStatus => ({
-    ...nodeConfigStatus(pipeline.status, fromApiServer),
-    pods,
+    ...nodeConfigStatus(engine.status, engine.input?.admitted === true),
+    pods: sink.pods,
     dependencies: snapshots.dependencies(opts.nodeName) ?? [],
   });
   const runtime = await startRuntime({
@@ -170,6 +156,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     logger,
     metrics,
     cache,
+    dns,
     nodeId: opts.nodeName,
     envoyCluster: "aether-node",
     delta: true,
@@ -178,7 +165,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     xds: { onDemand: snapshots.onDemand, onNode: snapshots.onNode },
     status: () => ({
       config: status(),
-      staleFiles,
+      staleFiles: engine.input?.stale ?? [],
       ...(identities
         ? {
           identity: {
@@ -194,21 +181,17 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     }),
   });
 
-  let staleFiles: StaleFile[] = [];
   const source = opts.source ?? await configSource(opts, {
     logger,
     metrics,
     nodeName: opts.nodeName,
     keepDir: join(runtime.stateDir, "last-good"),
   });
-  await source.start((snap) => {
-    staleFiles = snap.stale ?? [];
-    fromApiServer = snap.admitted === true;
-    pipeline.apply(snap);
-  });
+  await source.start((snap) => engine.apply(snap));
   await runtime.startEnvoy();
   return {
     ...runtime,
+    engine,
     snapshots,
     metrics,
     status,

@@ -1,11 +1,12 @@
 import { assertEquals } from "../../testbed/assert.ts";
-import type { PipelineStatus } from "../pipeline.ts";
+import type { EngineStatus } from "../../lib/engine/mod.ts";
 import { CONTROLLER_STATUS_POINTER, nodeConfigStatus } from "./status_view.ts";
 
-const status: PipelineStatus = {
+const status: EngineStatus = {
   revision: 3,
   version: "v3",
   servedRevision: 3,
+  sinks: { xds: { revision: 3 } },
   objects: [{
     apiVersion: "gateway.networking.k8s.io/v1",
     kind: "HTTPRoute",

@@ -8,9 +8,11 @@
  */
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
-import { type ObjectStatus, type Problem, resolveLoadingCel } from "../../lib/gatewayapi/mod.ts";
+import type { ObjectStatus, Problem } from "../../lib/gatewayapi/mod.ts";
+import { Engine, type Resolved, type Sink } from "../../lib/engine/mod.ts";
+import { Logger } from "../../lib/log/mod.ts";
+import { Registry } from "../../lib/metrics/mod.ts";
 import { readConfig } from "../../lib/source/files.ts";
-import { objectKey } from "../../lib/source/types.ts";
 import { Snapshot } from "../xds/cache/mod.ts";
 import { messageType, typeUrlPrefix } from "../xds/proto.ts";
 import { translate } from "../xds/translate/mod.ts";
@@ -50,55 +52,87 @@ export interface TranslateOutput {
   problems: TranslateProblem[];
 }
 
-/** Reads the config once and computes what every proxy of `role` is served. */
-export async function translateConfig(o: TranslateConfigOptions): Promise<TranslateOutput> {
-  const snap = await readConfig(o.config);
-  const meshDomain = o.meshDomain ?? "aether.internal";
-  // Pods are the node role's input (podsOnNode below), not Gateway API objects to resolve.
-  const objects = o.role === "node" ? snap.objects.filter((x) => x.kind !== "Pod") : snap.objects;
-  // The edge role prints no mesh: resolve skips building it. The CEL library loads only when an
-  // object reaches a CRD rule without a hand-written predicate.
-  const result = await resolveLoadingCel(objects, {
-    bindAddress: o.bindAddress,
-    meshDomain,
-    mesh: o.role === "node",
-  });
-  const originOf = (p: Problem) =>
-    snap.origins.get(
-      objectKey({ kind: p.kind, metadata: { namespace: p.namespace, name: p.name } }),
-    );
-  const problems: TranslateProblem[] = [
-    ...snap.problems,
-    ...result.problems.map((p) => ({ ...p, source: p.source ?? originOf(p) })),
-  ];
-  const encode = (nodeId: string, resources: Parameters<typeof Snapshot.fromResources>[0]) => {
-    const snapshot = Snapshot.fromResources(resources, (typeUrl, name, error) =>
-      problems.push({
-        kind: typeUrl.slice(typeUrl.lastIndexOf(".") + 1),
-        name,
-        field: "",
-        message: `resource left out: it does not fit Envoy's schema: ${error.message}`,
-      }));
-    return { nodeId, version: snapshot.version, snapshot };
-  };
-  const proxies: ProxyOutput[] = [];
-  if (o.role === "edge") {
-    proxies.push(encode(o.nodeId ?? "aether-standalone", translate(result.ir, { edge: true })));
-  } else {
+/**
+ * The offline translator's sink: what every proxy of the role is served, encoded as the agent
+ * encodes it (a resource that does not fit Envoy's schema is left out and becomes a problem), and
+ * resolve's own statuses (unmerged: the output is the same for the same input).
+ */
+class ProxiesSink implements Sink {
+  readonly name = "proxies";
+  proxies: ProxyOutput[] = [];
+  objects: ObjectStatus[] = [];
+  problems: TranslateProblem[] = [];
+
+  constructor(readonly o: TranslateConfigOptions) {}
+
+  apply({ input, result }: Resolved): void {
+    const encode = (nodeId: string, resources: Parameters<typeof Snapshot.fromResources>[0]) => {
+      const snapshot = Snapshot.fromResources(
+        resources,
+        (typeUrl, name, error) =>
+          this.problems.push({
+            kind: typeUrl.slice(typeUrl.lastIndexOf(".") + 1),
+            name,
+            field: "",
+            message: `resource left out: it does not fit Envoy's schema: ${error.message}`,
+          }),
+      );
+      return { nodeId, version: snapshot.version, snapshot };
+    };
+    this.objects = result.statuses;
+    if (this.o.role === "edge") {
+      this.proxies = [
+        encode(this.o.nodeId ?? "aether-standalone", translate(result.ir, { edge: true })),
+      ];
+      return;
+    }
     // Every mesh service is in the set: what the node serves once each has been asked for.
     const dependencies = result.mesh.services.map((s) => s.authority).sort();
-    const nodes = o.nodeId ? [o.nodeId] : [
+    const nodes = this.o.nodeId ? [this.o.nodeId] : [
       ...new Set(
-        snap.objects.filter((x) => x.kind === "Pod" && typeof x.spec?.nodeName === "string")
+        input.objects.filter((x) => x.kind === "Pod" && typeof x.spec?.nodeName === "string")
           .map((x) => x.spec!.nodeName as string),
       ),
     ].sort();
-    for (const nodeId of nodes) {
-      const view = { nodeId, pods: podsOnNode(snap.objects, nodeId), dependencies };
-      proxies.push(encode(nodeId, translateNode(result.mesh, view)));
-    }
+    this.proxies = nodes.map((nodeId) =>
+      encode(
+        nodeId,
+        translateNode(result.mesh, {
+          nodeId,
+          pods: podsOnNode(input.objects, nodeId),
+          dependencies,
+        }),
+      )
+    );
   }
-  return { role: o.role, proxies, objects: result.statuses, problems };
+}
+
+/** Reads the config once and computes what every proxy of `role` is served. */
+export async function translateConfig(o: TranslateConfigOptions): Promise<TranslateOutput> {
+  const snap = await readConfig(o.config);
+  const out = new ProxiesSink(o);
+  // The edge role prints no mesh: resolve skips building it. The engine loads the CEL library
+  // only when an object reaches a CRD rule without a hand-written predicate.
+  const engine = new Engine({
+    logger: new Logger("translate", () => {}, "error"),
+    metrics: new Registry(),
+    resolve: {
+      bindAddress: o.bindAddress,
+      meshDomain: o.meshDomain ?? "aether.internal",
+      mesh: o.role === "node",
+    },
+    sinks: [out],
+    showStatuses: false,
+    logProblems: false,
+  });
+  await engine.apply({ ...snap, revision: 1 });
+  if (engine.status.error) throw new Error(engine.status.error);
+  return {
+    role: o.role,
+    proxies: out.proxies,
+    objects: out.objects,
+    problems: [...engine.status.problems, ...out.problems],
+  };
 }
 
 /**

@@ -19,7 +19,7 @@ export {
   type ResolveOptions,
   type ResolveResult,
 } from "./resolve.ts";
-export { CelNotLoaded, CelRules, loadCelOnDemand } from "./admission/cel/rules.ts";
+export { CelNotLoaded, CelRules } from "./admission/cel/rules.ts";
 export { ResolveState } from "./state/mod.ts";
 export type { MemoStats } from "../memo/mod.ts";
 export { SUPPORTED_FEATURES } from "./gateways.ts";

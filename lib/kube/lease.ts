@@ -22,8 +22,6 @@ export interface LeaseOptions {
   retryPeriodMs: number;
   logger: Logger;
   metrics?: Registry;
-  /** Called with true when this candidate becomes leader, false when it stops being one. */
-  onChange: (leader: boolean) => void;
   /** Clock (ms); default Date.now. */
   now?: () => number;
 }
@@ -53,6 +51,7 @@ export class LeaderElector {
   /** The record last seen and when (local clock) it last changed. */
   #observed?: { key: string; at: number };
   #lastRenew = 0;
+  #onChange?: (leader: boolean) => void;
   readonly #now: () => number;
   readonly #leaderGauge;
   readonly #transitions;
@@ -72,8 +71,12 @@ export class LeaderElector {
     return this.#leader;
   }
 
-  /** Starts the loop (returns at once). */
-  start(): void {
+  /**
+   * Starts the loop (returns at once). `onChange` is called with true when this candidate becomes
+   * leader, false when it stops being one.
+   */
+  start(onChange?: (leader: boolean) => void): void {
+    this.#onChange ??= onChange;
     this.#loop ??= this.#run();
   }
 
@@ -105,7 +108,7 @@ export class LeaderElector {
       lease: `${this.options.namespace}/${this.options.name}`,
       identity: this.options.identity,
     });
-    this.options.onChange(leader);
+    this.#onChange?.(leader);
   }
 
   async #run(): Promise<void> {

@@ -7,8 +7,9 @@
  * compiled on its first use.
  *
  * Admission is synchronous, so the library is loaded before the walk that needs it: a walk that
- * reaches a library rule first throws {@link CelNotLoaded}; `resolveLoadingCel` (resolve.ts)
- * then loads it and resolves again, and a long-running owner calls `load()` up front.
+ * reaches a library rule first throws {@link CelNotLoaded}; the engine (lib/engine) then loads it
+ * and applies its newest revision again; `resolveLoadingCel` (resolve.ts) does the same for one
+ * resolve, and an owner may call `load()` up front.
  * @module
  */
 import type { CelCheck, CelCompiler } from "./library.ts";
@@ -20,7 +21,8 @@ export class CelNotLoaded extends Error {
   constructor(rule: string) {
     super(
       `CEL rule ${JSON.stringify(rule)} needs the CEL library, which is not loaded: ` +
-        "resolve with resolveLoadingCel(), or await the ResolveState's cel.load() first",
+        "resolve through the engine (lib/engine) or resolveLoadingCel(), which load it, or await " +
+        "the ResolveState's cel.load() first",
     );
     this.name = "CelNotLoaded";
   }
@@ -60,20 +62,4 @@ export class CelRules implements CelEvaluator {
 export function celFor(cel: CelEvaluator | undefined, rule: CelRule): CelEvaluator {
   if (!cel) throw new CelNotLoaded(rule.rule);
   return cel;
-}
-
-/**
- * For an owner that resolves synchronously on each input (the agent's pipeline, the controller):
- * when `error` is a CelNotLoaded, starts loading `cel`, calls `loaded()` once it has (the owner
- * then resolves its newest input again) or `failed` if it cannot, and returns true; else false.
- */
-export function loadCelOnDemand(
-  error: unknown,
-  cel: CelRules,
-  loaded: () => void,
-  failed: (e: Error) => void,
-): boolean {
-  if (!(error instanceof CelNotLoaded) || cel.loaded) return false;
-  cel.load().then(loaded, failed);
-  return true;
 }

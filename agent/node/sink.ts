@@ -1,0 +1,64 @@
+/**
+ * The node role's xDS sink: from each resolved revision, this node's pods and the MeshIR (with
+ * each pod's SPIFFE identity when SPIRE is on) go to the demand-scoped per-node snapshots, and the
+ * identities this node's pods need go to the SPIRE subscription.
+ * @module
+ */
+import type { Resolved, Sink } from "../../lib/engine/mod.ts";
+import {
+  type IdentityScheme,
+  plaintextServices,
+  podIdentities,
+  wantedIdentities,
+  withIdentities,
+} from "../identity/mod.ts";
+import { podsOnNode } from "./pods.ts";
+import type { NodeSnapshots } from "./snapshots.ts";
+
+/** Options of {@link NodeMeshSink}. */
+export interface NodeMeshSinkOptions {
+  nodeName: string;
+  snapshots: NodeSnapshots;
+  /** With SPIRE: how pods map to SPIFFE IDs, and where the wanted identities go. */
+  identity?: {
+    scheme: IdentityScheme;
+    /** Sets the identities to subscribe to; returns true when the set changed. */
+    setWanted(wanted: ReturnType<typeof wantedIdentities>): boolean;
+    /** Called when the wanted set changed (the secrets are served again). */
+    changed(): void;
+  };
+}
+
+/** The node role's translate step, as an engine sink named `xds`. */
+export class NodeMeshSink implements Sink {
+  readonly name = "xds";
+  #pods = 0;
+
+  constructor(readonly options: NodeMeshSinkOptions) {}
+
+  /** How many of the served revision's pods are on this node. */
+  get pods(): number {
+    return this.#pods;
+  }
+
+  apply({ input, result }: Resolved): void {
+    const o = this.options;
+    const mine = podsOnNode(input.objects, o.nodeName);
+    const id = o.identity;
+    const mesh = id
+      ? withIdentities(
+        result.mesh,
+        podIdentities(input.objects, id.scheme),
+        plaintextServices(input.objects),
+      )
+      : result.mesh;
+    if (id?.setWanted(wantedIdentities(mine, id.scheme))) id.changed();
+    o.snapshots.setMesh(mesh);
+    o.snapshots.setView({ nodeId: o.nodeName, pods: mine, dependencies: [] });
+    this.#pods = mine.length;
+  }
+
+  version(): string | undefined {
+    return this.options.snapshots.options.cache?.getSnapshot(this.options.nodeName)?.version;
+  }
+}
