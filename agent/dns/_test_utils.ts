@@ -189,6 +189,15 @@ export async function dig(args: string[]): Promise<string> {
   return new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
 }
 
+/**
+ * The answers in dig's `+short` output: one record's data per line. dig also prints its own
+ * remarks there, each starting with `;;` — a retry after a lost datagram prints
+ * `;; communications error to …: timed out` before the retry's answer — so those are not answers.
+ */
+export function shortAnswers(out: string): string[] {
+  return out.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith(";"));
+}
+
 /** The parts of dig's output the tests look at. */
 export interface DigResult {
   status: string;

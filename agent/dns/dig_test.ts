@@ -3,7 +3,14 @@
  * a real unbound started on loopback.
  */
 import assert from "node:assert/strict";
-import { dig, freePort, parseDig, startResponder, startUnbound } from "./_test_utils.ts";
+import {
+  dig,
+  freePort,
+  parseDig,
+  shortAnswers,
+  startResponder,
+  startUnbound,
+} from "./_test_utils.ts";
 
 const bigTxt = Array.from(
   { length: 12 },
@@ -174,4 +181,15 @@ Deno.test("dig: mesh answers, forwarding, truncation, SERVFAIL and EDNS0", async
     await responder.close();
     await upstream.stop();
   }
+});
+
+Deno.test("shortAnswers: a retry's remark is not an answer; the retry's answer is", () => {
+  const out = [
+    "10.0.0.1",
+    ";; communications error to 127.0.0.1#5353: timed out",
+    "10.0.0.1",
+    ";; connection timed out; no servers could be reached",
+    "",
+  ].join("\n");
+  assert.deepEqual(shortAnswers(out), ["10.0.0.1", "10.0.0.1"]);
 });
