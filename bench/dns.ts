@@ -75,7 +75,7 @@ try {
   peers.push(unbound);
 
   const aetherPort = await freePort();
-  const cli = fileURLToPath(new URL("../agent/dns/cli.ts", import.meta.url));
+  const cli = fileURLToPath(new URL("../tools/dns_responder.ts", import.meta.url));
   aether = new Deno.Command("taskset", {
     args: [
       "-c",

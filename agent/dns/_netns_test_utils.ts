@@ -2,14 +2,14 @@
  * Test helpers for the DNS responder inside a network namespace of the test's own: a fresh
  * namespace (loopback up) with its own resolv.conf (`ip netns exec` bind-mounts
  * /etc/netns/<name>/resolv.conf over /etc/resolv.conf), processes run inside it, and the
- * responder's CLI (cli.ts) started there. Nothing leaves the namespace; remove() stops what it
+ * responder (tools/dns_responder.ts) started there. Nothing leaves the namespace; remove() stops what it
  * started and deletes the namespace and its /etc/netns folder. Not part of the agent.
  * @module
  */
 import { fileURLToPath } from "node:url";
 import { ensurePeer } from "../../testbed/peers/mod.ts";
 
-/** How long the responder may take to say it listens (deno compiles cli.ts first). */
+/** How long the responder may take to say it listens (deno compiles it first). */
 const BANNER_TIMEOUT_MS = 120_000;
 
 /** A command's exit status and its stdout followed by its stderr. */
@@ -86,7 +86,7 @@ export async function createDnsNetns(prefix: string, resolvConf: string): Promis
     exec: (cmd, args) => ip(["netns", "exec", name, cmd, ...args]),
     spawn: (cmd, args) => spawn(cmd, args),
     async startResponder(args) {
-      const cli = fileURLToPath(new URL("./cli.ts", import.meta.url));
+      const cli = fileURLToPath(new URL("../../tools/dns_responder.ts", import.meta.url));
       const child = spawn(Deno.execPath(), ["run", "-A", cli, ...args], "piped");
       const reader = child.stdout.getReader();
       // A generous bound for a loaded machine; cancelling ends the pending read.

@@ -4,7 +4,7 @@
  * 127.0.0.1:18054, non-mesh names are forwarded to 127.0.0.1:53. Everything runs inside a fresh
  * network namespace (loopback only) so nothing on the host is touched: a real unbound answers on
  * 127.0.0.1:53 there, `ip netns exec` bind-mounts /etc/netns/<ns>/resolv.conf over
- * /etc/resolv.conf for the responder (agent/dns/cli.ts, no --upstream: it reads resolv.conf).
+ * /etc/resolv.conf for the responder (tools/dns_responder.ts, no --upstream: it reads resolv.conf).
  *
  * The fixed ports (53 and the agent's 18054) are safe beside parallel tests: they are bound only
  * on the loopback of this test's own namespace (random name), which no other test shares.

@@ -1,7 +1,7 @@
 /**
  * glibc's stub resolver resolves a mesh name. glibc always asks port 53, so the test makes a
  * network namespace (loopback only), writes /etc/netns/<ns>/resolv.conf (`ip netns exec` bind-mounts
- * it over /etc/resolv.conf) pointing at 127.0.0.1, and runs the responder (agent/dns/cli.ts) inside
+ * it over /etc/resolv.conf) pointing at 127.0.0.1, and runs the responder (tools/dns_responder.ts) inside
  * that namespace on 127.0.0.1:53. No DNAT is needed and nothing leaves the namespace; both the
  * namespace and its /etc/netns folder are removed afterwards. In a cluster the CNI's DNAT of :53 →
  * HOST_IP:18054 plays the part of the port. getaddrinfo's AI_ADDRCONFIG ignores loopback, so the

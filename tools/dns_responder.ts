@@ -1,8 +1,9 @@
 /**
- * A standalone responder process, for the network-namespace test, the benchmark and manual use:
+ * The mesh DNS responder (agent/dns/) as a process of its own, for the network-namespace tests,
+ * the DNS benchmark (bench/dns.ts) and manual use; not part of the agent or its image:
  *
  * ```sh
- * deno run -A agent/dns/cli.ts --dns-address 127.0.0.1:18054 --mesh-domain aether.internal \
+ * deno run -A tools/dns_responder.ts --dns-address 127.0.0.1:18054 --mesh-domain aether.internal \
  *   --record web=10.96.0.10,fd00::10 --records-file services.json --upstream 127.0.0.53:53
  * ```
  *
@@ -13,12 +14,12 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { Logger } from "../../lib/log/mod.ts";
-import { Registry } from "../../lib/metrics/mod.ts";
-import { DEFAULT_DNS_PORT, DnsResponder, type RecordSet } from "./mod.ts";
-import { type KubeObject, resolveLoadingCel } from "../../lib/gatewayapi/mod.ts";
-import { recordsFromMesh } from "./records_from_mesh.ts";
-import { ipv4Bytes } from "./records.ts";
+import { Logger } from "../lib/log/mod.ts";
+import { Registry } from "../lib/metrics/mod.ts";
+import { DEFAULT_DNS_PORT, DnsResponder, type RecordSet } from "../agent/dns/mod.ts";
+import { type KubeObject, resolveLoadingCel } from "../lib/gatewayapi/mod.ts";
+import { recordsFromMesh } from "../agent/dns/records_from_mesh.ts";
+import { ipv4Bytes } from "../agent/dns/records.ts";
 
 /** Splits "host:port", "[v6]:port" or a bare host. */
 export function splitAddress(s: string): { address: string; port: number } {
