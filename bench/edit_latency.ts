@@ -8,7 +8,7 @@
  */
 import http from "node:http";
 import { Logger } from "../lib/log/mod.ts";
-import { MemorySource } from "../lib/source/memory.ts";
+import { MemorySource } from "../testbed/memory_source.ts";
 import { runStandalone, standaloneDefaults } from "../agent/edge/run.ts";
 import { startEcho } from "../e2e/echo/server.ts";
 import { freePort, request } from "../e2e/http_client.ts";

@@ -11,7 +11,7 @@ import { assert, assertEquals } from "../testbed/assert.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
-import { MemorySource } from "../lib/source/memory.ts";
+import { MemorySource } from "../testbed/memory_source.ts";
 import type { SourceRevision } from "../lib/source/types.ts";
 import { onlyGateway } from "../agent/config_source.ts";
 import { installCrds, type Kube, startKube } from "../e2e/peers/kube.ts";

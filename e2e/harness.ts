@@ -5,7 +5,7 @@
  * @module
  */
 import { Logger } from "../lib/log/mod.ts";
-import { MemorySource } from "../lib/source/memory.ts";
+import { MemorySource } from "../testbed/memory_source.ts";
 import type { SourceObject } from "../lib/source/types.ts";
 import { runStandalone, type StandaloneAgent, standaloneDefaults } from "../agent/edge/run.ts";
 import type { StandaloneOptions } from "../agent/edge/options.ts";

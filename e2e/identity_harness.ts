@@ -14,7 +14,7 @@ import { type Spire, startSpire } from "./spire.ts";
 import { toYaml } from "./harness.ts";
 import { podObject } from "./mesh_harness.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import { MemorySource } from "../lib/source/memory.ts";
+import { MemorySource } from "../testbed/memory_source.ts";
 import { runStandalone, standaloneDefaults } from "../agent/edge/run.ts";
 import { type EnvoyProcess, startEnvoy } from "../agent/xds/server/_test_utils.ts";
 

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { Logger } from "../../lib/log/mod.ts";
-import { MemorySource } from "../../lib/source/memory.ts";
+import { MemorySource } from "../../testbed/memory_source.ts";
 import type { SourceObject } from "../../lib/source/types.ts";
 import { dig, parseDig } from "../dns/_test_utils.ts";
 import { nodeDefaults, runNode } from "./run.ts";

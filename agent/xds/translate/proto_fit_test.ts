@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { encodeResource, envoyRoot, TypeUrl, typeUrlPrefix } from "../proto.ts";
 import { enums } from "./enums.ts";
 import { translate } from "./mod.ts";
-import { protoFitProblems } from "./proto_fit.ts";
+import { protoFitProblems } from "./_proto_fit_test_utils.ts";
 import { goldenCases, staticBootstrap } from "./_test_utils.ts";
 
 Deno.test("every translated resource encodes with encodeResource and fits the schema strictly", () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { encodeResource, TypeUrl, typeUrlPrefix } from "../../proto.ts";
-import { protoFitProblems } from "../proto_fit.ts";
+import { protoFitProblems } from "../_proto_fit_test_utils.ts";
 import { toYaml } from "../_test_utils.ts";
 import { checkGolden, orphanedOutputs } from "../../../../testbed/golden.ts";
 import { outboundListenerName, outboundRouteName, translateNode } from "./mod.ts";

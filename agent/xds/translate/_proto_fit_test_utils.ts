@@ -1,5 +1,5 @@
 /**
- * Test helper (the proto fit check): a strict fit check of a fromObject-form resource against the Envoy protos.
+ * Test support (the proto fit check): a strict fit check of a fromObject-form resource against the Envoy protos.
  * protobufjs `verify` ignores unknown keys and does not look inside `Any`; this walks every key,
  * descends into Any by its `@type`, and checks enum numbers, so a misspelt field cannot be
  * dropped silently on encode.

@@ -1,5 +1,14 @@
-/** An in-memory source: tests set objects directly and each change is delivered as a revision. */
-import { objectKey, type Source, type SourceObject, type SourceRevision } from "./types.ts";
+/**
+ * An in-memory source for tests and benchmarks: they set objects directly and each change is
+ * delivered as a revision. No binary uses it, so it lives in the workshop, not in lib/source/.
+ * @module
+ */
+import {
+  objectKey,
+  type Source,
+  type SourceObject,
+  type SourceRevision,
+} from "../lib/source/types.ts";
 
 /** Holds objects in memory; `apply`/`remove` deliver a new revision to the subscriber. */
 export class MemorySource implements Source {
