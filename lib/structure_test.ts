@@ -13,7 +13,9 @@
  */
 import assert from "node:assert/strict";
 import { dirname, join, relative } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { isTest, isTestSupport } from "../testbed/test_files.ts";
+import { type Graph, importGraph as graphOf } from "./_import_graph_test_utils.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -29,9 +31,6 @@ const LAYERS: readonly (readonly string[])[] = [
   ["bench", "scripts", "examples"],
 ];
 
-/** Module path (relative to the repository) → the project modules it imports. */
-type Graph = Map<string, Set<string>>;
-
 function* sources(dir: string): Generator<string> {
   for (const e of Deno.readDirSync(dir)) {
     const path = join(dir, e.name);
@@ -40,52 +39,13 @@ function* sources(dir: string): Generator<string> {
   }
 }
 
-interface InfoDependency {
-  code?: { specifier?: string };
-  type?: { specifier?: string };
-}
-
 /** The import graph of every .ts file under `dir`, value and type imports alike. */
 async function importGraph(dir: string): Promise<Graph> {
-  const tmp = await Deno.makeTempDir({ prefix: "aether-structure-" });
-  try {
-    const entry = join(tmp, "all.ts");
-    const files = [...sources(dir)].sort();
-    await Deno.writeTextFile(
-      entry,
-      files.map((f) => `import "${pathToFileURL(f).href}";\n`).join(""),
-    );
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["info", "--json", "--config", join(dir, "deno.json"), entry],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.ok(out.success, `deno info failed: ${new TextDecoder().decode(out.stderr)}`);
-    const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
-      modules: { specifier: string; dependencies?: { code?: unknown; type?: unknown }[] }[];
-    };
-    const base = pathToFileURL(dir).href + "/";
-    const local = (s: string | undefined) =>
-      s?.startsWith(base) ? relative(dir, fileURLToPath(s)) : undefined;
-    const graph: Graph = new Map();
-    for (const m of info.modules) {
-      const from = local(m.specifier);
-      if (from === undefined) continue;
-      const to = new Set<string>();
-      for (const d of (m.dependencies ?? []) as InfoDependency[]) {
-        for (const s of [d.code?.specifier, d.type?.specifier]) {
-          const path = local(s);
-          if (path !== undefined) to.add(path);
-        }
-      }
-      graph.set(from, to);
-    }
-    // Every source file is in the graph (else a file would escape the check unseen).
-    assert.deepEqual(files.map((f) => relative(dir, f)).filter((f) => !graph.has(f)), []);
-    return graph;
-  } finally {
-    await Deno.remove(tmp, { recursive: true });
-  }
+  const files = [...sources(dir)].map((f) => relative(dir, f)).sort();
+  const { imports } = await graphOf(dir, files);
+  // Every source file is in the graph (else a file would escape the check unseen).
+  assert.deepEqual(files.filter((f) => !imports.has(f)), []);
+  return imports;
 }
 
 /**
@@ -125,11 +85,8 @@ function importCycles(graph: Graph): string[][] {
   return found.sort((a, b) => a[0].localeCompare(b[0]));
 }
 
-/** Private test support: `_test_utils.ts` or `_<topic>_test_utils.ts`. */
-export const isTestSupport = (path: string): boolean => /(^|\/)_(\w+_)?test_utils\.ts$/.test(path);
-
 /** Tests and test support: leaves of the layering (they may import any layer). */
-const isTestCode = (path: string) => path.endsWith("_test.ts") || isTestSupport(path);
+const isTestCode = (path: string) => isTest(path) || isTestSupport(path);
 
 /** The folders that ship (their modules may not import test support). */
 const PRODUCT: readonly string[] = ["lib", "agent", "controller", "cni"];
