@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { clusterStatus, imageNames, leftovers, withCluster } from "../testbed/cluster/mod.ts";
+import { appSources, imageSources } from "../testbed/cluster/aether_image.ts";
+import { archiveLayerPaths } from "../testbed/cluster/oci.ts";
 import { paths } from "../testbed/cluster/layout.ts";
 import { readSysctls } from "../testbed/cluster/node.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
@@ -145,7 +147,9 @@ Deno.test({
           pods.items.some((p: { metadata: { name: string } }) => p.metadata.name === body.pod),
         );
         // aether's own image (built here without a registry): the agent and Envoy start from it.
-        await c.importImage("aether");
+        const aether = await c.importImage("aether");
+        // Its /app is the selection (which lib/shipped_closure_test.ts holds to the closure).
+        assert.deepEqual(appSources(await archiveLayerPaths(aether)), await imageSources());
         await kubectl(c.kubeconfig, ["apply", "-f", "-"], aetherPods(imageNames.aether));
         for (const pod of ["aether-agent-help", "aether-envoy-version"]) {
           await kubectl(c.kubeconfig, [

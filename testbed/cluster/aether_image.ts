@@ -93,6 +93,18 @@ export async function imageSources(root: string = projectRoot): Promise<string[]
 }
 
 /**
+ * The checkout files an image holds under `/app` (pure, over its layer's paths): its files there
+ * but for `node_modules/`, which `deno install` wrote. For a built image it equals
+ * {@link imageSources}.
+ */
+export function appSources(layerPaths: readonly string[]): string[] {
+  return layerPaths
+    .filter((p) => p.startsWith("app/") && !p.endsWith("/") && !p.startsWith("app/node_modules/"))
+    .map((p) => p.slice("app/".length))
+    .sort();
+}
+
+/**
  * A key over the image's inputs (each source's path, size and mtime, the Deno and Envoy binaries),
  * computed without staging anything, so an unchanged checkout reuses its archive.
  */

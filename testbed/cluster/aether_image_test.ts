@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { entryPoints, isImageSource, parseLdd } from "./aether_image.ts";
+import { appSources, entryPoints, isImageSource, parseLdd } from "./aether_image.ts";
 
 Deno.test("isImageSource: the shipped folders whole and the lock file, not tests or test data", () => {
   for (
@@ -49,6 +49,21 @@ Deno.test("entryPoints: the binaries present, cni/main.ts once it exists", async
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("appSources: the layer's files under app/, not node_modules/ or directories", () => {
+  const layer = [
+    "app/",
+    "app/agent/",
+    "app/agent/main.ts",
+    "app/deno.json",
+    "app/node_modules/",
+    "app/node_modules/.deno/x/index.js",
+    "app/node_modules/yaml",
+    "deno-dir/npm/registry.npmjs.org/yaml/2.9.1/index.js",
+    "usr/local/bin/deno",
+  ];
+  assert.deepEqual(appSources(layer), ["agent/main.ts", "deno.json"]);
 });
 
 Deno.test("parseLdd: resolved libraries and the loader, not the vDSO", () => {

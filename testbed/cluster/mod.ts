@@ -60,8 +60,8 @@ export interface Cluster {
   server: string;
   /** containerd's socket (for {@link importImage}). */
   containerdSock: string;
-  /** Builds (if needed) and imports one of the known images. */
-  importImage(key: ImageKey): Promise<void>;
+  /** Builds (if needed) and imports one of the known images; resolves with its archive's path. */
+  importImage(key: ImageKey): Promise<string>;
   /** Stops kube-apiserver only (a control-plane outage; pods and the kubelet keep running). */
   stopApiServer(): Promise<void>;
   /** Starts kube-apiserver again and waits until it is ready. */
@@ -84,19 +84,20 @@ function cluster(l: Layout, log: Logger, imagesDir: string): Cluster {
   };
 }
 
-/** Builds and imports a known image into a running cluster's containerd. */
+/** Builds and imports a known image into a running cluster's containerd; returns its archive. */
 export async function importKnownImage(
   containerdSock: string,
   imagesDir: string,
   key: ImageKey,
   log: Logger,
-): Promise<void> {
+): Promise<string> {
   const started = Date.now();
   const archive = key === "aether"
     ? await ensureAetherArchive(imagesDir)
     : await ensureImageArchive(imagesDir, await peerImageSpec(key));
   await importImage(containerdSock, archive);
   log.info("image imported", { image: imageNames[key], ms: Date.now() - started });
+  return archive;
 }
 
 /** Whether the cluster in `l` runs: every daemon alive and the node Ready. */

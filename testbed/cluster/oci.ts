@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { once } from "node:events";
 import tar from "tar-stream";
 import type { Header, Pack } from "tar-stream";
+import { run } from "../peers/util.ts";
 
 /** One entry of an image's file system. */
 export interface ImageFile {
@@ -223,4 +224,35 @@ export async function buildImage(spec: ImageSpec, out: string): Promise<string> 
     await Deno.remove(layerPath).catch(() => {});
     await Deno.remove(`${out}.tmp-${Deno.pid}`).catch(() => {});
   }
+}
+
+/**
+ * The paths in the layer of an OCI archive {@link buildImage} wrote, as `tar -t` lists them
+ * (directories end in `/`); the layer is streamed, not unpacked.
+ */
+export async function archiveLayerPaths(archive: string): Promise<string[]> {
+  const member = async (name: string) => JSON.parse(await run("tar", ["-xOf", archive, name]));
+  const blob = (digest: string) => `blobs/sha256/${digest.replace(/^sha256:/, "")}`;
+  const index = await member("index.json");
+  const manifest = await member(blob(index.manifests[0].digest));
+  const layer = blob(manifest.layers[0].digest);
+  const extract = new Deno.Command("tar", { args: ["-xOf", archive, layer], stdout: "piped" })
+    .spawn();
+  const list = new Deno.Command("tar", {
+    args: ["-tf", "-"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const [, listed, extracted] = await Promise.all([
+    extract.stdout.pipeTo(list.stdin),
+    list.output(),
+    extract.status,
+  ]);
+  if (!listed.success || !extracted.success) {
+    throw new Error(
+      `listing ${layer} of ${archive} failed: ${new TextDecoder().decode(listed.stderr)}`,
+    );
+  }
+  return new TextDecoder().decode(listed.stdout).split("\n").filter(Boolean);
 }

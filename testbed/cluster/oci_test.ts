@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { run } from "../peers/util.ts";
-import { buildImage, imageConfig, layerEntries } from "./oci.ts";
+import { archiveLayerPaths, buildImage, imageConfig, layerEntries } from "./oci.ts";
 
 Deno.test("layerEntries: parents added, base dirs present, sorted, no escapes", () => {
   const e = layerEntries([{ path: "/usr/local/bin/server", data: "x" }, {
@@ -73,6 +73,10 @@ Deno.test("buildImage: a reproducible OCI layout archive naming the image for co
     assert.match(listing, /^lrwxrwxrwx 0\/0 .* bin\/sh -> prog$/m);
     assert.ok(listing.includes(long.slice(1)), "long names survive (PAX header)");
     assert.ok(!/ 19[7-9]\d-\d\d-\d\d (?!00:00:00)/.test(listing));
+    // The same layer, listed straight from the archive.
+    const paths = await archiveLayerPaths(join(dir, "a.tar"));
+    assert.deepEqual(paths.filter((p) => !p.endsWith("/")), ["bin/prog", "bin/sh", long.slice(1)]);
+    assert.ok(paths.includes("bin/") && paths.includes("tmp/"));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
