@@ -1,5 +1,5 @@
 import { assertEquals } from "../../testbed/assert.ts";
-import { MemorySource } from "../source/memory.ts";
+import { MemorySource } from "../../testbed/memory_source.ts";
 import { contractService, sourceContract } from "../source/_contract_test_utils.ts";
 import type { SourceRevision } from "../source/types.ts";
 import { MergedSource, mergeRevisions } from "./merged_source.ts";
