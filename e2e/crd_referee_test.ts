@@ -16,7 +16,7 @@ import { CelRules } from "../lib/gatewayapi/admission/cel/rules.ts";
 import { installCrds, type Kube, startKube } from "./peers/kube.ts";
 
 const CRDS = fileURLToPath(
-  new URL("../vendored/gateway-api/v1.5.1/experimental/", import.meta.url),
+  new URL("../tools/gateway-api/v1.5.1/experimental/", import.meta.url),
 );
 /** Every how-many-th mutation of an object is sent (the whole set is ~20,000). */
 const SAMPLE_EVERY = 40;

@@ -23,7 +23,7 @@ Deno.test("isImageSource: the shipped folders whole and the lock file, not tests
       "agent/dns/_netns_test_utils.ts",
       "testbed/cluster/aether_image.ts",
       "tools/dns_responder.ts",
-      "vendored/gateway-api/v1.5.1/LICENSE",
+      "tools/gateway-api/v1.5.1/LICENSE",
       "e2e/cluster_test.ts",
       "bench/main.ts",
       "docs/peers.md",

@@ -2,7 +2,7 @@
  * The Gateway API CRD channel of the conformance cluster. The chart installs the standard
  * channel; TCPRoute and UDPRoute exist only in the experimental one, and the suite refuses a mix
  * of channels (`multiple gateway API CRDs channels detected`). So a run switches the cluster to
- * the experimental channel's vendored CRDs (vendored/gateway-api/, the same served and storage
+ * the experimental channel's vendored CRDs (tools/gateway-api/, the same served and storage
  * versions as standard's plus the experimental-only kinds) before the chart goes in, and back to
  * the standard channel afterwards: the standard CRDs applied over them (the upstream
  * `safe-upgrades` admission policy allows that direction) and the experimental-only CRDs deleted.
@@ -20,7 +20,7 @@ export type Channel = "standard" | "experimental";
 
 /** The vendored CRD folder of a channel (the bundle the suite and the chart are built for). */
 export const channelDir = (channel: Channel): string =>
-  join(projectRoot, "vendored", "gateway-api", "v1.5.1", channel);
+  join(projectRoot, "tools", "gateway-api", "v1.5.1", channel);
 
 /**
  * The upstream admission policy (and binding) that refuses experimental CRDs over standard ones;

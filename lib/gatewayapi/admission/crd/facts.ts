@@ -1,6 +1,6 @@
 /**
  * The shape of the structural-schema facts tools/gen_crds.ts extracts from the vendored Gateway API
- * CRD YAML (vendored/gateway-api/): one flat table of schema nodes (identical subtrees stored once,
+ * CRD YAML (tools/gateway-api/): one flat table of schema nodes (identical subtrees stored once,
  * children by index) and, per kind, the root node of each served version's body. Pure data: no
  * descriptions, only what the API server's defaulting and validation use.
  * @module
