@@ -17,7 +17,8 @@ import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import { DEFAULT_DNS_PORT, DnsResponder, type RecordSet } from "../agent/dns/mod.ts";
-import { type KubeObject, resolveLoadingCel } from "../lib/gatewayapi/mod.ts";
+import type { KubeObject } from "../lib/gatewayapi/mod.ts";
+import { Engine } from "../lib/engine/mod.ts";
 import { recordsFromMesh } from "../agent/dns/records_from_mesh.ts";
 import { ipv4Bytes } from "../agent/dns/records.ts";
 
@@ -50,10 +51,25 @@ if (import.meta.main) {
   if (values["records-file"]) {
     const doc = JSON.parse(await Deno.readTextFile(values["records-file"]));
     const items: KubeObject[] = Array.isArray(doc) ? doc : doc.items ?? [];
-    // The same pipeline as the agent: resolve's mesh services and their one owner rule.
-    const { mesh, problems } = await resolveLoadingCel(items, { meshDomain: domain });
-    for (const p of problems) console.error(`records-file: ${p.kind} ${p.name}: ${p.message}`);
-    for (const [k, v] of recordsFromMesh(mesh)) records.set(k, v);
+    // The same engine as the agent: resolve's mesh services and their one owner rule.
+    const engine = new Engine({
+      logger: new Logger("dns-responder", () => {}, "error"),
+      metrics: new Registry(),
+      resolve: { meshDomain: domain },
+      sinks: [{
+        name: "records",
+        apply: ({ result }) => {
+          for (const [k, v] of recordsFromMesh(result.mesh)) records.set(k, v);
+        },
+      }],
+      showStatuses: false,
+      logProblems: false,
+    });
+    await engine.apply({ revision: 1, objects: items, problems: [], origins: new Map() });
+    if (engine.status.error) throw new Error(`records-file: ${engine.status.error}`);
+    for (const p of engine.status.problems) {
+      console.error(`records-file: ${p.kind} ${p.name}: ${p.message}`);
+    }
   }
   for (const r of values.record ?? []) {
     const [name, ips = ""] = r.split("=");

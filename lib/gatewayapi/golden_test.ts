@@ -8,7 +8,7 @@ import {
   orphanedOutputs,
   readYamlDocsStrict,
 } from "../../testbed/golden.ts";
-import { resolveLoadingCel } from "./resolve.ts";
+import { resolveLoadingCel } from "./_test_utils.ts";
 import type { KubeObject } from "./types.ts";
 
 const dir = fileURLToPath(new URL("./testdata/", import.meta.url));

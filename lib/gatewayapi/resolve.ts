@@ -5,7 +5,6 @@
  * @module
  */
 import { admit } from "./admission/admit.ts";
-import { CelNotLoaded } from "./admission/cel/rules.ts";
 import { attachRoute, type ParentOutcome } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { LOOPBACK_ADDRESSES } from "./addresses.ts";
@@ -120,7 +119,7 @@ const statusOf = (o: KubeObject, status: unknown): ObjectStatus => ({
  * edit then recomputes only what it touched); without one, the resolve is cold. The result may
  * share objects with earlier results of the same state: treat it as read-only. Throws
  * CelNotLoaded when an object reaches a CRD rule that runs on the CEL library before the state's
- * `cel` has loaded (resolveLoadingCel loads it and resolves again).
+ * `cel` has loaded (the engine, lib/engine, loads it and resolves again).
  */
 export function resolve(
   objects: KubeObject[],
@@ -293,27 +292,6 @@ export function resolve(
     statuses.push(statusOf(route, status));
   }
   return { ir, mesh, statuses, problems };
-}
-
-/**
- * resolve(), loading the CEL library first when admission reaches a rule that needs it: a config
- * that never does (no CORS list, no TLSRoute hostname …) never loads it. The first resolve of a
- * state that needs it stops at the first such object, loads the library and resolves again (the
- * objects admitted before it are remembered). A sync caller can instead `await state.cel.load()`
- * before resolve().
- */
-export async function resolveLoadingCel(
-  objects: KubeObject[],
-  options: ResolveOptions = {},
-  state: ResolveState = new ResolveState(),
-): Promise<ResolveResult> {
-  try {
-    return resolve(objects, options, state);
-  } catch (e) {
-    if (!(e instanceof CelNotLoaded) || state.cel.loaded) throw e;
-  }
-  await state.cel.load();
-  return resolve(objects, options, state);
 }
 
 /**

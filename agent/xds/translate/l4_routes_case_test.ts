@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkGolden, readYamlDocsStrict } from "../../../testbed/golden.ts";
-import { resolveLoadingCel } from "../../../lib/gatewayapi/resolve.ts";
+import { resolveLoadingCel } from "../../../lib/gatewayapi/_test_utils.ts";
 import type { KubeObject } from "../../../lib/gatewayapi/types.ts";
 import { testdataDir, toYaml } from "./_test_utils.ts";
 

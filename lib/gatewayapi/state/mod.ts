@@ -28,7 +28,7 @@ import { VhostMemo } from "./vhost.ts";
 export class ResolveState {
   /**
    * `cel`: the CEL library for the rules without a hand predicate, loaded when first needed
-   * (resolveLoadingCel) or up front (`await cel.load()`); states may share one.
+   * (by the engine, lib/engine) or up front (`await cel.load()`); states may share one.
    */
   constructor(readonly cel: CelRules = new CelRules()) {}
 

@@ -8,8 +8,8 @@
  *
  * Admission is synchronous, so the library is loaded before the walk that needs it: a walk that
  * reaches a library rule first throws {@link CelNotLoaded}; the engine (lib/engine) then loads it
- * and applies its newest revision again; `resolveLoadingCel` (resolve.ts) does the same for one
- * resolve, and an owner may call `load()` up front.
+ * and applies its newest revision again (tests resolve through `resolveLoadingCel`, their own
+ * support in lib/gatewayapi/_test_utils.ts); an owner may also call `load()` up front.
  * @module
  */
 import type { CelCheck, CelCompiler } from "./library.ts";
@@ -21,8 +21,8 @@ export class CelNotLoaded extends Error {
   constructor(rule: string) {
     super(
       `CEL rule ${JSON.stringify(rule)} needs the CEL library, which is not loaded: ` +
-        "resolve through the engine (lib/engine) or resolveLoadingCel(), which load it, or await " +
-        "the ResolveState's cel.load() first",
+        "resolve through the engine (lib/engine), which loads it, or await the ResolveState's " +
+        "cel.load() first",
     );
     this.name = "CelNotLoaded";
   }

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { gateway, gatewayClass, httpRoute } from "../../../../testbed/fixtures/objects.ts";
 import { CelNotLoaded, CelRules } from "./rules.ts";
-import { resolve, resolveLoadingCel } from "../../resolve.ts";
+import { resolve } from "../../resolve.ts";
+import { resolveLoadingCel } from "../../_test_utils.ts";
 import { ResolveState } from "../../state/mod.ts";
 import type { KubeObject } from "../../types.ts";
 
