@@ -6,7 +6,7 @@
 import { Logger } from "../lib/log/mod.ts";
 import type { SourceObject } from "../lib/source/types.ts";
 import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/run.ts";
-import { NETNS_ANNOTATION } from "../agent/node/pods.ts";
+import { NETNS_ANNOTATION } from "../lib/gatewayapi/mesh/pods.ts";
 import { createPod, type TestPod } from "./netns.ts";
 import type { EchoServer } from "./echo/server.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";

@@ -10,7 +10,7 @@ import { MemorySource } from "../../testbed/memory_source.ts";
 import type { SourceObject } from "../../lib/source/types.ts";
 import { dig, parseDig } from "../dns/_test_utils.ts";
 import { nodeDefaults, runNode } from "./run.ts";
-import { NETNS_ANNOTATION } from "./pods.ts";
+import { NETNS_ANNOTATION } from "../../lib/gatewayapi/mesh/pods.ts";
 
 const service = (ns: string, ip: string, created?: string): SourceObject => ({
   apiVersion: "v1",

@@ -17,7 +17,7 @@ import { Snapshot } from "../xds/cache/mod.ts";
 import { messageType, typeUrlPrefix } from "../xds/proto.ts";
 import { translate } from "../xds/translate/mod.ts";
 import { translateNode } from "../xds/translate/node/mod.ts";
-import { podsOnNode } from "../node/pods.ts";
+import { podsOnNode } from "../../lib/gatewayapi/mesh/pods.ts";
 import { chunkedWriter, JsonList, JsonObject, writeJson } from "./json_out.ts";
 
 /** Options of {@link translateConfig}. */

@@ -4,8 +4,8 @@
  * carries it in the annotation `aether.io/netns-path`. Pure.
  * @module
  */
-import type { NodePod } from "../../lib/ir/mesh.ts";
-import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
+import type { NodePod } from "../../ir/mesh.ts";
+import type { KubeObject } from "../types.ts";
 
 /** The annotation that names a pod's network namespace (stand-in for the CNI report). */
 export const NETNS_ANNOTATION = "aether.io/netns-path";
