@@ -49,7 +49,7 @@ export interface CrdNode {
 export interface CrdKind {
   group: string;
   namespaced: boolean;
-  /** Served versions, storage version first, each the root node of its body (spec etc.). */
+  /** Served versions, in the CRD's order, each the root node of its body (spec etc.). */
   versions: Readonly<Record<string, number>>;
 }
 

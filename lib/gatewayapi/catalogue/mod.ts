@@ -1,0 +1,77 @@
+/**
+ * The kind catalogue: where every kind aether may read lives in the Kubernetes API (group, served
+ * and storage versions, plural, scope) — the CRD kinds generated from the vendored YAML
+ * (kinds.gen.ts, `deno task gen-crds`), the core kinds by hand below — and which of them aether
+ * reads. Data only, and small: the API-server source (lib/kube), admission and the controller
+ * import it without the schema facts or any route conversion code. The route kinds are not listed
+ * here: the caller passes the registry's (routes/registry.ts `ROUTE_KINDS`).
+ * @module
+ */
+import type { CatalogueKind } from "./kind.ts";
+import { CRD_KINDS } from "./kinds.gen.ts";
+
+export type { CatalogueKind } from "./kind.ts";
+export { CRD_KINDS };
+
+/** The core (built-in, not CRD) kinds aether reads, in the order sources list them. */
+export const CORE_KINDS: readonly CatalogueKind[] = [
+  core("Namespace", "", "namespaces", false),
+  core("Service", "", "services"),
+  core("EndpointSlice", "discovery.k8s.io", "endpointslices"),
+  core("Secret", "", "secrets"),
+  // Read by the node role only (the pods a node proxy serves).
+  core("Pod", "", "pods"),
+];
+
+function core(kind: string, group: string, plural: string, namespaced = true): CatalogueKind {
+  return { kind, group, versions: ["v1"], storage: "v1", plural, namespaced };
+}
+
+/** aether's catalogue: the CRD kinds, then the core kinds. */
+export const CATALOGUE: readonly CatalogueKind[] = [...CRD_KINDS, ...CORE_KINDS];
+
+/** The entry of `kind` in `catalogue`; throws on a kind it does not hold. */
+export function catalogueKind(
+  kind: string,
+  catalogue: readonly CatalogueKind[] = CATALOGUE,
+): CatalogueKind {
+  const entry = catalogue.find((k) => k.kind === kind);
+  if (!entry) {
+    throw new Error(`unknown kind ${kind}: the catalogue holds ${catalogue.map((k) => k.kind)}`);
+  }
+  return entry;
+}
+
+/** Whether `kind` is one of the core kinds (not a CRD: no CRD gates it). */
+export const isCoreKind = (kind: string): boolean => CORE_KINDS.some((k) => k.kind === kind);
+
+/**
+ * The Gateway API kinds aether reads: GatewayClass and Gateway, the route kinds it serves
+ * (`routeKinds`: the registry's, or a test's own), ReferenceGrant — in the order sources list
+ * them. Every other CRD kind of the catalogue (BackendTLSPolicy, ListenerSet, …) is not read: its
+ * objects are reported as of an unsupported kind.
+ */
+export function gatewayReadKinds(routeKinds: readonly { readonly kind: string }[]): string[] {
+  return ["GatewayClass", "Gateway", ...routeKinds.map((k) => k.kind), "ReferenceGrant"];
+}
+
+/** Every kind aether reads: {@link gatewayReadKinds}, then the core kinds (Pod last). */
+export function readKinds(routeKinds: readonly { readonly kind: string }[]): string[] {
+  return [...gatewayReadKinds(routeKinds), ...CORE_KINDS.map((k) => k.kind)];
+}
+
+/**
+ * Versions the API-server source reads where not only the storage version: most preferred first,
+ * the first the installed CRD serves is watched. TLSRoute: v1 (stored since v1.5), else the older
+ * bundles' v1alpha3, v1alpha2. ReferenceGrant: v1beta1, the version v1.5.1 still stores (and every
+ * earlier bundle serves), else v1.
+ */
+const WATCH_VERSIONS: Readonly<Record<string, readonly string[]>> = {
+  TLSRoute: ["v1", "v1alpha3", "v1alpha2"],
+  ReferenceGrant: ["v1beta1", "v1"],
+};
+
+/** The versions of `entry` a source reads, most preferred first: its storage version by default. */
+export function watchVersions(entry: CatalogueKind): readonly string[] {
+  return Object.hasOwn(WATCH_VERSIONS, entry.kind) ? WATCH_VERSIONS[entry.kind] : [entry.storage];
+}
