@@ -13,6 +13,7 @@
 import { readConfig } from "../lib/source/files.ts";
 import { CelRules, resolve, ResolveState } from "../lib/gatewayapi/mod.ts";
 import { admit } from "../lib/gatewayapi/admission/admit.ts";
+import { ADMISSION_KINDS } from "../lib/gatewayapi/read_kinds.ts";
 import { translate } from "../agent/xds/translate/mod.ts";
 import { Snapshot } from "../agent/xds/cache/mod.ts";
 import { envoyRoot } from "../agent/xds/proto.ts";
@@ -25,7 +26,7 @@ for (let r = 0; r < rounds; r++) {
   const snap = await readConfig(Deno.args[0]);
   const t0 = performance.now();
   // Admission is memoized per object: resolve below finds every object admitted already.
-  admit(snap.objects, [], false, undefined, cel);
+  admit(snap.objects, [], ADMISSION_KINDS, false, undefined, cel);
   const t1 = performance.now();
   // Edge only, like EG's translator (which builds no mesh): the MeshIR is not built.
   const result = resolve(snap.objects, { mesh: false }, new ResolveState(cel));

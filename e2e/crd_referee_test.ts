@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KINDS } from "../lib/gatewayapi/admission/kinds.ts";
+import { ADMISSION_KINDS as KINDS } from "../lib/gatewayapi/read_kinds.ts";
+import { catalogueKind } from "../lib/gatewayapi/catalogue/mod.ts";
 import { corpus, LARGE, mutations } from "../testbed/fixtures/mutation_corpus.ts";
 import type { KubeObject } from "../lib/gatewayapi/types.ts";
 import { admitObject } from "../lib/gatewayapi/admission/validate.ts";
@@ -44,9 +45,7 @@ function sampleObjects(): Json[] {
 
 /** Where an object is created: its kind's collection in its apiVersion and namespace. */
 function collectionPath(obj: Json): string {
-  const plural = obj.kind.toLowerCase().endsWith("s")
-    ? `${obj.kind.toLowerCase()}es`
-    : `${obj.kind.toLowerCase()}s`;
+  const plural = catalogueKind(obj.kind).plural;
   const namespace = obj.metadata?.namespace || "default";
   return KINDS[obj.kind].namespaced
     ? `/apis/${obj.apiVersion}/namespaces/${namespace}/${plural}`
@@ -104,7 +103,7 @@ Deno.test({
       let accepted = 0;
       for (const obj of objects) {
         const server = await serverVerdict(kube, obj);
-        const ours = admitObject(obj as KubeObject, cel).problems;
+        const ours = admitObject(obj as KubeObject, KINDS, cel).problems;
         if (server.ok) accepted++;
         if (server.ok !== (ours.length === 0)) {
           disagreements.push(

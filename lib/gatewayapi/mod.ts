@@ -12,6 +12,7 @@ export type * from "./types.ts";
 export type * from "./core_types.ts";
 export { GATEWAY_GROUP } from "./types.ts";
 export { applyDefaults, validateObject } from "./admission/validate.ts";
+export { ADMISSION_KINDS } from "./read_kinds.ts";
 export { type ObjectStatus, resolve, type ResolveOptions, type ResolveResult } from "./resolve.ts";
 export { CelNotLoaded, CelRules } from "./admission/cel/rules.ts";
 export { ResolveState } from "./state/mod.ts";

@@ -26,6 +26,8 @@ import {
 } from "./mesh/attachment.ts";
 import { buildMesh, type MeshRouteState } from "./mesh/build.ts";
 import { ROUTE_KINDS } from "./routes/registry.ts";
+import { admissionFor } from "./read_kinds.ts";
+import type { CatalogueKind } from "./catalogue/mod.ts";
 import type { ConvertedRoute, RouteKind, RouteKindDef } from "./routes/kind.ts";
 import { routeStatuses } from "./route_status.ts";
 import { mergeUdpBackends } from "./l4/udp_clusters.ts";
@@ -66,6 +68,12 @@ export interface ResolveOptions {
   meshControllerName?: string;
   /** The route kinds served; default the registry ROUTE_KINDS (a test may add its own). */
   routeKinds?: readonly RouteKindDef[];
+  /**
+   * The kind catalogue (default aether's, catalogue/mod.ts): a test's own route kind brings its
+   * entry here, and is admitted by it. Keep it the same across the resolves of one ResolveState
+   * (admission is memoized per object).
+   */
+  catalogue?: readonly CatalogueKind[];
   /**
    * The objects came from the Kubernetes API server, which defaulted and validated them on
    * write: they are not admitted again (objects of a kind or version aether does not know still
@@ -133,7 +141,14 @@ export function resolve(
   const routeKinds = options.routeKinds ?? ROUTE_KINDS;
   const problems: Problem[] = [];
   const built = indexObjects(
-    admitAll(objects, routeKinds, problems, options.admitted === true, state),
+    admit(
+      objects,
+      problems,
+      admissionFor(routeKinds, options.catalogue),
+      options.admitted === true,
+      state.admitted,
+      state.cel,
+    ),
     routeKinds.map((k) => k.kind),
     state.order,
   );
@@ -292,32 +307,4 @@ export function resolve(
     statuses.push(statusOf(route, status));
   }
   return { ir, mesh, statuses, problems };
-}
-
-/**
- * Admission of every object: by its route kind's own `admit` when the registry gives one (a
- * test-only kind), else as the API server would (CRD defaults, schema and CEL rules).
- */
-function admitAll(
-  objects: KubeObject[],
-  routeKinds: readonly RouteKindDef[],
-  problems: Problem[],
-  admitted: boolean,
-  state: ResolveState,
-): KubeObject[] {
-  const own = new Map(routeKinds.flatMap((k) => (k.admit ? [[k.kind, k.admit] as const] : [])));
-  if (own.size === 0) return admit(objects, problems, admitted, state.admitted, state.cel);
-  const out: KubeObject[] = [];
-  const rest: KubeObject[] = [];
-  for (const o of objects) {
-    const admitOwn = own.get(o?.kind);
-    if (!admitOwn) {
-      rest.push(o);
-      continue;
-    }
-    const done = admitOwn(o);
-    if (done.problems.length > 0) problems.push(...done.problems);
-    else out.push(done.obj);
-  }
-  return [...admit(rest, problems, admitted, state.admitted, state.cel), ...out];
 }

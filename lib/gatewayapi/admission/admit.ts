@@ -7,6 +7,7 @@
  * @module
  */
 import { IdentityMemo } from "../../memo/mod.ts";
+import type { AdmissionKinds } from "./kinds.ts";
 import type { CelEvaluator } from "./structural_schema.ts";
 import type { KubeObject, Problem } from "../types.ts";
 import { admitObject, isServedKind } from "./validate.ts";
@@ -16,6 +17,7 @@ export type Admitted = { obj: KubeObject; problems?: never } | { obj?: never; pr
 
 function admitOne(
   raw: KubeObject,
+  kinds: AdmissionKinds,
   memo: IdentityMemo<KubeObject, Admitted>,
   cel: CelEvaluator | undefined,
 ): Admitted {
@@ -23,7 +25,7 @@ function admitOne(
   const seen = memo.peek(raw);
   memo.count(seen !== undefined);
   if (seen) return seen;
-  const { obj, problems } = admitObject(raw, cel);
+  const { obj, problems } = admitObject(raw, kinds, cel);
   const done: Admitted = problems.length > 0 ? { problems } : { obj };
   memo.set(raw, done);
   return done;
@@ -31,16 +33,18 @@ function admitOne(
 
 /**
  * The defaulted objects the API server would accept, in input order; every other object's
- * problems are appended to `problems`. The returned objects are shared between resolves: treat
- * them as read-only. With `admitted` (the objects came from the Kubernetes API server, which
- * defaulted and validated them already), an object of a served kind and apiVersion is taken as it
- * is, without walking its schema again; any other is admitted as usual (and so reported). `cel`
- * evaluates the rules that run on the CEL library: an object reaching one throws CelNotLoaded
- * while it is not loaded (the objects admitted before it stay remembered in `memo`).
+ * problems are appended to `problems` (an object of a kind not in `kinds` is one of them). The
+ * returned objects are shared between resolves: treat them as read-only. With `admitted` (the
+ * objects came from the Kubernetes API server, which defaulted and validated them already), an
+ * object of a served kind and apiVersion is taken as it is, without walking its schema again; any
+ * other is admitted as usual (and so reported). `cel` evaluates the rules that run on the CEL
+ * library: an object reaching one throws CelNotLoaded while it is not loaded (the objects
+ * admitted before it stay remembered in `memo`). One `memo` serves one `kinds`.
  */
 export function admit(
   objects: KubeObject[],
   problems: Problem[],
+  kinds: AdmissionKinds,
   admitted = false,
   memo: IdentityMemo<KubeObject, Admitted> = new IdentityMemo(),
   cel?: CelEvaluator,
@@ -56,11 +60,11 @@ export function admit(
       });
       continue;
     }
-    if (admitted && isServedKind(raw)) {
+    if (admitted && isServedKind(raw, kinds)) {
       valid.push(raw);
       continue;
     }
-    const done = admitOne(raw, memo, cel);
+    const done = admitOne(raw, kinds, memo, cel);
     if (done.obj) valid.push(done.obj);
     else problems.push(...done.problems.map((p) => ({ ...p })));
   }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { admit } from "./admit.ts";
 import { resolve } from "../resolve.ts";
+import { ADMISSION_KINDS } from "../read_kinds.ts";
 import type { KubeObject, Problem } from "../types.ts";
 
 const GW = "gateway.networking.k8s.io/v1";
@@ -19,12 +20,12 @@ const relativePath = (): KubeObject => ({
 Deno.test("admit: objects from the API server (admitted) are taken as they are, not walked again", () => {
   const route = relativePath();
   const problems: Problem[] = [];
-  assert.deepEqual(admit([route], problems), []);
+  assert.deepEqual(admit([route], problems, ADMISSION_KINDS), []);
   assert.equal(problems.length, 1);
   assert.match(problems[0].message, /must be an absolute path/);
 
   const again: Problem[] = [];
-  const out = admit([route], again, true);
+  const out = admit([route], again, ADMISSION_KINDS, true);
   assert.equal(out[0], route, "the same object, no defaulted copy");
   assert.deepEqual(again, []);
 
@@ -35,8 +36,8 @@ Deno.test("admit: objects from the API server (admitted) are taken as they are, 
     metadata: { name: "b", namespace: "app" },
     spec: {},
   };
-  assert.notEqual(admit([bare], [])[0], bare);
-  assert.equal(admit([bare], [], true)[0], bare);
+  assert.notEqual(admit([bare], [], ADMISSION_KINDS)[0], bare);
+  assert.equal(admit([bare], [], ADMISSION_KINDS, true)[0], bare);
 });
 
 Deno.test("admit: admitted still reports kinds and versions aether does not know", () => {
@@ -47,6 +48,7 @@ Deno.test("admit: admitted still reports kinds and versions aether does not know
       { ...relativePath(), apiVersion: "gateway.networking.k8s.io/v1alpha1" },
     ],
     problems,
+    ADMISSION_KINDS,
     true,
   );
   assert.deepEqual(out, []);

@@ -1,18 +1,11 @@
 /**
- * The parts of core Kubernetes kinds aether reads (Service, Namespace, Secret, EndpointSlice), as
- * structural schemas: these are built-in API types, not CRDs, so there is no YAML to generate
- * them from; only the fields aether uses are described, others are kept unchecked.
+ * The parts of core Kubernetes kinds aether reads (Service, Namespace, Secret, EndpointSlice, Pod),
+ * as structural schemas: these are built-in API types, not CRDs, so there is no YAML to generate
+ * them from; only the fields aether uses are described, others are kept unchecked. Their group,
+ * versions and scope are the catalogue's (catalogue/mod.ts `CORE_KINDS`).
  * @module
  */
 import { any, arr, bool, int, map, obj, type Schema, str } from "./structural_schema.ts";
-
-/** What one core kind looks like: its API versions, whether namespaced, and its schema. */
-export interface CoreKind {
-  apiVersions: readonly string[];
-  namespaced: boolean;
-  /** Schema of the top-level body (fields other than apiVersion, kind, metadata, status). */
-  body: Schema;
-}
 
 const port = () => int({ min: 1, max: 65535 });
 
@@ -28,42 +21,30 @@ const serviceSpec = obj({
   ),
 }, { open: true });
 
-/** The core kinds aether reads, by kind name. */
-export const CORE_KINDS: Readonly<Record<string, CoreKind>> = {
-  Service: {
-    apiVersions: ["v1"],
-    namespaced: true,
-    body: obj({ spec: serviceSpec }, { open: true }),
-  },
-  Namespace: { apiVersions: ["v1"], namespaced: false, body: obj({ spec: any() }, { open: true }) },
+/** Schema of the top-level body (fields other than apiVersion, kind, metadata, status), by kind. */
+export const CORE_SCHEMAS: Readonly<Record<string, Schema>> = {
+  Service: obj({ spec: serviceSpec }, { open: true }),
+  Namespace: obj({ spec: any() }, { open: true }),
   // Read by the node role (which pods a node proxy serves), not by resolve.
-  Pod: { apiVersions: ["v1"], namespaced: true, body: obj({ spec: any() }, { open: true }) },
-  Secret: {
-    apiVersions: ["v1"],
-    namespaced: true,
-    body: obj({
-      type: str({ default: "Opaque" }),
-      data: map(str()),
-      stringData: map(str()),
-      immutable: bool(),
+  Pod: obj({ spec: any() }, { open: true }),
+  Secret: obj({
+    type: str({ default: "Opaque" }),
+    data: map(str()),
+    stringData: map(str()),
+    immutable: bool(),
+  }),
+  EndpointSlice: obj({
+    addressType: str({ enum: ["IPv4", "IPv6", "FQDN"] }),
+    endpoints: arr(
+      obj({
+        addresses: arr(str(), { min: 1, max: 100 }),
+        conditions: obj({ ready: bool(), serving: bool(), terminating: bool() }),
+        zone: str(),
+      }, { required: ["addresses"], open: true }),
+      { max: 1000 },
+    ),
+    ports: arr(obj({ name: str(), port: int(), protocol: str(), appProtocol: str() }), {
+      max: 100,
     }),
-  },
-  EndpointSlice: {
-    apiVersions: ["discovery.k8s.io/v1"],
-    namespaced: true,
-    body: obj({
-      addressType: str({ enum: ["IPv4", "IPv6", "FQDN"] }),
-      endpoints: arr(
-        obj({
-          addresses: arr(str(), { min: 1, max: 100 }),
-          conditions: obj({ ready: bool(), serving: bool(), terminating: bool() }),
-          zone: str(),
-        }, { required: ["addresses"], open: true }),
-        { max: 1000 },
-      ),
-      ports: arr(obj({ name: str(), port: int(), protocol: str(), appProtocol: str() }), {
-        max: 100,
-      }),
-    }, { required: ["addressType"], open: true }),
-  },
+  }, { required: ["addressType"], open: true }),
 };

@@ -1,30 +1,23 @@
 /**
- * The kinds aether admits, each with its API versions, scope and compiled schema checker: the
- * Gateway API kinds from the vendored v1.5.1 CRDs (experimental channel, a superset of standard:
- * experimental fields such as HTTPRoute `retry` are accepted), and the parts of core kinds aether
- * uses. Built once at module load; the table is immutable afterwards.
+ * The admission table: for each kind a caller admits, its API versions, scope and compiled schema
+ * checker. The caller names the kinds (aether's are catalogue/mod.ts `readKinds` of the route
+ * registry, compiled once in lib/gatewayapi/read_kinds.ts): admission itself knows no route kind
+ * and imports no conversion code. A Gateway API kind's schema comes from the vendored v1.5.1 CRDs
+ * (experimental channel, a superset of standard: experimental fields such as HTTPRoute `retry`
+ * are accepted), a core kind's from core_schemas.ts (the parts aether uses); a kind of the caller's
+ * own catalogue with neither (a test's invented kind) is checked by its envelope only (apiVersion,
+ * metadata; the namespace defaulted). A table is immutable once built.
  * @module
  */
 import { HAND_PREDICATES } from "./cel/predicates.ts";
 import { compileChecker, type SchemaChecker } from "./compile_checker.ts";
 import { FACTS } from "./crd/facts.gen.ts";
 import { buildCrdSchemas } from "./crd/schema.ts";
-import { CORE_KINDS } from "./core_schemas.ts";
-import type { Schema } from "./structural_schema.ts";
+import { CORE_SCHEMAS } from "./core_schemas.ts";
+import { obj, type Schema } from "./structural_schema.ts";
+import { CATALOGUE, type CatalogueKind, catalogueKind } from "../catalogue/mod.ts";
 
-/** The Gateway API kinds aether reads (a new route kind adds its name here). */
-export const GATEWAY_KINDS = [
-  "GatewayClass",
-  "Gateway",
-  "HTTPRoute",
-  "GRPCRoute",
-  "ReferenceGrant",
-  "TLSRoute",
-  "TCPRoute",
-  "UDPRoute",
-];
-
-/** What one supported kind looks like: its API versions, whether namespaced, and its schema. */
+/** What one admitted kind looks like: its API versions, whether namespaced, and its schema. */
 export interface KindInfo {
   apiVersions: readonly string[];
   namespaced: boolean;
@@ -34,9 +27,23 @@ export interface KindInfo {
   checks: Readonly<Record<string, SchemaChecker>>;
 }
 
-function buildKinds(): Readonly<Record<string, KindInfo>> {
-  const crds = buildCrdSchemas(FACTS, GATEWAY_KINDS, HAND_PREDICATES);
-  const kinds: Record<string, KindInfo> = {};
+/** The kinds a caller admits, by kind name. */
+export type AdmissionKinds = Readonly<Record<string, KindInfo>>;
+
+/**
+ * Builds the admission table of `kinds`, each an entry of `catalogue`. Compiles every schema now
+ * (a few ms for aether's kinds). Throws on a kind the catalogue does not hold, and when a hand
+ * predicate matches no CRD rule of the kinds (so `kinds` holds every Gateway API kind aether
+ * reads, as `readKinds` gives them).
+ */
+export function admissionKinds(
+  kinds: readonly string[],
+  catalogue: readonly CatalogueKind[] = CATALOGUE,
+): AdmissionKinds {
+  const entries = kinds.map((k) => catalogueKind(k, catalogue));
+  const crd = entries.filter((e) => Object.hasOwn(FACTS.kinds, e.kind)).map((e) => e.kind);
+  const crds = buildCrdSchemas(FACTS, crd, HAND_PREDICATES);
+  const table: Record<string, KindInfo> = {};
   for (const [name, k] of Object.entries(crds)) {
     const compiled = new Map<Schema, SchemaChecker>();
     const checks: Record<string, SchemaChecker> = {};
@@ -44,13 +51,23 @@ function buildKinds(): Readonly<Record<string, KindInfo>> {
       if (!compiled.has(body)) compiled.set(body, compileChecker(body));
       checks[v] = compiled.get(body)!;
     }
-    kinds[name] = { ...k, body: k.bodies[k.apiVersions[0]], checks };
+    table[name] = { ...k, body: k.bodies[k.apiVersions[0]], checks };
   }
-  for (const [name, k] of Object.entries(CORE_KINDS)) {
-    const check = compileChecker(k.body);
-    kinds[name] = { ...k, checks: Object.fromEntries(k.apiVersions.map((v) => [v, check])) };
+  for (const e of entries) {
+    if (Object.hasOwn(table, e.kind)) continue;
+    const body = Object.hasOwn(CORE_SCHEMAS, e.kind)
+      ? CORE_SCHEMAS[e.kind]
+      : obj({}, { open: true });
+    const check = compileChecker(body);
+    const apiVersions = e.versions.map((v) => (e.group ? `${e.group}/${v}` : v));
+    table[e.kind] = {
+      apiVersions,
+      namespaced: e.namespaced,
+      body,
+      checks: Object.fromEntries(apiVersions.map((v) => [v, check])),
+    };
   }
-  return Object.freeze(kinds);
+  return Object.freeze(table);
 }
 
 /** The checker of `info`'s objects of `apiVersion` (of its first version when not served). */
@@ -59,6 +76,3 @@ export function checkerFor(info: KindInfo, apiVersion: unknown): SchemaChecker {
     ? info.checks[apiVersion]
     : info.checks[info.apiVersions[0]];
 }
-
-/** The kinds aether reads, by kind name. */
-export const KINDS: Readonly<Record<string, KindInfo>> = buildKinds();

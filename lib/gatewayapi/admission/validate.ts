@@ -2,12 +2,13 @@
  * CRD defaulting and validation of one object, as the API server would do on create: defaults
  * from the schema, then schema + CEL rules, each problem naming the object and field. admitObject
  * does both in one walk; applyDefaults and validateObject are the two halves. Each takes the
- * caller's CEL evaluator (a loaded CelRules, admission/cel/rules.ts) for the rules that run on the CEL
- * library; without one, an object reaching such a rule throws CelNotLoaded.
+ * caller's admission table (admission/kinds.ts: the kinds it admits) and its CEL evaluator (a
+ * loaded CelRules, admission/cel/rules.ts) for the rules that run on the CEL library; without
+ * one, an object reaching such a rule throws CelNotLoaded.
  * @module
  */
 import type { FieldError } from "./compile_checker.ts";
-import { checkerFor, type KindInfo, KINDS } from "./kinds.ts";
+import { type AdmissionKinds, checkerFor, type KindInfo } from "./kinds.ts";
 import type { CelEvaluator } from "./structural_schema.ts";
 import type { KubeObject, Problem } from "../types.ts";
 
@@ -46,20 +47,27 @@ function defaultedWithErrors(
 /**
  * Returns the object with the CRD defaults applied as the API server applies them (e.g. path
  * match PathPrefix "/", backendRef weight 1, parentRef group/kind), plus `metadata.namespace`
- * "default" for namespaced kinds without one. Unknown kinds are returned as a copy. The result
- * shares every part without a default with `obj` (is `obj` when nothing is defaulted): treat
- * both as read-only.
+ * "default" for namespaced kinds without one. Objects of a kind not in `kinds` are returned as a
+ * copy. The result shares every part without a default with `obj` (is `obj` when nothing is
+ * defaulted): treat both as read-only.
  */
-export function applyDefaults(obj: KubeObject, cel?: CelEvaluator): KubeObject {
-  const info = KINDS[obj?.kind];
+export function applyDefaults(
+  obj: KubeObject,
+  kinds: AdmissionKinds,
+  cel?: CelEvaluator,
+): KubeObject {
+  const info = infoOf(kinds, obj?.kind);
   if (!info || typeof obj !== "object" || obj === null) return structuredClone(obj);
   return defaultedWithErrors(obj, info, cel).obj;
 }
 
-/** Whether `obj` is of a kind and apiVersion aether admits (its schema is known). */
-export function isServedKind(obj: KubeObject): boolean {
-  return typeof obj.kind === "string" && Object.hasOwn(KINDS, obj.kind) &&
-    KINDS[obj.kind].apiVersions.includes(obj.apiVersion);
+/** The table's entry of `kind`, if it has one. */
+const infoOf = (kinds: AdmissionKinds, kind: unknown): KindInfo | undefined =>
+  typeof kind === "string" && Object.hasOwn(kinds, kind) ? kinds[kind] : undefined;
+
+/** Whether `obj` is of a kind and apiVersion of `kinds` (its schema is known). */
+export function isServedKind(obj: KubeObject, kinds: AdmissionKinds): boolean {
+  return infoOf(kinds, obj.kind)?.apiVersions.includes(obj.apiVersion) === true;
 }
 
 /**
@@ -67,15 +75,16 @@ export function isServedKind(obj: KubeObject): boolean {
  */
 export function admitObject(
   raw: KubeObject,
+  kinds: AdmissionKinds,
   cel?: CelEvaluator,
 ): { obj: KubeObject; problems: Problem[] } {
-  const info = KINDS[raw?.kind];
+  const info = infoOf(kinds, raw?.kind);
   if (!info || typeof raw !== "object" || raw === null) {
-    const obj = applyDefaults(raw, cel);
-    return { obj, problems: validateObject(obj, cel) };
+    const obj = applyDefaults(raw, kinds, cel);
+    return { obj, problems: validateObject(obj, kinds, cel) };
   }
   const { obj, errors } = defaultedWithErrors(raw, info, cel);
-  return { obj, problems: objectProblems(obj, cel, errors) };
+  return { obj, problems: objectProblems(obj, kinds, cel, errors) };
 }
 
 /**
@@ -83,13 +92,18 @@ export function admitObject(
  * the fields aether uses). Returns every problem; empty when the API server would accept it.
  * Call it on a defaulted object (resolve does), as the API server validates after defaulting.
  */
-export function validateObject(obj: KubeObject, cel?: CelEvaluator): Problem[] {
-  return objectProblems(obj, cel);
+export function validateObject(
+  obj: KubeObject,
+  kinds: AdmissionKinds,
+  cel?: CelEvaluator,
+): Problem[] {
+  return objectProblems(obj, kinds, cel);
 }
 
 /** validateObject, with the body's findings given when they are known already. */
 function objectProblems(
   obj: KubeObject,
+  kinds: AdmissionKinds,
   cel: CelEvaluator | undefined,
   bodyErrors?: FieldError[],
 ): Problem[] {
@@ -104,7 +118,7 @@ function objectProblems(
     field,
     message,
   });
-  const info = KINDS[kind];
+  const info = infoOf(kinds, kind);
   if (!info) {
     return [problem("kind", kind ? `unsupported kind ${JSON.stringify(kind)}` : "kind is missing")];
   }

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
-import { applyDefaults, validateObject } from "./validate.ts";
+import * as validate from "./validate.ts";
+import { ADMISSION_KINDS } from "../read_kinds.ts";
 import type { KubeObject } from "../types.ts";
+
+/** The two halves of admission, with aether's kinds. */
+const applyDefaults = (obj: KubeObject) => validate.applyDefaults(obj, ADMISSION_KINDS);
+const validateObject = (obj: KubeObject) => validate.validateObject(obj, ADMISSION_KINDS);
 
 const route = (spec: unknown, kind = "HTTPRoute"): KubeObject => ({
   apiVersion: "gateway.networking.k8s.io/v1",

@@ -8,7 +8,6 @@
 import type { Backends, ClusterUse, NameConflict } from "../backends.ts";
 import type { Outcome } from "../status/conditions.ts";
 import type { Obj } from "../object_index.ts";
-import type { KubeObject, Problem } from "../types.ts";
 import type {
   IRBackend,
   IRFilterChain,
@@ -39,11 +38,6 @@ export interface RouteKindDef {
    * objects through that one call, whose lookups the conversion memo checks on a later resolve).
    */
   convert(backends: Backends, route: Obj<never>, mesh: boolean): ConvertedRoute;
-  /**
-   * Admission of a kind the CRD schemas do not describe (a test-only kind); absent = the CRD
-   * schema and CEL rules, as for every Gateway API kind.
-   */
-  readonly admit?: (raw: KubeObject) => { obj: KubeObject; problems: Problem[] };
 }
 
 /** The listener a rule is being rendered for (redirects depend on it). */

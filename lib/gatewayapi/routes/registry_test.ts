@@ -1,65 +1,19 @@
 /**
  * The route-kind registry is the only seam a new route kind needs: a test-only kind (one
- * conversion function and one list entry) attaches to Gateways and Services, resolves its
- * backends, lands in the IR and gets status through the shared code.
+ * conversion function and one list entry, plus its catalogue entry where aether's catalogue has
+ * the CRD's) attaches to Gateways and Services, resolves its backends, lands in the IR and gets
+ * status through the shared code.
  */
 import assert from "node:assert/strict";
-import { RuleContext } from "./rule_common.ts";
 import { resolve } from "../resolve.ts";
 import { ROUTE_KINDS } from "./registry.ts";
-import type { RouteKindDef } from "./kind.ts";
+import { CATALOGUE } from "../catalogue/mod.ts";
 import { supportedFeatures } from "../gateways.ts";
-import type { HTTPBackendRef, KubeObject } from "../types.ts";
-import { gateway, gatewayClass } from "../../../testbed/fixtures/objects.ts";
-
-/** A test-only kind: `spec.path` (exact) forwards to `spec.backendRefs`. */
-const PROBE_ROUTE: RouteKindDef = {
-  kind: "ProbeRoute",
-  protocols: ["HTTP"],
-  chain: "http",
-  http2Backends: false,
-  features: ["ProbeRoute"],
-  convert(backends, route: { metadata: { namespace: string; name: string }; spec: unknown }, mesh) {
-    const spec = route.spec as { path: string; backendRefs: HTTPBackendRef[] };
-    const ctx = new RuleContext(
-      backends,
-      "ProbeRoute",
-      route.metadata.namespace,
-      route.metadata.name,
-      {
-        mesh,
-      },
-    );
-    const forward = ctx.weightedBackends(spec.backendRefs, "spec.backendRefs");
-    const match = {
-      path: { type: "Exact" as const, value: spec.path },
-      headers: [],
-      queryParams: [],
-    };
-    return ctx.finish([{
-      matches: [{
-        name: `${ctx.rulePrefix(0, undefined)}/match/0`,
-        match,
-        key: [0, spec.path.length],
-      }],
-      action: () => ({ kind: "forward", backends: forward, mirrors: [] }),
-    }]);
-  },
-  admit: (raw) => ({
-    obj: { ...raw, metadata: { namespace: "default", ...raw.metadata } },
-    problems: [],
-  }),
-};
+import type { KubeObject } from "../types.ts";
+import { PROBE_ENTRY, PROBE_ROUTE, probeParents } from "./_test_utils.ts";
 
 const objects: KubeObject[] = [
-  gatewayClass(),
-  gateway("edge", [{ name: "http", port: 8080, protocol: "HTTP" }], "app"),
-  {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name: "web", namespace: "app" },
-    spec: { ports: [{ name: "http", port: 80 }] },
-  },
+  ...probeParents(),
   {
     apiVersion: "gateway.networking.k8s.io/v1",
     kind: "ProbeRoute",
@@ -74,7 +28,10 @@ const objects: KubeObject[] = [
 
 Deno.test("route kinds: a test-only kind registered in the list is served end to end", () => {
   const kinds = [...ROUTE_KINDS, PROBE_ROUTE];
-  const { ir, mesh, statuses, problems } = resolve(objects, { routeKinds: kinds });
+  const { ir, mesh, statuses, problems } = resolve(objects, {
+    routeKinds: kinds,
+    catalogue: [...CATALOGUE, PROBE_ENTRY],
+  });
   assert.deepEqual(problems, []);
 
   // Edge: the listener lists the kind, the route is placed and its backend's cluster made.

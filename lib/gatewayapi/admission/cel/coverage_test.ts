@@ -5,9 +5,19 @@ import { CelNotLoaded, CelRules } from "./rules.ts";
 import { HAND_PREDICATES } from "./predicates.ts";
 import { FACTS } from "../crd/facts.gen.ts";
 import { buildCrdSchemas, type RuleUse } from "../crd/schema.ts";
-import { GATEWAY_KINDS } from "../kinds.ts";
-import { any } from "../structural_schema.ts";
-import { applyDefaults, validateObject } from "../validate.ts";
+import { gatewayReadKinds } from "../../catalogue/mod.ts";
+import { ROUTE_KINDS } from "../../routes/registry.ts";
+import { ADMISSION_KINDS } from "../../read_kinds.ts";
+import { any, type CelEvaluator } from "../structural_schema.ts";
+import * as validate from "../validate.ts";
+import type { KubeObject } from "../../types.ts";
+
+/** The Gateway API kinds aether admits. */
+const GATEWAY_KINDS = gatewayReadKinds(ROUTE_KINDS);
+const applyDefaults = (obj: KubeObject, cel?: CelEvaluator) =>
+  validate.applyDefaults(obj, ADMISSION_KINDS, cel);
+const validateObject = (obj: KubeObject, cel?: CelEvaluator) =>
+  validate.validateObject(obj, ADMISSION_KINDS, cel);
 
 // deno-lint-ignore no-explicit-any
 type Yaml = any;

@@ -13,7 +13,8 @@ import { isObject } from "../../../data/clone.ts";
 import { compileChecker, type SchemaChecker } from "../compile_checker.ts";
 import { FACTS } from "../crd/facts.gen.ts";
 import { buildCrdSchemas, type CrdKindSchema, type RuleUse } from "../crd/schema.ts";
-import { GATEWAY_KINDS } from "../kinds.ts";
+import { gatewayReadKinds } from "../../catalogue/mod.ts";
+import { ROUTE_KINDS } from "../../routes/registry.ts";
 import type { Schema } from "../structural_schema.ts";
 import { corpus, LARGE, mutations } from "../../../../testbed/fixtures/mutation_corpus.ts";
 
@@ -23,7 +24,7 @@ type Json = any;
 const uses: RuleUse[] = [];
 const kinds: Record<string, CrdKindSchema> = buildCrdSchemas(
   FACTS,
-  GATEWAY_KINDS,
+  gatewayReadKinds(ROUTE_KINDS),
   HAND_PREDICATES,
   uses,
 );

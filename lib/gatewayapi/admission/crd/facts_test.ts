@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { generateFacts, OUTPUT, render } from "../../../../tools/gen_crds.ts";
 import { FACTS } from "./facts.gen.ts";
-import { KINDS } from "../kinds.ts";
+import { ADMISSION_KINDS as KINDS } from "../../read_kinds.ts";
 
 /** A schema node seen as a plain record (the test walks down known paths). */
 // deno-lint-ignore no-explicit-any
