@@ -1,13 +1,13 @@
 /**
  * Where an agent's configuration comes from: a folder or file of YAML (`--config`), or the
  * Kubernetes API server (`--kubeconfig <file>`, or `--in-cluster` for the pod's service account).
- * The Kubernetes client (and its npm package, most of a cold start's module loading) is imported
- * only when the API server is the source.
+ * The Kubernetes client (and its npm package, most of a cold start's module loading) and the route
+ * registry are imported only when the API server is the source.
  * @module
  */
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
-import { DEFAULT_KINDS } from "../lib/kube/kinds.ts";
+import { readKinds } from "../lib/gatewayapi/catalogue/mod.ts";
 import { FileSource } from "../lib/source/files.ts";
 import type { Source, SourceObject } from "../lib/source/types.ts";
 
@@ -55,11 +55,13 @@ function withoutIpAddresses(o: SourceObject): SourceObject {
   return { ...o, spec: { ...spec, addresses } };
 }
 
-/** Kinds the node role reads: everything but Secrets (its identities come from SPIRE), plus its Pods. */
-export const NODE_KINDS: readonly string[] = [
-  ...DEFAULT_KINDS.filter((k) => k !== "Secret"),
-  "Pod",
-];
+/**
+ * Kinds the node role reads, serving `routeKinds` (the registry's `ROUTE_KINDS`): every kind aether
+ * reads but Secrets (its identities come from SPIRE); its Pods included.
+ */
+export function nodeKinds(routeKinds: readonly { readonly kind: string }[]): string[] {
+  return readKinds(routeKinds).filter((k) => k !== "Secret");
+}
 
 /** Says what is wrong with the flags (exactly one source), or undefined when they are fine. */
 export function sourceFlagsError(f: SourceFlags): string | undefined {
@@ -89,7 +91,10 @@ export async function configSource(
       keepDir: ctx.keepDir,
     });
   }
-  const { KubeClient, KubeSource } = await import("../lib/kube/mod.ts");
+  const [{ defaultKinds, KubeClient, KubeSource }, { ROUTE_KINDS }] = await Promise.all([
+    import("../lib/kube/mod.ts"),
+    import("../lib/gatewayapi/routes/registry.ts"),
+  ]);
   const client = new KubeClient(
     f.inCluster ? { inCluster: true } : { kubeconfig: f.kubeconfig!, context: f.kubeContext },
   );
@@ -98,6 +103,8 @@ export async function configSource(
     client,
     logger: ctx.logger.child("kube"),
     metrics: ctx.metrics,
-    ...(ctx.nodeName ? { kinds: [...NODE_KINDS], nodeName: ctx.nodeName } : {}),
+    ...(ctx.nodeName
+      ? { kinds: nodeKinds(ROUTE_KINDS), nodeName: ctx.nodeName }
+      : { kinds: defaultKinds(ROUTE_KINDS) }),
   });
 }

@@ -8,8 +8,8 @@
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import { Engine } from "../lib/engine/mod.ts";
-import { MESH_CONTROLLER_NAME, type ResolveOptions } from "../lib/gatewayapi/mod.ts";
-import { type KubeClient, KubeSource, LeaderElector } from "../lib/kube/mod.ts";
+import { MESH_CONTROLLER_NAME, type ResolveOptions, ROUTE_KINDS } from "../lib/gatewayapi/mod.ts";
+import { defaultKinds, type KubeClient, KubeSource, LeaderElector } from "../lib/kube/mod.ts";
 import { EdgeReconciler } from "./edge_reconcile.ts";
 import type { EdgeOptions } from "./edge.ts";
 import { StatusSink } from "./status_sink.ts";
@@ -106,7 +106,12 @@ export async function runController(opts: ControllerOptions): Promise<Controller
   const logger = opts.logger ?? new Logger("controller");
   const metrics = opts.metrics ?? new Registry();
   const ours = new Set([opts.controllerName, opts.meshControllerName]);
-  const source = new KubeSource({ client: opts.client, logger: logger.child("kube"), metrics });
+  const source = new KubeSource({
+    client: opts.client,
+    kinds: defaultKinds(ROUTE_KINDS),
+    logger: logger.child("kube"),
+    metrics,
+  });
   const elector = new LeaderElector({
     client: opts.client,
     namespace: opts.leaseNamespace,

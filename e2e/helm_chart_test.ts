@@ -11,8 +11,9 @@ import { assert, assertEquals } from "../testbed/assert.ts";
 import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
-import { DEFAULT_KINDS, kindSpec, KubeClient, KubeSource } from "../lib/kube/mod.ts";
-import { NODE_KINDS } from "../agent/config_source.ts";
+import { defaultKinds, kindSpec, KubeClient, KubeSource } from "../lib/kube/mod.ts";
+import { ROUTE_KINDS } from "../lib/gatewayapi/mod.ts";
+import { nodeKinds } from "../agent/config_source.ts";
 import { controllerDefaults, runController } from "../controller/run.ts";
 import { type Kube, startKube } from "./peers/kube.ts";
 import { exec, waitFor } from "./peers/proc.ts";
@@ -48,6 +49,7 @@ function granted(role: Any, verb: string): string[] {
   return out.sort();
 }
 
+const DEFAULT_KINDS = defaultKinds(ROUTE_KINDS), NODE_KINDS = nodeKinds(ROUTE_KINDS);
 const readable = (kinds: readonly string[]) =>
   [
     "apiextensions.k8s.io/customresourcedefinitions",
@@ -290,7 +292,7 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
         const nodeMetrics = new Registry();
         const node = new KubeSource({
           client: new KubeClient({ kubeconfig: agentKc }),
-          kinds: [...NODE_KINDS],
+          kinds: NODE_KINDS,
           nodeName: "node-a",
           logger: new Logger("agent", (l) => nodeLogs.push(l), "info"),
           metrics: nodeMetrics,

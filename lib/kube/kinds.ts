@@ -1,9 +1,18 @@
 /**
- * The kinds the pipeline reads from the API server: where each lives (group, versions, plural),
- * whether a CRD gates it, and how an object is trimmed before it is kept.
+ * The kinds the pipeline reads from the API server: where each lives (group, versions, plural:
+ * the kind catalogue's, lib/gatewayapi/catalogue), whether a CRD gates it, and how an object is
+ * trimmed before it is kept.
  * @module
  */
 import type { SourceObject } from "../source/types.ts";
+import {
+  CATALOGUE,
+  type CatalogueKind,
+  catalogueKind,
+  isCoreKind,
+  readKinds,
+  watchVersions,
+} from "../gatewayapi/catalogue/mod.ts";
 
 /** The Gateway API group. */
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io";
@@ -21,41 +30,38 @@ export interface KindSpec {
   crd: boolean;
 }
 
-/** Every kind the source knows, in the order revisions list them. */
-export const KIND_SPECS: readonly KindSpec[] = [
-  gw("GatewayClass", "gatewayclasses", ["v1"], false),
-  gw("Gateway", "gateways", ["v1"]),
-  gw("HTTPRoute", "httproutes", ["v1"]),
-  gw("GRPCRoute", "grpcroutes", ["v1"]),
-  gw("TLSRoute", "tlsroutes", ["v1", "v1alpha3", "v1alpha2"]),
-  gw("TCPRoute", "tcproutes", ["v1alpha2"]),
-  gw("UDPRoute", "udproutes", ["v1alpha2"]),
-  gw("ReferenceGrant", "referencegrants", ["v1beta1", "v1"]),
-  core("Namespace", "", "v1", "namespaces", false),
-  core("Service", "", "v1", "services"),
-  core("EndpointSlice", "discovery.k8s.io", "v1", "endpointslices"),
-  core("Secret", "", "v1", "secrets"),
-  core("Pod", "", "v1", "pods"),
-];
-
-/** The default kinds: what the edge and the controller read. */
-export const DEFAULT_KINDS: readonly string[] = KIND_SPECS.filter((k) => k.kind !== "Pod").map((
-  k,
-) => k.kind);
-
-function gw(kind: string, plural: string, versions: string[], namespaced = true): KindSpec {
-  return { kind, group: GATEWAY_API_GROUP, versions, plural, namespaced, crd: true };
+/** The spec of a catalogue entry (a kind not core is a CRD's). */
+function specOf(entry: CatalogueKind): KindSpec {
+  const { kind, group, plural, namespaced } = entry;
+  return {
+    kind,
+    group,
+    versions: watchVersions(entry),
+    plural,
+    namespaced,
+    crd: !isCoreKind(kind),
+  };
 }
 
-function core(kind: string, group: string, v: string, plural: string, namespaced = true): KindSpec {
-  return { kind, group, versions: [v], plural, namespaced, crd: false };
+/** The kind spec by kind name, from `catalogue` (default aether's); throws on a kind it lacks. */
+export function kindSpec(kind: string, catalogue: readonly CatalogueKind[] = CATALOGUE): KindSpec {
+  return specOf(catalogueKind(kind, catalogue));
 }
 
-/** The kind spec by kind name; throws on a kind aether does not read. */
-export function kindSpec(kind: string): KindSpec {
-  const spec = KIND_SPECS.find((k) => k.kind === kind);
-  if (!spec) throw new Error(`unknown kind ${kind}: aether reads ${KIND_SPECS.map((k) => k.kind)}`);
-  return spec;
+/** The specs of `kinds`, in their order (the order revisions list them). */
+export function kindSpecs(
+  kinds: readonly string[],
+  catalogue: readonly CatalogueKind[] = CATALOGUE,
+): KindSpec[] {
+  return kinds.map((k) => kindSpec(k, catalogue));
+}
+
+/**
+ * The default kinds: what the edge and the controller read — the catalogue's read kinds with the
+ * route kinds served (the registry's, `ROUTE_KINDS`), but Pods.
+ */
+export function defaultKinds(routeKinds: readonly { readonly kind: string }[]): string[] {
+  return readKinds(routeKinds).filter((k) => k !== "Pod");
 }
 
 /** `apiVersion` for a group and version. */

@@ -4,8 +4,10 @@
  * status writes.
  *
  * ```ts
- * import { KubeClient, KubeSource } from "./mod.ts";
- * const source = new KubeSource({ client: new KubeClient({ kubeconfig: "kubeconfig" }) });
+ * import { defaultKinds, KubeClient, KubeSource } from "./mod.ts";
+ * import { ROUTE_KINDS } from "../gatewayapi/mod.ts";
+ * const client = new KubeClient({ kubeconfig: "kubeconfig" });
+ * const source = new KubeSource({ client, kinds: defaultKinds(ROUTE_KINDS) });
  * await source.start((revision) => console.log(revision.objects.length));
  * ```
  * @module
@@ -17,8 +19,8 @@ export {
   KubeError,
   type KubeResponse,
 } from "./client.ts";
-export { DEFAULT_KINDS, KubeSource, type KubeSourceOptions } from "./source.ts";
-export { KIND_SPECS, type KindSpec, kindSpec, objectPath } from "./kinds.ts";
+export { KubeSource, type KubeSourceOptions } from "./source.ts";
+export { defaultKinds, type KindSpec, kindSpec, objectPath } from "./kinds.ts";
 export { type Backoff, Reflector } from "./reflector.ts";
 export { LeaderElector, type LeaseOptions, microTime } from "./lease.ts";
 export { type PatchResult, patchStatus, type StatusTarget } from "./status_patch.ts";

@@ -20,22 +20,25 @@ import {
   collectionPath,
   crdName,
   type CrdSummary,
-  DEFAULT_KINDS,
-  KIND_SPECS,
   type KindSpec,
+  kindSpecs,
   servedVersion,
   summarizeCrd,
   trimObject,
 } from "./kinds.ts";
 import { type Backoff, Reflector, type ReflectorMetrics } from "./reflector.ts";
-
-export { DEFAULT_KINDS };
+import type { CatalogueKind } from "../gatewayapi/catalogue/mod.ts";
 
 /** Options of KubeSource. */
 export interface KubeSourceOptions {
   client: KubeClient;
-  /** Kinds to read (default: every kind but Pod). */
-  kinds?: string[];
+  /**
+   * Kinds to read, in the order revisions list them: `defaultKinds(ROUTE_KINDS)` (kinds.ts) for
+   * the edge and the controller.
+   */
+  kinds: readonly string[];
+  /** Where the kinds live (default aether's kind catalogue); a test may add a kind of its own. */
+  catalogue?: readonly CatalogueKind[];
   /** Pods are read only with this spec.nodeName (the node role); required when kinds has Pod. */
   nodeName?: string;
   logger?: Logger;
@@ -76,9 +79,8 @@ export class KubeSource implements Source {
   constructor(opts: KubeSourceOptions) {
     this.#opts = opts;
     this.#log = opts.logger ?? new Logger("kube");
-    const kinds = new Set(opts.kinds ?? DEFAULT_KINDS);
-    this.#specs = KIND_SPECS.filter((k) => kinds.has(k.kind));
-    if (kinds.has("Pod") && !opts.nodeName) {
+    this.#specs = kindSpecs(opts.kinds, opts.catalogue);
+    if (opts.kinds.includes("Pod") && !opts.nodeName) {
       throw new Error("reading Pods needs a node name (--node-name or $NODE_NAME)");
     }
     const m = opts.metrics ?? new Registry();

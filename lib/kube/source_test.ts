@@ -15,6 +15,8 @@ import { installCrds, type Kube, startKube } from "../../e2e/peers/kube.ts";
 import { KubeClient } from "./client.ts";
 import { Reflector } from "./reflector.ts";
 import { KubeSource } from "./source.ts";
+import { defaultKinds } from "./kinds.ts";
+import { ROUTE_KINDS } from "../gatewayapi/routes/registry.ts";
 
 const quiet = new Logger("kube-test", () => {});
 const backoff = { initialMs: 100, maxMs: 1000 };
@@ -102,7 +104,13 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
     });
 
     const metrics = new Registry();
-    const source = new KubeSource({ client, logger: quiet, metrics, backoff });
+    const source = new KubeSource({
+      client,
+      kinds: defaultKinds(ROUTE_KINDS),
+      logger: quiet,
+      metrics,
+      backoff,
+    });
     const c = collector();
     await source.start(c.push);
     try {

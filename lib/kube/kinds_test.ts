@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import { ROUTE_KINDS } from "../gatewayapi/routes/registry.ts";
+import {
+  collectionPath,
+  crdName,
+  defaultKinds,
+  kindSpec,
+  kindSpecs,
+  servedVersion,
+} from "./kinds.ts";
+
+Deno.test("kind specs: the catalogue gives each read kind's group, versions, plural and scope", () => {
+  const gw = (kind: string, plural: string, versions: string[], namespaced = true) => ({
+    kind,
+    group: "gateway.networking.k8s.io",
+    versions,
+    plural,
+    namespaced,
+    crd: true,
+  });
+  const core = (kind: string, group: string, plural: string, namespaced = true) => ({
+    kind,
+    group,
+    versions: ["v1"],
+    plural,
+    namespaced,
+    crd: false,
+  });
+  // What the hand-written table said before the catalogue: the same specs, in the same order.
+  assert.deepEqual(kindSpecs([...defaultKinds(ROUTE_KINDS), "Pod"]), [
+    gw("GatewayClass", "gatewayclasses", ["v1"], false),
+    gw("Gateway", "gateways", ["v1"]),
+    gw("HTTPRoute", "httproutes", ["v1"]),
+    gw("GRPCRoute", "grpcroutes", ["v1"]),
+    gw("TLSRoute", "tlsroutes", ["v1", "v1alpha3", "v1alpha2"]),
+    gw("TCPRoute", "tcproutes", ["v1alpha2"]),
+    gw("UDPRoute", "udproutes", ["v1alpha2"]),
+    gw("ReferenceGrant", "referencegrants", ["v1beta1", "v1"]),
+    core("Namespace", "", "namespaces", false),
+    core("Service", "", "services"),
+    core("EndpointSlice", "discovery.k8s.io", "endpointslices"),
+    core("Secret", "", "secrets"),
+    core("Pod", "", "pods"),
+  ]);
+  assert.throws(() => kindSpec("ConfigMap"), /unknown kind ConfigMap/);
+});
+
+Deno.test("kind specs: the first watch version the CRD serves is read", () => {
+  const grant = kindSpec("ReferenceGrant");
+  assert.equal(crdName(grant), "referencegrants.gateway.networking.k8s.io");
+  const crd = (served: string[]) => ({ name: crdName(grant), established: true, served });
+  assert.equal(servedVersion(grant, crd(["v1", "v1beta1"])), "v1beta1");
+  assert.equal(servedVersion(grant, crd(["v1"])), "v1");
+  assert.equal(servedVersion(grant, { ...crd(["v1"]), established: false }), undefined);
+  assert.equal(
+    collectionPath(kindSpec("TLSRoute"), servedVersion(kindSpec("TLSRoute"), crd(["v1alpha2"]))!),
+    "/apis/gateway.networking.k8s.io/v1alpha2/tlsroutes",
+  );
+  assert.equal(
+    collectionPath(kindSpec("EndpointSlice"), "v1"),
+    "/apis/discovery.k8s.io/v1/endpointslices",
+  );
+});
