@@ -2,10 +2,16 @@
  * What status each object should carry, from resolve's computed statuses and the object as the
  * API server holds it. Pure: conditions merged so lastTransitionTime moves only on a status
  * change; on routes, only our `parents[]` entries are ours to set (other controllers' are kept),
- * and a route we no longer attach to loses our entries.
+ * and a route we no longer attach to loses our entries. Routes are the objects of the registry's
+ * route kinds (`ROUTE_KINDS`, or the kinds a caller passes).
  * @module
  */
-import { mergeStatus, type ObjectStatus, withOtherParents } from "../lib/gatewayapi/mod.ts";
+import {
+  mergeStatus,
+  type ObjectStatus,
+  ROUTE_KINDS,
+  withOtherParents,
+} from "../lib/gatewayapi/mod.ts";
 import type { StatusTarget } from "../lib/kube/mod.ts";
 import { objectKey, type SourceObject } from "../lib/source/types.ts";
 
@@ -17,21 +23,22 @@ export interface StatusUpdate {
   live: unknown;
 }
 
-const ROUTE_KINDS = new Set(["HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"]);
-
 type Parent = { controllerName?: string };
 
 /**
  * The status updates for `statuses` (resolve's output) over `objects` (the source revision, with
- * their current status). `isOurs` tells our controllerNames; `now` stamps changed conditions.
- * Every returned update may still equal its live status (the writer compares).
+ * their current status). `isOurs` tells our controllerNames; `now` stamps changed conditions;
+ * `routeKinds` are the kinds whose `parents[]` entries we share with other controllers. Every
+ * returned update may still equal its live status (the writer compares).
  */
 export function planStatus(
   objects: readonly SourceObject[],
   statuses: readonly ObjectStatus[],
   now: string,
   isOurs: (controllerName: string) => boolean,
+  routeKinds: readonly { readonly kind: string }[] = ROUTE_KINDS,
 ): StatusUpdate[] {
+  const routes = new Set(routeKinds.map((k) => k.kind));
   const live = new Map(objects.map((o) => [objectKey(o), o]));
   const out: StatusUpdate[] = [];
   const covered = new Set<string>();
@@ -57,11 +64,11 @@ export function planStatus(
     );
     if (!o) continue;
     const merged = mergeStatus(o.status, s.status, now);
-    push(o, ROUTE_KINDS.has(o.kind) ? withOtherParents(o.status, merged, isOurs) : merged);
+    push(o, routes.has(o.kind) ? withOtherParents(o.status, merged, isOurs) : merged);
   }
   // Routes that still carry an entry of ours that resolve no longer gives: drop ours.
   for (const o of objects) {
-    if (!ROUTE_KINDS.has(o.kind) || covered.has(objectKey(o))) continue;
+    if (!routes.has(o.kind) || covered.has(objectKey(o))) continue;
     const parents = ((o.status as { parents?: Parent[] } | undefined)?.parents) ?? [];
     if (!parents.some((p) => isOurs(p.controllerName ?? ""))) continue;
     push(o, withOtherParents(o.status, { parents: [] }, isOurs));

@@ -114,7 +114,7 @@ function ageOrder(first: Map<string, KubeObject>, memo: AgeOrderMemo): KubeObjec
  */
 export function indexObjects(
   objects: KubeObject[],
-  routeKinds: readonly string[] = ["HTTPRoute", "GRPCRoute"],
+  routeKinds: readonly string[],
   order: AgeOrderMemo = {},
 ): { indexed: ObjectIndex; problems: Problem[] } {
   const problems: Problem[] = [];
