@@ -8,8 +8,8 @@
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
 import { readKinds } from "../lib/gatewayapi/catalogue/mod.ts";
-import { FileSource } from "../lib/source/files.ts";
-import type { Source, SourceObject } from "../lib/source/types.ts";
+import { FileSource } from "../lib/source/files/mod.ts";
+import type { Source, SourceObject } from "../lib/source/mod.ts";
 
 /** The source flags of `agent standalone|node`. */
 export interface SourceFlags {
@@ -93,7 +93,7 @@ export async function configSource(
   }
   const [{ defaultKinds, KubeClient, KubeSource }, { ROUTE_KINDS }] = await Promise.all([
     import("../lib/kube/mod.ts"),
-    import("../lib/gatewayapi/routes/registry.ts"),
+    import("../lib/gatewayapi/mod.ts"),
   ]);
   const client = new KubeClient(
     f.inCluster ? { inCluster: true } : { kubeconfig: f.kubeconfig!, context: f.kubeContext },

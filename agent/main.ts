@@ -125,7 +125,7 @@ async function main(args: string[]): Promise<number> {
   const nodeId = role === "node" ? nodeName : values["node-id"]!;
   const stateDir = limits.stateDir ?? defaultStateDir(nodeId);
   const agent = role === "node"
-    ? await (await import("./node/run.ts")).runNode({
+    ? await (await import("./node/mod.ts")).runNode({
       ...common,
       stateDir,
       nodeName,
@@ -134,7 +134,7 @@ async function main(args: string[]): Promise<number> {
       trustDomain: values["trust-domain"],
       spiffeIdTemplate: values["spiffe-id-template"],
     })
-    : await (await import("./edge/run.ts")).runStandalone({
+    : await (await import("./edge/mod.ts")).runStandalone({
       ...common,
       stateDir,
       bindAddress: values["bind-address"]!,

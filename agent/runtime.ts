@@ -5,15 +5,15 @@
  */
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
-import { type AdminServer, splitHostPort, startAdmin } from "./admin/server.ts";
+import { type AdminServer, splitHostPort, startAdmin } from "./admin/mod.ts";
 import { DnsResponder } from "./dns/mod.ts";
-import { EnvoyProcess, recordedEnvoy } from "./envoy/process.ts";
-import { claimStateDir, cleanStaleStateDirs, tempStatePrefix } from "./envoy/state.ts";
+import { EnvoyProcess, recordedEnvoy } from "./envoy/mod.ts";
+import { claimStateDir, cleanStaleStateDirs, tempStatePrefix } from "./envoy/mod.ts";
 import { dirname } from "node:path";
-import { locateEnvoy } from "./envoy/locate.ts";
+import { locateEnvoy } from "./envoy/mod.ts";
 import type { SnapshotCache } from "./xds/cache/mod.ts";
 import { envoyBootstrap, XdsServer, type XdsServerOptions } from "./xds/server/mod.ts";
-import { xdsDebug } from "./admin/xds_debug.ts";
+import { xdsDebug } from "./admin/mod.ts";
 
 /** Options shared by every role. */
 export interface RuntimeOptions {

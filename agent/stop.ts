@@ -6,7 +6,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { recordedEnvoy } from "./envoy/process.ts";
+import { recordedEnvoy } from "./envoy/mod.ts";
 import {
   type AgentRecord,
   defaultStateDir,
@@ -14,7 +14,7 @@ import {
   processStartTime,
   readRecord,
   statePaths,
-} from "./envoy/state.ts";
+} from "./envoy/mod.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -8,7 +8,7 @@
  * @module
  */
 import { withCluster } from "../testbed/cluster/mod.ts";
-import { openApi } from "../testbed/cluster/api.ts";
+import { openApi } from "../testbed/cluster/mod.ts";
 import { request } from "../e2e/http_client.ts";
 import { podPids, releaseNs, setUp, waitFor } from "../e2e/cluster_ha.ts";
 

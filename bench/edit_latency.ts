@@ -9,7 +9,7 @@
 import http from "node:http";
 import { Logger } from "../lib/log/mod.ts";
 import { MemorySource } from "../testbed/memory_source.ts";
-import { runStandalone, standaloneDefaults } from "../agent/edge/run.ts";
+import { runStandalone, standaloneDefaults } from "../agent/edge/mod.ts";
 import { startEcho } from "../e2e/echo/server.ts";
 import { freePort, request } from "../e2e/http_client.ts";
 import { syntheticConfig, syntheticRoute } from "../testbed/fixtures/synthetic_config.ts";

@@ -10,10 +10,10 @@
  *   deno run -A bench/eg_core.ts <file> [rounds=3]
  * @module
  */
-import { readConfig } from "../lib/source/files.ts";
+import { readConfig } from "../lib/source/files/mod.ts";
 import { CelRules, resolve, ResolveState } from "../lib/gatewayapi/mod.ts";
-import { admit } from "../lib/gatewayapi/admission/admit.ts";
-import { ADMISSION_KINDS } from "../lib/gatewayapi/read_kinds.ts";
+import { admit } from "../lib/gatewayapi/admission/mod.ts";
+import { ADMISSION_KINDS } from "../lib/gatewayapi/mod.ts";
 import { translate } from "../agent/xds/translate/mod.ts";
 import { Snapshot } from "../agent/xds/cache/mod.ts";
 import { envoyRoot } from "../agent/xds/proto.ts";

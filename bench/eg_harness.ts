@@ -9,8 +9,8 @@
  */
 import { join } from "node:path";
 import { peersDir, projectRoot } from "../testbed/peers/mod.ts";
-import { findGo, goModuleDir, moduleVersion } from "../testbed/peers/go.ts";
-import { exists, run, withFileLock } from "../testbed/peers/util.ts";
+import { findGo, goModuleDir, moduleVersion } from "../testbed/peers/mod.ts";
+import { exists, run, withFileLock } from "../testbed/peers/mod.ts";
 import { createHash } from "node:crypto";
 
 const hashText = (t: string) => createHash("sha256").update(t).digest("hex").slice(0, 12);

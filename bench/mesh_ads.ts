@@ -14,9 +14,9 @@ import {
   adsService,
   type DeltaDiscoveryRequest,
   type DeltaDiscoveryResponse,
-} from "../agent/xds/server/service.ts";
+} from "../agent/xds/server/mod.ts";
 import { TypeUrl } from "../agent/xds/proto.ts";
-import { NodeSnapshots } from "../agent/node/snapshots.ts";
+import { NodeSnapshots } from "../agent/node/mod.ts";
 
 /** A node role's control plane listening on 127.0.0.1:`port`. */
 export interface MeshXds {

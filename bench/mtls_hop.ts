@@ -25,13 +25,13 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/run.ts";
+import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/mod.ts";
 import { createPodNetwork, type NetPod } from "../e2e/netns.ts";
 import { type Proc, waitFor } from "../e2e/peers/proc.ts";
 import { type Spire, startSpire } from "../e2e/spire.ts";
 import { toYaml } from "../e2e/harness.ts";
 import { echoInPod, netPodObject, podService, secretPem } from "../e2e/identity_harness.ts";
-import { bundleSecretName } from "../agent/xds/translate/mtls.ts";
+import { bundleSecretName } from "../agent/xds/translate/mod.ts";
 import { type Pem, startReferencePair } from "./mtls_reference.ts";
 import {
   type Bucket,

@@ -8,7 +8,7 @@
  * `deno run -A bench/parse.ts <routes> [services]` prints one JSON line (medians of 3 runs).
  */
 import { parseAllDocuments, stringify } from "yaml";
-import { parseYamlObjects } from "../lib/source/yaml_docs.ts";
+import { parseYamlObjects } from "../lib/source/files/mod.ts";
 import { syntheticConfig, syntheticRoute } from "../testbed/fixtures/synthetic_config.ts";
 
 const routes = Number(Deno.args[0] ?? 1000);

@@ -9,7 +9,7 @@ import { SnapshotCache } from "../agent/xds/cache/mod.ts";
 import { EdgeSnapshots } from "../agent/xds/edge_snapshots.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 
 /** Returns `apply(revision, objects)`, which throws when the engine reports an error. */
 export function pipelineApply(): (revision: number, objects: SourceObject[]) => void {

@@ -10,7 +10,7 @@ import { resolve } from "../lib/gatewayapi/mod.ts";
 import { translate } from "../agent/xds/translate/mod.ts";
 import { Snapshot } from "../agent/xds/cache/mod.ts";
 import { envoyRoot } from "../agent/xds/proto.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 import { syntheticConfig, syntheticRoute } from "../testbed/fixtures/synthetic_config.ts";
 import { pipelineApply } from "./pipeline_apply.ts";
 

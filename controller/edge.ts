@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Manifest } from "../lib/kube/mod.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 
 /** Where and how edges run. */
 export interface EdgeOptions {

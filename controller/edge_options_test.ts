@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { resolve } from "../lib/gatewayapi/mod.ts";
-import type { KubeObject } from "../lib/gatewayapi/types.ts";
+import type { KubeObject } from "../lib/gatewayapi/mod.ts";
 import { gateway, gatewayClass } from "../testbed/fixtures/objects.ts";
 import { edgeResolveOptions } from "./run.ts";
 

@@ -10,7 +10,7 @@ import type { ObjectStatus } from "../lib/gatewayapi/mod.ts";
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
 import { applyObject, deleteObject, type KubeClient, type Manifest } from "../lib/kube/mod.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 import {
   edgeName,
   type EdgeOptions,

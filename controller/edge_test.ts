@@ -12,7 +12,7 @@ import { ensurePeer } from "../testbed/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { MemorySource } from "../testbed/memory_source.ts";
-import type { SourceRevision } from "../lib/source/types.ts";
+import type { SourceRevision } from "../lib/source/mod.ts";
 import { onlyGateway } from "../agent/config_source.ts";
 import { installCrds, type Kube, startKube } from "../e2e/peers/kube.ts";
 import { waitFor } from "../e2e/peers/proc.ts";

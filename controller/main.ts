@@ -8,7 +8,7 @@ import { Logger } from "../lib/log/mod.ts";
 import { runMain, untilSignal } from "../lib/cli/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
-import { controllerDefaults as d, runController } from "./run.ts";
+import { controllerDefaults as d, runController } from "./mod.ts";
 
 const usage = `usage: controller (--kubeconfig <file> | --in-cluster) [flags]
 

@@ -13,7 +13,7 @@ import {
   withOtherParents,
 } from "../lib/gatewayapi/mod.ts";
 import type { StatusTarget } from "../lib/kube/mod.ts";
-import { objectKey, type SourceObject } from "../lib/source/types.ts";
+import { objectKey, type SourceObject } from "../lib/source/mod.ts";
 
 /** The status one object should have, and what it has now. */
 export interface StatusUpdate {

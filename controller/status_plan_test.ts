@@ -1,6 +1,6 @@
 import { assertEquals } from "../testbed/assert.ts";
 import { planStatus } from "./status_plan.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 
 const ours = (n: string) => n.startsWith("gateway.aether.io/");
 const T0 = "2026-01-01T00:00:00Z", T1 = "2026-01-02T00:00:00Z";

@@ -4,7 +4,7 @@
  * Only while `isLeader()`; never in the way of anything else (offer returns at once).
  * @module
  */
-import { equalData } from "../lib/data/clone.ts";
+import { equalData } from "../lib/data/mod.ts";
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
 import { type KubeClient, patchStatus } from "../lib/kube/mod.ts";

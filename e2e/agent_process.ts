@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import type { AgentRecord, EnvoyRecord } from "../agent/envoy/state.ts";
+import type { AgentRecord, EnvoyRecord } from "../agent/envoy/mod.ts";
 
 const mainTs = fileURLToPath(new URL("../agent/main.ts", import.meta.url));
 

@@ -11,8 +11,8 @@ import { imageNames } from "../testbed/cluster/mod.ts";
 import type { Cluster } from "../testbed/cluster/mod.ts";
 import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
-import { NETNS_ANNOTATION } from "../lib/gatewayapi/mesh/pods.ts";
-import { GATEWAY_LABEL } from "../controller/edge.ts";
+import { NETNS_ANNOTATION } from "../lib/gatewayapi/mod.ts";
+import { GATEWAY_LABEL } from "../controller/mod.ts";
 import type { LoadResult } from "./identity_harness.ts";
 import { deleteIfPresent, kubectl, rollout, waitExplained } from "./kubectl.ts";
 

@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { clusterStatus, imageNames, leftovers, withCluster } from "../testbed/cluster/mod.ts";
-import { appSources, imageSources } from "../testbed/cluster/aether_image.ts";
-import { archiveLayerPaths } from "../testbed/cluster/oci.ts";
-import { paths } from "../testbed/cluster/layout.ts";
-import { readSysctls } from "../testbed/cluster/node.ts";
+import { appSources, imageSources } from "../testbed/cluster/mod.ts";
+import { archiveLayerPaths } from "../testbed/cluster/mod.ts";
+import { paths } from "../testbed/cluster/mod.ts";
+import { readSysctls } from "../testbed/cluster/mod.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { kubectl } from "./kubectl.ts";
 

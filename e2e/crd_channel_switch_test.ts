@@ -17,7 +17,7 @@ import {
   experimentalOnly,
   safeUpgrades,
   useChannel,
-} from "../testbed/conformance/channel.ts";
+} from "../testbed/conformance/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { kubectl } from "./kubectl.ts";
 import { type Kube, startKube } from "./peers/kube.ts";

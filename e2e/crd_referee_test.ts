@@ -8,12 +8,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ADMISSION_KINDS as KINDS } from "../lib/gatewayapi/read_kinds.ts";
+import { ADMISSION_KINDS as KINDS } from "../lib/gatewayapi/mod.ts";
 import { catalogueKind } from "../lib/gatewayapi/catalogue/mod.ts";
 import { corpus, LARGE, mutations } from "../testbed/fixtures/mutation_corpus.ts";
-import type { KubeObject } from "../lib/gatewayapi/types.ts";
-import { admitObject } from "../lib/gatewayapi/admission/validate.ts";
-import { CelRules } from "../lib/gatewayapi/admission/cel/rules.ts";
+import type { KubeObject } from "../lib/gatewayapi/mod.ts";
+import { admitObject } from "../lib/gatewayapi/admission/mod.ts";
+import { CelRules } from "../lib/gatewayapi/admission/mod.ts";
 import { installCrds, type Kube, startKube } from "./peers/kube.ts";
 
 const CRDS = fileURLToPath(

@@ -2,7 +2,7 @@
 import { assertEquals } from "../testbed/assert.ts";
 import { callGrpc, startGrpcEcho } from "./echo/grpc_server.ts";
 import { freePort, gateway, gatewayClass, startEdge } from "./harness.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 
 const paths = ["/aether.test.Echo/Hello", "/aether.test.Echo/Bye", "/other.Svc/Hello"];
 

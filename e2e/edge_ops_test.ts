@@ -4,7 +4,7 @@
  */
 import { assert, assertEquals } from "../testbed/assert.ts";
 import { Logger } from "../lib/log/mod.ts";
-import { runStandalone, standaloneDefaults } from "../agent/edge/run.ts";
+import { runStandalone, standaloneDefaults } from "../agent/edge/mod.ts";
 import { request } from "./http_client.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { spawnLoad } from "./load_process.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import type { EnvoyRecord } from "../agent/envoy/state.ts";
+import type { EnvoyRecord } from "../agent/envoy/mod.ts";
 import {
   closeEchos,
   freePort,

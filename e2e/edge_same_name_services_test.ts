@@ -6,7 +6,7 @@
  * without a mesh name is reported on the Service itself.
  */
 import { assert, assertEquals } from "../testbed/assert.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 import { request } from "./http_client.ts";
 import {
   closeEchos,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Logger } from "../lib/log/mod.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import { runStandalone, standaloneDefaults } from "../agent/edge/run.ts";
+import { runStandalone, standaloneDefaults } from "../agent/edge/mod.ts";
 import {
   closeEchos,
   freePort,

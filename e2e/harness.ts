@@ -6,9 +6,9 @@
  */
 import { Logger } from "../lib/log/mod.ts";
 import { MemorySource } from "../testbed/memory_source.ts";
-import type { SourceObject } from "../lib/source/types.ts";
-import { runStandalone, type StandaloneAgent, standaloneDefaults } from "../agent/edge/run.ts";
-import type { StandaloneOptions } from "../agent/edge/options.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
+import { runStandalone, type StandaloneAgent, standaloneDefaults } from "../agent/edge/mod.ts";
+import type { StandaloneOptions } from "../agent/edge/mod.ts";
 import { type EchoServer, startEcho } from "./echo/server.ts";
 import { freePort } from "./http_client.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";

@@ -14,7 +14,7 @@ import { Registry } from "../lib/metrics/mod.ts";
 import { defaultKinds, kindSpec, KubeClient, KubeSource } from "../lib/kube/mod.ts";
 import { ROUTE_KINDS } from "../lib/gatewayapi/mod.ts";
 import { nodeKinds } from "../agent/config_source.ts";
-import { controllerDefaults, runController } from "../controller/run.ts";
+import { controllerDefaults, runController } from "../controller/mod.ts";
 import { type Kube, startKube } from "./peers/kube.ts";
 import { exec, waitFor } from "./peers/proc.ts";
 

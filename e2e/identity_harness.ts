@@ -5,8 +5,8 @@
  * @module
  */
 import { Logger } from "../lib/log/mod.ts";
-import type { SourceObject } from "../lib/source/types.ts";
-import { type NodeAgent, type NodeAgentOptions, nodeDefaults, runNode } from "../agent/node/run.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
+import { type NodeAgent, type NodeAgentOptions, nodeDefaults, runNode } from "../agent/node/mod.ts";
 import { join } from "node:path";
 import { createPodNetwork, type NetPod, type PodNetwork } from "./netns.ts";
 import { type Proc, spawn, waitFor } from "./peers/proc.ts";
@@ -15,7 +15,7 @@ import { toYaml } from "./harness.ts";
 import { podObject } from "./mesh_harness.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { MemorySource } from "../testbed/memory_source.ts";
-import { runStandalone, standaloneDefaults } from "../agent/edge/run.ts";
+import { runStandalone, standaloneDefaults } from "../agent/edge/mod.ts";
 import { type EnvoyProcess, startEnvoy } from "../agent/xds/server/_test_utils.ts";
 
 /** The bootstrap as an agent before capabilities wrote it: no extension, no metadata. */

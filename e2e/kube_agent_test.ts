@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../testbed/assert.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
-import { runStandalone, standaloneDefaults } from "../agent/edge/run.ts";
+import { runStandalone, standaloneDefaults } from "../agent/edge/mod.ts";
 import { installCrds, startKube } from "./peers/kube.ts";
 import { freePort, gateway, gatewayClass, httpRoute, waitFor } from "./harness.ts";
 import { request } from "./http_client.ts";

@@ -6,7 +6,7 @@
  */
 import tls from "node:tls";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 import { freePort, waitFor } from "./harness.ts";
 
 const enc = new TextEncoder(), dec = new TextDecoder();

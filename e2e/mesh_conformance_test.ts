@@ -19,7 +19,7 @@ import {
   startNode,
   toYaml,
 } from "./mesh_harness.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 
 const NS = "mesh", CONSUMER = "consumer";
 const parent = (name: string, namespace?: string) => ({

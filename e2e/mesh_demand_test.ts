@@ -7,8 +7,8 @@
 import { assert, assertEquals } from "../testbed/assert.ts";
 import { closeEchos, startEchos, waitFor } from "./harness.ts";
 import { createPod, curlFrom, meshService, podObject, startNode, toYaml } from "./mesh_harness.ts";
-import type { NodeAgent } from "../agent/node/run.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { NodeAgent } from "../agent/node/mod.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 
 async function activeClusters(node: NodeAgent): Promise<string[]> {
   const dump = JSON.parse(await node.envoy!.admin("/config_dump?resource=dynamic_active_clusters"));

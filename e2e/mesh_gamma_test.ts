@@ -17,7 +17,7 @@ import {
   startNode,
   toYaml,
 } from "./mesh_harness.ts";
-import type { SourceObject } from "../lib/source/types.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
 
 const svcParent = (name: string, namespace?: string) => ({
   group: "",

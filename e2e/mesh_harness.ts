@@ -4,9 +4,9 @@
  * @module
  */
 import { Logger } from "../lib/log/mod.ts";
-import type { SourceObject } from "../lib/source/types.ts";
-import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/run.ts";
-import { NETNS_ANNOTATION } from "../lib/gatewayapi/mesh/pods.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
+import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/mod.ts";
+import { NETNS_ANNOTATION } from "../lib/gatewayapi/mod.ts";
 import { createPod, type TestPod } from "./netns.ts";
 import type { EchoServer } from "./echo/server.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";

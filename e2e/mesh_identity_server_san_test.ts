@@ -13,9 +13,9 @@ import { dumpOutput, type Proc, waitFor } from "./peers/proc.ts";
 import { startSpire } from "./spire.ts";
 import { gateway, gatewayClass, httpRoute, toYaml } from "./harness.ts";
 import { freePort, request } from "./http_client.ts";
-import type { SourceObject } from "../lib/source/types.ts";
-import { bundleSecretName } from "../agent/xds/translate/mtls.ts";
-import { UPSTREAM_URI_SAN_HEADER } from "../agent/xds/translate/uri_san.ts";
+import type { SourceObject } from "../lib/source/mod.ts";
+import { bundleSecretName } from "../agent/xds/translate/mod.ts";
+import { UPSTREAM_URI_SAN_HEADER } from "../agent/xds/translate/mod.ts";
 import {
   echoInPod,
   netPodObject,

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import { bundleSecretName } from "../agent/xds/translate/mtls.ts";
+import { bundleSecretName } from "../agent/xds/translate/mod.ts";
 import { gateway, gatewayClass, httpRoute, toYaml } from "./harness.ts";
 import { freePort, request } from "./http_client.ts";
 import { curlFrom } from "./mesh_harness.ts";

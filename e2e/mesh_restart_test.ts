@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import type { EnvoyRecord } from "../agent/envoy/state.ts";
+import type { EnvoyRecord } from "../agent/envoy/mod.ts";
 import { closeEchos, startEchos, waitFor } from "./harness.ts";
 import { type LoadProcess, spawnLoad } from "./load_process.ts";
 import { createPod, curlFrom, meshService, podObject, toYaml } from "./mesh_harness.ts";

@@ -8,7 +8,7 @@ import {
   type Source,
   type SourceObject,
   type SourceRevision,
-} from "../lib/source/types.ts";
+} from "../lib/source/mod.ts";
 
 /** Holds objects in memory; `apply`/`remove` deliver a new revision to the subscriber. */
 export class MemorySource implements Source {

@@ -19,8 +19,8 @@ import { Registry } from "../lib/metrics/mod.ts";
 import { DEFAULT_DNS_PORT, DnsResponder, type RecordSet } from "../agent/dns/mod.ts";
 import type { KubeObject } from "../lib/gatewayapi/mod.ts";
 import { Engine } from "../lib/engine/mod.ts";
-import { recordsFromMesh } from "../agent/dns/records_from_mesh.ts";
-import { ipv4Bytes } from "../agent/dns/records.ts";
+import { recordsFromMesh } from "../agent/dns/mod.ts";
+import { ipv4Bytes } from "../agent/dns/mod.ts";
 
 /** Splits "host:port", "[v6]:port" or a bare host. */
 export function splitAddress(s: string): { address: string; port: number } {

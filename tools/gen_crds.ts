@@ -18,8 +18,8 @@ import { parseAllDocuments } from "yaml";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { CrdFacts, CrdKind, CrdNode, CrdRule } from "../lib/gatewayapi/admission/crd/facts.ts";
-import type { CatalogueKind } from "../lib/gatewayapi/catalogue/kind.ts";
+import type { CrdFacts, CrdKind, CrdNode, CrdRule } from "../lib/gatewayapi/admission/mod.ts";
+import type { CatalogueKind } from "../lib/gatewayapi/catalogue/mod.ts";
 
 /** The bundle and channel aether admits against (experimental: a superset of standard). */
 export const BUNDLE_VERSION = "v1.5.1";

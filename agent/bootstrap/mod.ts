@@ -7,7 +7,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { splitHostPort } from "../admin/server.ts";
+import { splitHostPort } from "../admin/mod.ts";
 import { defaultMaxDownstreamConnections } from "../limits_flags.ts";
 import { envoyBootstrap } from "../xds/server/mod.ts";
 

@@ -227,3 +227,4 @@ export class DnsResponder {
     this.#tcp = undefined;
   }
 }
+export { ipv4Bytes } from "./records.ts";

@@ -6,7 +6,7 @@
  * Headless and VIP-less services get no record.
  * @module
  */
-import type { MeshIR } from "../../lib/ir/mesh.ts";
+import type { MeshIR } from "../../lib/ir/mod.ts";
 import type { Sink } from "../../lib/engine/mod.ts";
 import type { RecordSet } from "./records.ts";
 import { ipv4Bytes, ipv6Bytes } from "./records.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Logger } from "../../lib/log/mod.ts";
-import type { Source } from "../../lib/source/types.ts";
+import type { Source } from "../../lib/source/mod.ts";
 import type { SourceFlags } from "../config_source.ts";
 import type { EdgeLimits } from "../xds/translate/mod.ts";
 

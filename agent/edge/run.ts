@@ -13,7 +13,7 @@ import { SnapshotCache } from "../xds/cache/mod.ts";
 import { EdgeSnapshots } from "../xds/edge_snapshots.ts";
 import { meshRecordsSink } from "../dns/mod.ts";
 import { meshDnsResponder, type Runtime, startRuntime } from "../runtime.ts";
-import { startEdgeIdentity } from "../identity/edge_identity.ts";
+import { startEdgeIdentity } from "../identity/mod.ts";
 import { standaloneDefaults } from "./defaults.ts";
 import type { StandaloneOptions } from "./options.ts";
 

@@ -5,11 +5,11 @@
  * call on each rotation.
  * @module
  */
-import type { IR } from "../../lib/ir/types.ts";
+import type { IR } from "../../lib/ir/mod.ts";
 import type { Logger } from "../../lib/log/mod.ts";
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
-import { bundleSecret, svidSecret } from "../xds/translate/mtls.ts";
-import type { NamedResource } from "../xds/translate/types.ts";
+import { bundleSecret, svidSecret } from "../xds/translate/mod.ts";
+import type { NamedResource } from "../xds/translate/mod.ts";
 import {
   identityScheme,
   plaintextServices,

@@ -6,11 +6,11 @@
  * @module
  */
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
-import type { MeshIR, NodePod } from "../../lib/ir/mesh.ts";
-import type { IRCluster } from "../../lib/ir/types.ts";
+import type { MeshIR, NodePod } from "../../lib/ir/mod.ts";
+import type { IRCluster } from "../../lib/ir/mod.ts";
 import type { WantedIdentity } from "./node_identities.ts";
 import { checkTrustDomain, parseSpiffeId } from "./svid.ts";
-import { DEFAULT_ID_TEMPLATE, spiffeIdFor } from "../xds/translate/mtls.ts";
+import { DEFAULT_ID_TEMPLATE, spiffeIdFor } from "../xds/translate/mod.ts";
 
 export { DEFAULT_ID_TEMPLATE };
 

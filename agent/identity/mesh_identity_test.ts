@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
-import type { MeshIR } from "../../lib/ir/mesh.ts";
+import type { MeshIR } from "../../lib/ir/mod.ts";
 import {
   identityScheme,
   plaintextServices,

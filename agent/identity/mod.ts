@@ -29,3 +29,4 @@ export {
   wantedIdentities,
   withIdentities,
 } from "./mesh_identity.ts";
+export { startEdgeIdentity } from "./edge_identity.ts";

@@ -7,11 +7,11 @@
  * Not part of the agent.
  * @module
  */
-import type { MeshIR } from "../../lib/ir/mesh.ts";
+import type { MeshIR } from "../../lib/ir/mod.ts";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
 import { ensurePeer } from "../../testbed/peers/mod.ts";
-import { run } from "../../testbed/peers/util.ts";
+import { run } from "../../testbed/peers/mod.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { XdsServer } from "../xds/server/mod.ts";
 import { startBackend, startEnvoy, waitFor } from "../xds/server/_test_utils.ts";

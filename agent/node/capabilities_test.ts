@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { TypeUrl } from "../xds/proto.ts";
 import { CAPABILITIES_KEY, envoyBootstrap, INTERNAL_LISTENER } from "../xds/server/mod.ts";
-import { nodeCapabilities } from "../xds/server/capabilities.ts";
+import { nodeCapabilities } from "../xds/server/mod.ts";
 import { opts, withServer } from "../xds/server/_ads_client_test_utils.ts";
 import { nodeGoldenCases } from "../xds/translate/node/_test_utils.ts";
 import type { NodeResources } from "../xds/translate/node/mod.ts";

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { indexMesh, serviceFingerprints } from "./demand.ts";
-import type { MeshIR, MeshService } from "../../lib/ir/mesh.ts";
-import type { IRCluster } from "../../lib/ir/types.ts";
+import type { MeshIR, MeshService } from "../../lib/ir/mod.ts";
+import type { IRCluster } from "../../lib/ir/mod.ts";
 
 const service = (name: string): MeshService => ({
   authority: `${name}.aether.internal`,

@@ -6,10 +6,10 @@
  * holding only the set, and no push for a route change outside the set.
  */
 import assert from "node:assert/strict";
-import type { MeshIR, MeshService } from "../../lib/ir/mesh.ts";
-import type { IRRoute, IRRouteMatch } from "../../lib/ir/types.ts";
+import type { MeshIR, MeshService } from "../../lib/ir/mod.ts";
+import type { IRRoute, IRRouteMatch } from "../../lib/ir/mod.ts";
 import { ensurePeer } from "../../testbed/peers/mod.ts";
-import { run } from "../../testbed/peers/util.ts";
+import { run } from "../../testbed/peers/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
 import { configDump, waitFor } from "../xds/server/_test_utils.ts";
 import { startNodeProxy } from "./_envoy_test_utils.ts";

@@ -6,10 +6,10 @@
  * holds only the dependency set.
  */
 import assert from "node:assert/strict";
-import type { MeshIR, MeshService } from "../../lib/ir/mesh.ts";
-import type { IRCluster, IRRoute } from "../../lib/ir/types.ts";
+import type { MeshIR, MeshService } from "../../lib/ir/mod.ts";
+import type { IRCluster, IRRoute } from "../../lib/ir/mod.ts";
 import { ensurePeer } from "../../testbed/peers/mod.ts";
-import { run } from "../../testbed/peers/util.ts";
+import { run } from "../../testbed/peers/mod.ts";
 import { configDump } from "../xds/server/_test_utils.ts";
 import { startNodeProxy } from "./_envoy_test_utils.ts";
 

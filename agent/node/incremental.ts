@@ -6,9 +6,9 @@
  * equal cheaply (the caller then translates in full).
  * @module
  */
-import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
-import type { IRCluster } from "../../lib/ir/types.ts";
-import type { NamedResource } from "../xds/translate/types.ts";
+import type { MeshIR, NodeView } from "../../lib/ir/mod.ts";
+import type { IRCluster } from "../../lib/ir/mod.ts";
+import type { NamedResource } from "../xds/translate/mod.ts";
 import {
   localizeEndpoints,
   nodeClusterNames,
@@ -18,7 +18,7 @@ import {
   translateNode,
 } from "../xds/translate/node/mod.ts";
 import { translateEndpoints } from "../xds/translate/mod.ts";
-import { sortedByName } from "../xds/translate/util.ts";
+import { sortedByName } from "../xds/translate/mod.ts";
 import { type MeshIndex, serviceDependencies } from "./demand.ts";
 
 /**

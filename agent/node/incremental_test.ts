@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { resolve } from "../../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
-import type { NodeView } from "../../lib/ir/mesh.ts";
+import type { NodeView } from "../../lib/ir/mod.ts";
 import { lcg } from "../../testbed/fixtures/lcg.ts";
 import { type Edit, serviceObjects } from "../../testbed/fixtures/mesh_config.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";

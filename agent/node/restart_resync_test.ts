@@ -5,10 +5,10 @@
  * route changed while the agent was down is pushed in its new version.
  */
 import assert from "node:assert/strict";
-import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
+import type { MeshIR, NodeView } from "../../lib/ir/mod.ts";
 import { Snapshot } from "../xds/cache/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
-import type { DeltaDiscoveryResponse } from "../xds/server/service.ts";
+import type { DeltaDiscoveryResponse } from "../xds/server/mod.ts";
 import { node, opts, withServer } from "../xds/server/_ads_client_test_utils.ts";
 import { nodeGoldenCases } from "../xds/translate/node/_test_utils.ts";
 import { NodeSnapshots } from "./snapshots.ts";

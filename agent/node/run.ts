@@ -11,7 +11,7 @@ import { Registry } from "../../lib/metrics/mod.ts";
 import { Engine } from "../../lib/engine/mod.ts";
 import { type NodeConfigStatus, nodeConfigStatus } from "./status_view.ts";
 import { configSource, type SourceFlags } from "../config_source.ts";
-import type { Source } from "../../lib/source/types.ts";
+import type { Source } from "../../lib/source/mod.ts";
 import { meshRecordsSink } from "../dns/mod.ts";
 import { meshDnsResponder, type Runtime, startRuntime } from "../runtime.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
@@ -23,7 +23,7 @@ import {
   NodeIdentities,
   WorkloadApiClient,
 } from "../identity/mod.ts";
-import { bundleSecret, svidSecret } from "../xds/translate/mtls.ts";
+import { bundleSecret, svidSecret } from "../xds/translate/mod.ts";
 
 /** Options of `agent node`. */
 export interface NodeAgentOptions extends SourceFlags {

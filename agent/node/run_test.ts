@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { Logger } from "../../lib/log/mod.ts";
 import { MemorySource } from "../../testbed/memory_source.ts";
-import type { SourceObject } from "../../lib/source/types.ts";
+import type { SourceObject } from "../../lib/source/mod.ts";
 import { dig, parseDig } from "../dns/_test_utils.ts";
 import { nodeDefaults, runNode } from "./run.ts";
-import { NETNS_ANNOTATION } from "../../lib/gatewayapi/mesh/pods.ts";
+import { NETNS_ANNOTATION } from "../../lib/gatewayapi/mod.ts";
 
 const service = (ns: string, ip: string, created?: string): SourceObject => ({
   apiVersion: "v1",

@@ -12,7 +12,7 @@ import {
   wantedIdentities,
   withIdentities,
 } from "../identity/mod.ts";
-import { podsOnNode } from "../../lib/gatewayapi/mesh/pods.ts";
+import { podsOnNode } from "../../lib/gatewayapi/mod.ts";
 import type { NodeSnapshots } from "./snapshots.ts";
 
 /** Options of {@link NodeMeshSink}. */

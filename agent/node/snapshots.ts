@@ -9,18 +9,18 @@
  * rejects.
  * @module
  */
-import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
+import type { MeshIR, NodeView } from "../../lib/ir/mod.ts";
 import { Encodings, type InvalidResource, Snapshot, type SnapshotCache } from "../xds/cache/mod.ts";
 import { INTERNAL_LISTENER, type NodeHandler, type OnDemandHandler } from "../xds/server/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
-import type { NamedResource } from "../xds/translate/types.ts";
+import type { NamedResource } from "../xds/translate/mod.ts";
 import {
   nodeNamespaces,
   type NodeResources,
   type NodeTranslateOptions,
   translateNode,
 } from "../xds/translate/node/mod.ts";
-import { vhdsNamespace } from "../xds/server/vhds.ts";
+import { vhdsNamespace } from "../xds/server/mod.ts";
 import {
   type EndpointMemo,
   retranslateEndpoints,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { MeshIR, NodeView } from "../../lib/ir/mesh.ts";
+import type { MeshIR, NodeView } from "../../lib/ir/mod.ts";
 import { SnapshotCache } from "../xds/cache/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
 import { nodeGoldenCases } from "../xds/translate/node/_test_utils.ts";

@@ -12,12 +12,12 @@ import type { ObjectStatus, Problem } from "../../lib/gatewayapi/mod.ts";
 import { Engine, type Resolved, type Sink } from "../../lib/engine/mod.ts";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
-import { readConfig } from "../../lib/source/files.ts";
+import { readConfig } from "../../lib/source/files/mod.ts";
 import { Snapshot } from "../xds/cache/mod.ts";
 import { messageType, typeUrlPrefix } from "../xds/proto.ts";
 import { translate } from "../xds/translate/mod.ts";
 import { translateNode } from "../xds/translate/node/mod.ts";
-import { podsOnNode } from "../../lib/gatewayapi/mesh/pods.ts";
+import { podsOnNode } from "../../lib/gatewayapi/mod.ts";
 import { chunkedWriter, JsonList, JsonObject, writeJson } from "./json_out.ts";
 
 /** Options of {@link translateConfig}. */

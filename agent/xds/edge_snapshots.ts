@@ -7,10 +7,10 @@
  * last good snapshot serving.
  * @module
  */
-import type { IR } from "../../lib/ir/types.ts";
+import type { IR } from "../../lib/ir/mod.ts";
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
 import type { Resolved, Sink } from "../../lib/engine/mod.ts";
-import { equalData } from "../../lib/data/clone.ts";
+import { equalData } from "../../lib/data/mod.ts";
 import {
   type EnvoyResources,
   type NamedResource,
@@ -19,9 +19,9 @@ import {
   TranslateMemo,
   type TranslateOptions,
 } from "./translate/mod.ts";
-import { sortedByName } from "./translate/util.ts";
+import { sortedByName } from "./translate/mod.ts";
 import { Encodings, Snapshot, type SnapshotCache } from "./cache/mod.ts";
-import { ResourceReuse } from "./cache/reuse.ts";
+import { ResourceReuse } from "./cache/mod.ts";
 
 /** Options of {@link EdgeSnapshots}. */
 export interface EdgeSnapshotsOptions {

@@ -3,7 +3,7 @@ import { parseAllDocuments } from "yaml";
 import { Engine } from "../../lib/engine/mod.ts";
 import { Logger } from "../../lib/log/mod.ts";
 import { Registry } from "../../lib/metrics/mod.ts";
-import type { SourceObject } from "../../lib/source/types.ts";
+import type { SourceObject } from "../../lib/source/mod.ts";
 import { SnapshotCache } from "./cache/mod.ts";
 import { EdgeSnapshots } from "./edge_snapshots.ts";
 import { TypeUrl } from "./proto.ts";

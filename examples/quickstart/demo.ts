@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { startEcho } from "../../e2e/echo/server.ts";
 import { countBy, request } from "../../e2e/http_client.ts";
 import { Logger } from "../../lib/log/mod.ts";
-import { runStandalone, standaloneDefaults } from "../../agent/edge/run.ts";
+import { runStandalone, standaloneDefaults } from "../../agent/edge/mod.ts";
 
 const { values } = parseArgs({ args: Deno.args, options: { keep: { type: "boolean" } } });
 const here = dirname(fileURLToPath(import.meta.url));

@@ -19,7 +19,7 @@ import {
   ResolveState,
   servedRouteKinds,
 } from "../gatewayapi/mod.ts";
-import { objectKey, type SourceRevision } from "../source/types.ts";
+import { objectKey, type SourceRevision } from "../source/mod.ts";
 import { ShownStatuses } from "./shown_statuses.ts";
 import type { EngineStatus, Resolved, Sink, SourcedProblem } from "./types.ts";
 

@@ -1,10 +1,10 @@
 import { assertEquals } from "../../testbed/assert.ts";
 import { Logger } from "../log/mod.ts";
 import { Registry } from "../metrics/mod.ts";
-import type { SourceObject, SourceRevision } from "../source/types.ts";
+import type { SourceObject, SourceRevision } from "../source/mod.ts";
 import { Engine, type EngineOptions } from "./engine.ts";
 import type { Resolved, Sink } from "./types.ts";
-import { HTTP_ROUTE } from "../gatewayapi/routes/http.ts";
+import { HTTP_ROUTE } from "../gatewayapi/mod.ts";
 import type { RouteKindDef } from "../gatewayapi/mod.ts";
 
 /** A sink that keeps what it was given. */

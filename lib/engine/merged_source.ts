@@ -13,7 +13,7 @@ import {
   type SourceProblem,
   type SourceRevision,
   type StaleFile,
-} from "../source/types.ts";
+} from "../source/mod.ts";
 
 /** One partition of a {@link MergedSource}. */
 export interface Partition {

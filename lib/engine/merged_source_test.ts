@@ -1,7 +1,7 @@
 import { assertEquals } from "../../testbed/assert.ts";
 import { MemorySource } from "../../testbed/memory_source.ts";
 import { contractService, sourceContract } from "../source/_contract_test_utils.ts";
-import type { SourceRevision } from "../source/types.ts";
+import type { SourceRevision } from "../source/mod.ts";
 import { MergedSource, mergeRevisions } from "./merged_source.ts";
 
 Deno.test("merged source: passes the Source contract", async () => {

@@ -4,7 +4,7 @@
  * @module
  */
 import type { ObjectStatus, Problem, ResolveResult } from "../gatewayapi/mod.ts";
-import type { SourceRevision } from "../source/types.ts";
+import type { SourceRevision } from "../source/mod.ts";
 
 /** A problem with the file (or other origin) it came from. */
 export type SourcedProblem = Problem & { source?: string };

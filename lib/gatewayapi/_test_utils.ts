@@ -3,7 +3,7 @@
  * that needs it (the engine, lib/engine, does this for every role; tests resolve directly).
  * @module
  */
-import { CelNotLoaded } from "./admission/cel/rules.ts";
+import { CelNotLoaded } from "./admission/mod.ts";
 import { resolve, type ResolveOptions, type ResolveResult } from "./resolve.ts";
 import { ResolveState } from "./state/mod.ts";
 import type { KubeObject } from "./types.ts";

@@ -5,7 +5,7 @@
  * No addresses (or an IPAddress without a value) means the default bind address.
  * @module
  */
-import { fail, type Outcome } from "./status/conditions.ts";
+import { fail, type Outcome } from "./status/mod.ts";
 import type { GatewaySpec } from "./types.ts";
 
 /** Addresses usable when resolve is not told otherwise: loopback (IPv4 127.0.0.0/8 and ::1). */

@@ -4,7 +4,7 @@
  * Accepted outcome per parentRef. Kind-specific files only convert rules.
  * @module
  */
-import { fail, type Outcome, pass } from "./status/conditions.ts";
+import { fail, type Outcome, pass } from "./status/mod.ts";
 import type { GatewayState, ListenerState } from "./gateways.ts";
 import type { RouteKind } from "./routes/kind.ts";
 import { routeHostnames } from "./hostnames.ts";

@@ -4,7 +4,7 @@
  * mesh-wide name owner, and the clusters with their ready endpoints from EndpointSlices.
  * @module
  */
-import { fail, type Outcome } from "./status/conditions.ts";
+import { fail, type Outcome } from "./status/mod.ts";
 import {
   type EndpointSliceBody,
   SERVICE_NAME_LABEL,
@@ -22,7 +22,7 @@ import {
   type KubeObject,
   type Problem,
 } from "./types.ts";
-import type { IRCluster, IREndpoint } from "../ir/types.ts";
+import type { IRCluster, IREndpoint } from "../ir/mod.ts";
 
 /** A cluster a valid reference needs: one port of a Service owning its mesh name. */
 export interface ClusterUse {

@@ -11,9 +11,9 @@ import { HostnameIndex } from "./host_index.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./routes/render.ts";
 import type { Placement } from "./placement.ts";
-import type { VhostInput, VhostMemo } from "./state/vhost.ts";
+import type { VhostInput, VhostMemo } from "./state/mod.ts";
 import { l4FilterChains } from "./l4/build.ts";
-import type { IRFilterChain, IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/types.ts";
+import type { IRFilterChain, IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/mod.ts";
 
 const listenerHost = (l: ListenerState) => l.listener.hostname || "*";
 

@@ -5,12 +5,12 @@
  * @module
  */
 import { type GatewayAddresses, gatewayAddresses, LOOPBACK_ADDRESSES } from "./addresses.ts";
-import { ConditionFactory, fail, type Outcome, pass } from "./status/conditions.ts";
+import { ConditionFactory, fail, type Outcome, pass } from "./status/mod.ts";
 import { referenceAllowed } from "./refs.ts";
 import { byAge, keyOf, type Obj, type ObjectIndex } from "./object_index.ts";
 import { ROUTE_KINDS } from "./routes/registry.ts";
 import type { RouteKindDef } from "./routes/kind.ts";
-import type { IRSecret } from "../ir/types.ts";
+import type { IRSecret } from "../ir/mod.ts";
 import {
   GATEWAY_GROUP,
   type GatewayClassStatus,

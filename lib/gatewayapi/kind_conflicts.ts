@@ -5,7 +5,7 @@
  */
 import type { ParentOutcome } from "./attachment.ts";
 import type { RouteSpecCommon } from "./types.ts";
-import { fail } from "./status/conditions.ts";
+import { fail } from "./status/mod.ts";
 import type { RouteKind } from "./routes/kind.ts";
 import { HostnameIndex } from "./host_index.ts";
 import { keyOf, type Obj, sortByAge } from "./object_index.ts";

@@ -4,7 +4,7 @@
  * default) the younger one is PortUnavailable / HostnameConflict.
  */
 import assert from "node:assert/strict";
-import { CelRules } from "./admission/cel/rules.ts";
+import { CelRules } from "./admission/mod.ts";
 import { resolve } from "./resolve.ts";
 import { ResolveState } from "./state/mod.ts";
 import type { KubeObject } from "./types.ts";

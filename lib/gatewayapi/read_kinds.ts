@@ -5,7 +5,7 @@
  * test's route kind with its catalogue entry).
  * @module
  */
-import { type AdmissionKinds, admissionKinds } from "./admission/kinds.ts";
+import { type AdmissionKinds, admissionKinds } from "./admission/mod.ts";
 import { CATALOGUE, type CatalogueKind, readKinds } from "./catalogue/mod.ts";
 import { ROUTE_KINDS } from "./routes/registry.ts";
 

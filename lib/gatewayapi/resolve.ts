@@ -4,7 +4,7 @@
  * and reported; everything else keeps being resolved.
  * @module
  */
-import { admit } from "./admission/admit.ts";
+import { admit } from "./admission/mod.ts";
 import { attachRoute, type ParentOutcome } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { LOOPBACK_ADDRESSES } from "./addresses.ts";
@@ -35,8 +35,8 @@ import { indexObjects, keyOf, type Obj } from "./object_index.ts";
 import { Reads, readsHold } from "./reads.ts";
 import { ResolveState } from "./state/mod.ts";
 import type { KubeObject, Problem, RouteSpecCommon } from "./types.ts";
-import type { IR, IRSecret } from "../ir/types.ts";
-import type { MeshIR } from "../ir/mesh.ts";
+import type { IR, IRSecret } from "../ir/mod.ts";
+import type { MeshIR } from "../ir/mod.ts";
 
 /** Options of resolve(). */
 export interface ResolveOptions {

@@ -5,7 +5,7 @@
  * @module
  */
 import type { ParentOutcome } from "./attachment.ts";
-import { ConditionFactory, type Outcome } from "./status/conditions.ts";
+import { ConditionFactory, type Outcome } from "./status/mod.ts";
 import type { MeshParentOutcome } from "./mesh/attachment.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { keyOf } from "./object_index.ts";

@@ -4,7 +4,7 @@
  * trimmed before it is kept.
  * @module
  */
-import type { SourceObject } from "../source/types.ts";
+import type { SourceObject } from "../source/mod.ts";
 import {
   CATALOGUE,
   type CatalogueKind,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ROUTE_KINDS } from "../gatewayapi/routes/registry.ts";
+import { ROUTE_KINDS } from "../gatewayapi/mod.ts";
 import {
   collectionPath,
   crdName,

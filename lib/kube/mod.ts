@@ -25,3 +25,4 @@ export { type Backoff, Reflector } from "./reflector.ts";
 export { LeaderElector, type LeaseOptions, microTime } from "./lease.ts";
 export { type PatchResult, patchStatus, type StatusTarget } from "./status_patch.ts";
 export { applyObject, deleteObject, type Manifest, OWNED_KINDS } from "./apply.ts";
+export { collectionPath, crdName, kindSpecs, servedVersion } from "./kinds.ts";

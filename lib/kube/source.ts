@@ -12,8 +12,8 @@
  */
 import { Logger } from "../log/mod.ts";
 import { Registry } from "../metrics/mod.ts";
-import type { Source, SourceObject, SourceRevision } from "../source/types.ts";
-import { objectKey } from "../source/types.ts";
+import type { Source, SourceObject, SourceRevision } from "../source/mod.ts";
+import { objectKey } from "../source/mod.ts";
 import type { KubeClient } from "./client.ts";
 import {
   apiVersionOf,

@@ -10,13 +10,13 @@ import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { Logger } from "../log/mod.ts";
 import { Registry } from "../metrics/mod.ts";
 import { contractService, sourceContract } from "../source/_contract_test_utils.ts";
-import type { SourceRevision } from "../source/types.ts";
+import type { SourceRevision } from "../source/mod.ts";
 import { installCrds, type Kube, startKube } from "../../e2e/peers/kube.ts";
 import { KubeClient } from "./client.ts";
 import { Reflector } from "./reflector.ts";
 import { KubeSource } from "./source.ts";
 import { defaultKinds } from "./kinds.ts";
-import { ROUTE_KINDS } from "../gatewayapi/routes/registry.ts";
+import { ROUTE_KINDS } from "../gatewayapi/mod.ts";
 
 const quiet = new Logger("kube-test", () => {});
 const backoff = { initialMs: 100, maxMs: 1000 };

@@ -64,3 +64,4 @@ export class IdentityMemo<K extends object, V> {
 /** Whether two lists hold the same items (by identity) in the same order. */
 export const sameItems = (a: readonly unknown[], b: readonly unknown[]): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i]);
+export { Lazy } from "./lazy.ts";

@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../../testbed/assert.ts";
-import { FileSource, readConfig } from "./files.ts";
+import { FileSource, readConfig } from "./files/mod.ts";
 import { MemorySource } from "../../testbed/memory_source.ts";
-import { parseYamlObjects } from "./yaml_docs.ts";
+import { parseYamlObjects } from "./files/mod.ts";
 import { contractService, sourceContract } from "./_contract_test_utils.ts";
 import type { SourceRevision } from "./types.ts";
 

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { KubeObject, Problem } from "../gatewayapi/types.ts";
+import type { KubeObject, Problem } from "../gatewayapi/mod.ts";
 
 /** A Kubernetes-shaped object as a source delivers it (validation happens later, in resolve). */
 export type SourceObject = KubeObject;

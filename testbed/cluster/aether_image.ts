@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { join, relative } from "node:path";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
-import { exists, run } from "../peers/util.ts";
+import { exists, run } from "../peers/mod.ts";
 import { isTest, isTestData, isTestSupport } from "../test_files.ts";
 import { imageNames } from "./images.ts";
 import { buildImage, type ImageFile, type ImageSpec } from "./oci.ts";

@@ -5,11 +5,11 @@
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { goPeerVersion } from "../peers/go.ts";
-import { goPeers } from "../peers/catalog.ts";
+import { goPeerVersion } from "../peers/mod.ts";
+import { goPeers } from "../peers/mod.ts";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
-import { goModuleDir } from "../peers/go.ts";
-import { exists, run } from "../peers/util.ts";
+import { goModuleDir } from "../peers/mod.ts";
+import { exists, run } from "../peers/mod.ts";
 import { buildImage, type ImageSpec } from "./oci.ts";
 
 /** Image names (full references: CRI normalizes a Pod's `image` to this form). */

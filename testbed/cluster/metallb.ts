@@ -13,10 +13,10 @@
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import type { Logger } from "../../lib/log/mod.ts";
-import { goPeers } from "../peers/catalog.ts";
-import { goModuleDir, goPeerVersion } from "../peers/go.ts";
+import { goPeers } from "../peers/mod.ts";
+import { goModuleDir, goPeerVersion } from "../peers/mod.ts";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
-import { run } from "../peers/util.ts";
+import { run } from "../peers/mod.ts";
 import type { Api } from "./api.ts";
 import { imageNames } from "./images.ts";
 

@@ -12,7 +12,7 @@
 import { join } from "node:path";
 import { Logger } from "../../lib/log/mod.ts";
 import { projectRoot } from "../peers/mod.ts";
-import { withFileLock } from "../peers/util.ts";
+import { withFileLock } from "../peers/mod.ts";
 import { ensureAetherArchive } from "./aether_image.ts";
 import { openApi } from "./api.ts";
 import { type Leftovers, leftovers, nodeDown } from "./down.ts";
@@ -227,3 +227,8 @@ export async function clusterStatus(opts: ClusterOptions = {}): Promise<ClusterS
     kubeconfig: paths(l).adminKubeconfig,
   };
 }
+export { appSources, entryPoints, imageSources, shippedDirs } from "./aether_image.ts";
+export { archiveLayerPaths } from "./oci.ts";
+export { paths } from "./layout.ts";
+export { readSysctls } from "./node.ts";
+export { openApi, poll } from "./api.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { ensurePeer } from "../peers/mod.ts";
-import { run } from "../peers/util.ts";
+import { run } from "../peers/mod.ts";
 import type { Layout } from "./layout.ts";
 
 /** The `ip` invocations that build the network (pure). */

@@ -8,7 +8,7 @@
 import { dirname } from "node:path";
 import type { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer } from "../peers/mod.ts";
-import { run } from "../peers/util.ts";
+import { run } from "../peers/mod.ts";
 import { type Api, openApi, poll } from "./api.ts";
 import {
   cniConflist,

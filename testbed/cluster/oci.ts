@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { once } from "node:events";
 import tar from "tar-stream";
 import type { Header, Pack } from "tar-stream";
-import { run } from "../peers/util.ts";
+import { run } from "../peers/mod.ts";
 
 /** One entry of an image's file system. */
 export interface ImageFile {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { run } from "../peers/util.ts";
+import { run } from "../peers/mod.ts";
 import { archiveLayerPaths, buildImage, imageConfig, layerEntries } from "./oci.ts";
 
 Deno.test("layerEntries: parents added, base dirs present, sorted, no escapes", () => {

@@ -5,7 +5,7 @@
  * @module
  */
 import { ensurePeer } from "../peers/mod.ts";
-import { run } from "../peers/util.ts";
+import { run } from "../peers/mod.ts";
 import { kubeconfig } from "./config.ts";
 import { type Layout, paths } from "./layout.ts";
 

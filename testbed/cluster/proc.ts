@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { run } from "../peers/util.ts";
+import { run } from "../peers/mod.ts";
 import { type Layout, paths } from "./layout.ts";
 
 /** The path of a network namespace made by `ip netns add`. */

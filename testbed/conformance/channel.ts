@@ -10,10 +10,10 @@
  */
 import { join } from "node:path";
 import { parseAllDocuments, stringify } from "yaml";
-import { poll } from "../cluster/api.ts";
+import { poll } from "../cluster/mod.ts";
 import { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
-import { run } from "../peers/util.ts";
+import { run } from "../peers/mod.ts";
 
 /** A Gateway API CRD channel. */
 export type Channel = "standard" | "experimental";

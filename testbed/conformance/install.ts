@@ -5,11 +5,11 @@
  * @module
  */
 import { join } from "node:path";
-import { imageNames } from "../cluster/images.ts";
-import { poll } from "../cluster/api.ts";
+import { imageNames } from "../cluster/mod.ts";
+import { poll } from "../cluster/mod.ts";
 import type { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
-import { run } from "../peers/util.ts";
+import { run } from "../peers/mod.ts";
 import { type Channel, useChannel } from "./channel.ts";
 
 /** The release and namespace the suite's install uses. */

@@ -144,3 +144,4 @@ async function inCluster(
     }
   }
 }
+export { channelDir, crdNames, experimentalOnly, safeUpgrades, useChannel } from "./channel.ts";

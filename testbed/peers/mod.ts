@@ -154,3 +154,6 @@ async function ensureDebian(name: string): Promise<string> {
   if (!installed) throw new Error(`installed ${peer.pkg} but ${peer.command} is still not on PATH`);
   return installed;
 }
+export { exists, run, withFileLock } from "./util.ts";
+export { findGo, goModuleDir, goPeerVersion, moduleVersion } from "./go.ts";
+export { goPeers } from "./catalog.ts";

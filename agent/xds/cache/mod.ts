@@ -104,3 +104,4 @@ export class SnapshotCache {
     return true;
   }
 }
+export { ResourceReuse } from "./reuse.ts";

@@ -6,7 +6,7 @@
  * only by a deep-equal one.
  * @module
  */
-import { equalData } from "../../../lib/data/clone.ts";
+import { equalData } from "../../../lib/data/mod.ts";
 import type { NamedResource, Resources } from "./snapshot.ts";
 
 type Data = Record<string, unknown>;

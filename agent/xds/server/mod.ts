@@ -229,3 +229,6 @@ export class XdsServer {
     });
   }
 }
+export { adsService, type DeltaDiscoveryRequest, type DeltaDiscoveryResponse } from "./service.ts";
+export { vhdsNamespace } from "./vhds.ts";
+export { internalListenerExtension } from "./bootstrap.ts";

@@ -7,7 +7,7 @@ import { stringify } from "yaml";
 import { goldenCaseNames, readYamlStrict } from "../../../testbed/golden.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { IR } from "../../../lib/ir/types.ts";
+import type { IR } from "../../../lib/ir/mod.ts";
 import { messageType } from "../proto.ts";
 import { DiscoveryType } from "./enums.ts";
 import type { EnvoyResources, NamedResource } from "./mod.ts";

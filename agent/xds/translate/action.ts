@@ -10,7 +10,7 @@ import type {
   IRRedirectAction,
   IRRetry,
   IRRouteMatch,
-} from "../../../lib/ir/types.ts";
+} from "../../../lib/ir/mod.ts";
 import { ClusterNotFound, Denominator, RedirectCode } from "./enums.ts";
 import { applyHeaderModifiers } from "./headers.ts";
 import { fullPathRewrite, prefixRewrite } from "./rewrite.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { IRRedirectAction, IRRouteMatch } from "../../../lib/ir/types.ts";
+import type { IRRedirectAction, IRRouteMatch } from "../../../lib/ir/mod.ts";
 import { redirectAction } from "./action.ts";
 
 const match: IRRouteMatch = {

@@ -2,7 +2,7 @@
  * Clusters (CDS): one EDS cluster per IRCluster, its endpoints over ADS.
  * @module
  */
-import type { IRCluster } from "../../../lib/ir/types.ts";
+import type { IRCluster } from "../../../lib/ir/mod.ts";
 import { DiscoveryType, LbPolicy } from "./enums.ts";
 import type { NamedResource } from "./types.ts";
 import { adsConfigSource, any, duration } from "./util.ts";

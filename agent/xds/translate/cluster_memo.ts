@@ -8,7 +8,7 @@
  * comparing and encoding them again. The remembered resources are shared: read-only.
  * @module
  */
-import type { IRCluster, IREndpoint } from "../../../lib/ir/types.ts";
+import type { IRCluster, IREndpoint } from "../../../lib/ir/mod.ts";
 import { IdentityMemo, sameItems } from "../../../lib/memo/mod.ts";
 import { cluster, type ClusterOptions } from "./cluster.ts";
 import { loadAssignment } from "./endpoint.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { IRCluster } from "../../../lib/ir/types.ts";
+import type { IRCluster } from "../../../lib/ir/mod.ts";
 import { translate, TranslateMemo } from "./mod.ts";
 import { goldenCases } from "./_test_utils.ts";
 

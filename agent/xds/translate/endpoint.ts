@@ -2,7 +2,7 @@
  * ClusterLoadAssignments (EDS): the fast path that endpoint churn re-runs on its own.
  * @module
  */
-import type { IRCluster, IREndpoint } from "../../../lib/ir/types.ts";
+import type { IRCluster, IREndpoint } from "../../../lib/ir/mod.ts";
 import type { NamedResource } from "./types.ts";
 import { sortedByName } from "./util.ts";
 import { endpointSocket } from "./mtls.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ensurePeer } from "../../../testbed/peers/mod.ts";
-import type { IR } from "../../../lib/ir/types.ts";
+import type { IR } from "../../../lib/ir/mod.ts";
 import { translate } from "./mod.ts";
 import { encodeBootstrap, goldenCases, staticBootstrap } from "./_test_utils.ts";
 

@@ -2,7 +2,7 @@
  * Gateway API header modifiers (set / add / remove) as Envoy header-mutation fields.
  * @module
  */
-import type { IRHeaderModifier } from "../../../lib/ir/types.ts";
+import type { IRHeaderModifier } from "../../../lib/ir/mod.ts";
 import { AppendAction } from "./enums.ts";
 
 /** `HeaderValueOption` list for one modifier: `set` overwrites, `add` appends. */

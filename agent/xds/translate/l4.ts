@@ -11,7 +11,7 @@ import type {
   IRTcpProxyFilterChain,
   IRTlsPassthroughFilterChain,
   IRUdpProxyFilterChain,
-} from "../../../lib/ir/types.ts";
+} from "../../../lib/ir/mod.ts";
 import { SocketProtocol } from "./enums.ts";
 import type { NamedResource } from "./types.ts";
 import { adsConfigSource, any, statName } from "./util.ts";

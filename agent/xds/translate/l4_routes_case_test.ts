@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkGolden, readYamlDocsStrict } from "../../../testbed/golden.ts";
 import { resolveLoadingCel } from "../../../lib/gatewayapi/_test_utils.ts";
-import type { KubeObject } from "../../../lib/gatewayapi/types.ts";
+import type { KubeObject } from "../../../lib/gatewayapi/mod.ts";
 import { testdataDir, toYaml } from "./_test_utils.ts";
 
 Deno.test("translate case l4_routes is resolve's IR of the l4_routes resolve case", async () => {

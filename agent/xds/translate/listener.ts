@@ -4,7 +4,7 @@
  * certificates over SDS; or an L4 chain (l4.ts: TCP proxy, TLS passthrough, UDP proxy).
  * @module
  */
-import type { IRFilterChain, IRHttpFilterChain, IRListener } from "../../../lib/ir/types.ts";
+import type { IRFilterChain, IRHttpFilterChain, IRListener } from "../../../lib/ir/mod.ts";
 import { CodecType, EscapedSlashes, ForwardClientCert } from "./enums.ts";
 import { downstreamTls, tcpProxyChain, tlsPassthroughChain, udpListener } from "./l4.ts";
 import type { NamedResource } from "./types.ts";

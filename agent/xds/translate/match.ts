@@ -2,7 +2,7 @@
  * Gateway API route matches as Envoy `RouteMatch`.
  * @module
  */
-import type { IRKeyValueMatch, IRRouteMatch } from "../../../lib/ir/types.ts";
+import type { IRKeyValueMatch, IRRouteMatch } from "../../../lib/ir/mod.ts";
 import { escapeRegex } from "./util.ts";
 
 /**

@@ -9,7 +9,7 @@
  * (Envoy serves VHDS over delta xDS only).
  * @module
  */
-import type { IR } from "../../../lib/ir/types.ts";
+import type { IR } from "../../../lib/ir/mod.ts";
 import { translateEndpoints } from "./endpoint.ts";
 import { listener } from "./listener.ts";
 import { edgeLimitDefaults } from "./edge_limits.ts";
@@ -90,3 +90,12 @@ function uniqueByName(list: NamedResource[]): NamedResource[] {
   const seen = new Set<string>();
   return list.filter((r) => !seen.has(r.name) && seen.add(r.name));
 }
+export {
+  bundleSecret,
+  bundleSecretName,
+  DEFAULT_ID_TEMPLATE,
+  spiffeIdFor,
+  svidSecret,
+} from "./mtls.ts";
+export { sortedByName } from "./util.ts";
+export { UPSTREAM_URI_SAN_HEADER } from "./uri_san.ts";

@@ -6,7 +6,7 @@
  * chain to the trust domain's bundle and carry a URI SAN in that trust domain). Pure.
  * @module
  */
-import type { IRCluster, IREndpoint } from "../../../lib/ir/types.ts";
+import type { IRCluster, IREndpoint } from "../../../lib/ir/mod.ts";
 import type { NamedResource } from "./types.ts";
 import { adsConfigSource, any } from "./util.ts";
 

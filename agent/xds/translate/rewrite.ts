@@ -3,7 +3,7 @@
  * Envoy messages name the fields `prefix_rewrite` and `regex_rewrite` alike.
  * @module
  */
-import type { IRRouteMatch } from "../../../lib/ir/types.ts";
+import type { IRRouteMatch } from "../../../lib/ir/mod.ts";
 import { normalizePrefix, prefixForm } from "./match.ts";
 import { escapeRegex, escapeSubstitution } from "./util.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 import { ClusterMemo } from "./cluster_memo.ts";
-import type { IRHttpFilterChain, IRRoute, IRVirtualHost } from "../../../lib/ir/types.ts";
+import type { IRHttpFilterChain, IRRoute, IRVirtualHost } from "../../../lib/ir/mod.ts";
 import {
   directResponse,
   forwardAction,

@@ -2,7 +2,7 @@
  * Secrets (SDS): listener certificates, inline PEM.
  * @module
  */
-import type { IRSecret } from "../../../lib/ir/types.ts";
+import type { IRSecret } from "../../../lib/ir/mod.ts";
 import type { NamedResource } from "./types.ts";
 
 /** The Envoy Secret for one IRSecret (SDS resource name = IRSecret name). */

@@ -9,10 +9,10 @@
  * `{value}`, enums as numbers (enums.ts; the encoder verifies the plain object, which wants
  * numbers). The same type the xDS cache takes.
  */
-export type { NamedResource } from "../cache/snapshot.ts";
+export type { NamedResource } from "../cache/mod.ts";
 
 /** Everything one proxy needs, each list sorted by name: LDS, RDS, CDS, EDS and SDS resources. */
-export type { Resources as EnvoyResources } from "../cache/snapshot.ts";
+export type { Resources as EnvoyResources } from "../cache/mod.ts";
 
 import type { EdgeLimits } from "./edge_limits.ts";
 

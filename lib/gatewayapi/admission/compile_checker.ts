@@ -6,7 +6,7 @@
  * subtree that gets no default is the input's own, so both must be treated as read-only.
  * @module
  */
-import { cloneData, isObject } from "../../data/clone.ts";
+import { cloneData, isObject } from "../../data/mod.ts";
 import { CelNotLoaded } from "./cel/rules.ts";
 import type { CelEvaluator, Schema } from "./structural_schema.ts";
 

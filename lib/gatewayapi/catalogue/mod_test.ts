@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { CATALOGUE_OUTPUT, generateCatalogue, renderCatalogue } from "../../../tools/gen_crds.ts";
-import { FACTS } from "../admission/crd/facts.gen.ts";
+import { FACTS } from "../admission/mod.ts";
 import { ROUTE_KINDS } from "../routes/registry.ts";
 import {
   CATALOGUE,

@@ -5,8 +5,8 @@
  * `parents[]` with other controllers — no list elsewhere to add it to.
  */
 import assert from "node:assert/strict";
-import { admissionKinds } from "../admission/kinds.ts";
-import { admitObject, validateObject } from "../admission/validate.ts";
+import { admissionKinds } from "../admission/mod.ts";
+import { admitObject, validateObject } from "../admission/mod.ts";
 import { ADMISSION_KINDS, admissionFor } from "../read_kinds.ts";
 import { resolve } from "../resolve.ts";
 import { ROUTE_KINDS } from "../routes/registry.ts";
@@ -20,9 +20,9 @@ import {
   kindSpecs,
   objectPath,
   servedVersion,
-} from "../../kube/kinds.ts";
+} from "../../kube/mod.ts";
 import { nodeKinds } from "../../../agent/config_source.ts";
-import { planStatus } from "../../../controller/status_plan.ts";
+import { planStatus } from "../../../controller/mod.ts";
 
 const routeKinds = [...ROUTE_KINDS, PROBE_ROUTE];
 const catalogue = [...CATALOGUE, PROBE_ENTRY];

@@ -9,7 +9,7 @@ import type { Placement } from "../placement.ts";
 import type { ListenerState } from "../gateways.ts";
 import { compareHostnames } from "../hostnames.ts";
 import { keyOf } from "../object_index.ts";
-import type { IRBackend, IRFilterChain } from "../../ir/types.ts";
+import type { IRBackend, IRFilterChain } from "../../ir/mod.ts";
 
 const backendsOf = (p: Placement): IRBackend[] => p.converted.l4Backends ?? [];
 

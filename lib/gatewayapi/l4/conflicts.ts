@@ -5,7 +5,7 @@
  * @module
  */
 import type { AttachedRoute } from "../kind_conflicts.ts";
-import { fail } from "../status/conditions.ts";
+import { fail } from "../status/mod.ts";
 import { keyOf, sortByAge } from "../object_index.ts";
 
 const L4_PROTOCOLS = new Set(["TLS", "TCP", "UDP"]);

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Backends } from "../backends.ts";
-import { fail } from "../status/conditions.ts";
+import { fail } from "../status/mod.ts";
 import { RuleContext } from "../routes/rule_common.ts";
 import type { ConvertedRoute } from "../routes/kind.ts";
 import type { Obj } from "../object_index.ts";

@@ -6,7 +6,7 @@
  * there: its sessions go to the valid backends.
  * @module
  */
-import type { IRCluster, IREndpoint, IRListener } from "../../ir/types.ts";
+import type { IRCluster, IREndpoint, IRListener } from "../../ir/mod.ts";
 
 const SCALE = 1000;
 

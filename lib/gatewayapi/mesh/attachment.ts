@@ -7,7 +7,7 @@
  * @module
  */
 import { normalizedRef } from "../attachment.ts";
-import { fail, type Outcome, pass } from "../status/conditions.ts";
+import { fail, type Outcome, pass } from "../status/mod.ts";
 import type { ServicePort, ServiceSpec } from "../core_types.ts";
 import { keyOf, type Obj } from "../object_index.ts";
 import type { Reads } from "../reads.ts";

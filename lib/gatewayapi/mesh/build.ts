@@ -17,8 +17,8 @@ import { pushEntries, type RankedEntry, renderRoutes } from "../routes/render.ts
 import type { ConvertedRoute } from "../routes/kind.ts";
 import { keyOf, type Obj } from "../object_index.ts";
 import type { KubeObject } from "../types.ts";
-import type { IRCluster, IRRoute } from "../../ir/types.ts";
-import type { MeshIR, MeshService, MeshServicePort } from "../../ir/mesh.ts";
+import type { IRCluster, IRRoute } from "../../ir/mod.ts";
+import type { MeshIR, MeshService, MeshServicePort } from "../../ir/mod.ts";
 
 /** A route with Service parents, converted for the mesh. */
 export interface MeshRouteState {

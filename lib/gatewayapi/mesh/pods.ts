@@ -4,7 +4,7 @@
  * carries it in the annotation `aether.io/netns-path`. Pure.
  * @module
  */
-import type { NodePod } from "../../ir/mesh.ts";
+import type { NodePod } from "../../ir/mod.ts";
 import type { KubeObject } from "../types.ts";
 
 /** The annotation that names a pod's network namespace (stand-in for the CNI report). */

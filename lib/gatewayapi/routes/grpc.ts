@@ -11,7 +11,7 @@ import { cannotForward, direct500, RuleContext, ruleHeaderModifiers } from "./ru
 import type { ConvertedRoute, ConvertedRule, RouteKindDef } from "./kind.ts";
 import type { Obj } from "../object_index.ts";
 import type { GRPCRouteMatch, GRPCRouteRule, GRPCRouteSpec } from "../types.ts";
-import type { IRForwardAction, IRRouteMatch } from "../../ir/types.ts";
+import type { IRForwardAction, IRRouteMatch } from "../../ir/mod.ts";
 
 const RULE_FILTERS = ["RequestHeaderModifier", "ResponseHeaderModifier", "RequestMirror"];
 const ANY_SEGMENT = "[^/]+";

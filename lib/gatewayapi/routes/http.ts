@@ -20,7 +20,7 @@ import type {
   IRKeyValueMatch,
   IRRedirectAction,
   IRRouteMatch,
-} from "../../ir/types.ts";
+} from "../../ir/mod.ts";
 
 const RULE_FILTERS = [
   "RequestHeaderModifier",

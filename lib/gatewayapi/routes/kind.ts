@@ -6,7 +6,7 @@
  * @module
  */
 import type { Backends, ClusterUse, NameConflict } from "../backends.ts";
-import type { Outcome } from "../status/conditions.ts";
+import type { Outcome } from "../status/mod.ts";
 import type { Obj } from "../object_index.ts";
 import type {
   IRBackend,
@@ -15,7 +15,7 @@ import type {
   IRListenerProtocol,
   IRRoute,
   IRRouteMatch,
-} from "../../ir/types.ts";
+} from "../../ir/mod.ts";
 
 /** A route kind's name, e.g. "HTTPRoute" (one of the registry's `kind`s). */
 export type RouteKind = string;

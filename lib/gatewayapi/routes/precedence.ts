@@ -11,7 +11,7 @@
 import { compareHostnames } from "../hostnames.ts";
 import { byAge } from "../object_index.ts";
 import type { KubeObject } from "../types.ts";
-import type { IRRouteMatch } from "../../ir/types.ts";
+import type { IRRouteMatch } from "../../ir/mod.ts";
 
 const PATH_RANK = { Exact: 0, RegularExpression: 1, PathPrefix: 2 } as const;
 

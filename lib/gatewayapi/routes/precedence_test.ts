@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { compareRanked, grpcMatchKey, httpMatchKey, type Ranked } from "./precedence.ts";
 import type { KubeObject } from "../types.ts";
-import type { IRRouteMatch } from "../../ir/types.ts";
+import type { IRRouteMatch } from "../../ir/mod.ts";
 
 const route = (name: string, creationTimestamp?: string): KubeObject => ({
   apiVersion: "gateway.networking.k8s.io/v1",

@@ -5,7 +5,7 @@
  * program-size limit is not modelled here; a regex over it is caught by Envoy's NACK. Pure.
  * @module
  */
-import type { IRRouteMatch } from "../../ir/types.ts";
+import type { IRRouteMatch } from "../../ir/mod.ts";
 
 /** Why RE2 cannot compile `pattern`, or undefined when it (probably) can. */
 export function re2Problem(pattern: string): string | undefined {

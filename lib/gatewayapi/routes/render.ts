@@ -4,11 +4,11 @@
  * sorted by Gateway API precedence, and each is rendered for its context (redirect port).
  * @module
  */
-import { cloneData } from "../../data/clone.ts";
+import { cloneData } from "../../data/mod.ts";
 import { compareRanked, type Ranked } from "./precedence.ts";
 import type { ConvertedMatch, ConvertedRoute, ConvertedRule, ListenerContext } from "./kind.ts";
 import type { KubeObject } from "../types.ts";
-import type { IRRoute } from "../../ir/types.ts";
+import type { IRRoute } from "../../ir/mod.ts";
 
 /** One match of one rule of one route, ranked for precedence. */
 export interface RankedEntry extends Ranked {

@@ -6,7 +6,7 @@
  */
 import { matchRegexProblems } from "./re2.ts";
 import type { Backends, ClusterUse, NameConflict } from "../backends.ts";
-import { fail, type Outcome, pass } from "../status/conditions.ts";
+import { fail, type Outcome, pass } from "../status/mod.ts";
 import type { ConvertedRoute, ConvertedRule, RouteKind } from "./kind.ts";
 import type {
   BackendObjectReference,
@@ -20,7 +20,7 @@ import type {
   IRHeaderModifier,
   IRMirror,
   IRRouteMatch,
-} from "../../ir/types.ts";
+} from "../../ir/mod.ts";
 
 /** Collects reference failures and unsupported values while a route's rules are converted. */
 export class RuleContext {

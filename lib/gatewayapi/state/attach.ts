@@ -8,7 +8,7 @@
  * @module
  */
 import type { Attachment, ParentOutcome } from "../attachment.ts";
-import type { Outcome } from "../status/conditions.ts";
+import type { Outcome } from "../status/mod.ts";
 import type { GatewayState, ListenerState } from "../gateways.ts";
 import type { RouteKind } from "../routes/kind.ts";
 import { IdentityMemo, sameItems } from "../../memo/mod.ts";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { fileURLToPath } from "node:url";
 import { readYamlDocsStrict } from "../../../testbed/golden.ts";
-import { CelRules } from "../admission/cel/rules.ts";
+import { CelRules } from "../admission/mod.ts";
 import { resolve, type ResolveOptions } from "../resolve.ts";
 import { ResolveState } from "./mod.ts";
 import type { KubeObject } from "../types.ts";

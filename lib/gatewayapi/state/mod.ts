@@ -10,9 +10,9 @@
  * over is never mutated afterwards.
  * @module
  */
-import type { Admitted } from "../admission/admit.ts";
+import type { Admitted } from "../admission/mod.ts";
 import { AttachMemo } from "./attach.ts";
-import { CelRules } from "../admission/cel/rules.ts";
+import { CelRules } from "../admission/mod.ts";
 import type { BackendsMemo } from "../backends.ts";
 import { type ConvertContext, ConvertMemo } from "./convert.ts";
 import type { MeshParentOutcome } from "../mesh/attachment.ts";
@@ -72,3 +72,4 @@ export class ResolveState {
     };
   }
 }
+export { type VhostInput, VhostMemo } from "./vhost.ts";

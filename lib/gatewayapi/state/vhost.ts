@@ -9,7 +9,7 @@
 import { IdentityMemo } from "../../memo/mod.ts";
 import type { ConvertedRoute, ListenerContext } from "../routes/kind.ts";
 import type { KubeObject } from "../types.ts";
-import type { IRVirtualHost } from "../../ir/types.ts";
+import type { IRVirtualHost } from "../../ir/mod.ts";
 
 /** One route placed on a virtual host: the route, its conversion, its most specific hostname. */
 export type VhostInput = readonly [route: KubeObject, converted: ConvertedRoute, host: string];

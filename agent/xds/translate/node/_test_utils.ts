@@ -6,9 +6,9 @@
 import { goldenCaseNames, readYamlStrict } from "../../../../testbed/golden.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { MeshIR, NodeView } from "../../../../lib/ir/mesh.ts";
+import type { MeshIR, NodeView } from "../../../../lib/ir/mod.ts";
 import { staticBootstrap } from "../_test_utils.ts";
-import { internalListenerExtension } from "../../server/bootstrap.ts";
+import { internalListenerExtension } from "../../server/mod.ts";
 import type { NodeResources, NodeTranslateOptions } from "./mod.ts";
 
 /** The folder holding `<case>.in.yaml` / `<case>.out.yaml`. */

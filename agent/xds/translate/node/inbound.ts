@@ -12,8 +12,8 @@
  * but stays on the caller's Envoy worker thread, without the kernel's TCP stack.
  * @module
  */
-import type { NodePod } from "../../../../lib/ir/mesh.ts";
-import type { IRCluster } from "../../../../lib/ir/types.ts";
+import type { NodePod } from "../../../../lib/ir/mod.ts";
+import type { IRCluster } from "../../../../lib/ir/mod.ts";
 import { CodecType, DiscoveryType, ForwardClientCert, LbPolicy } from "../enums.ts";
 import { routerFilter } from "../listener.ts";
 import { downstreamMtls, MESH_MTLS_PORT, meshSni } from "../mtls.ts";

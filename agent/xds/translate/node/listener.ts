@@ -5,7 +5,7 @@
  * with that namespace's GAMMA consumer routes).
  * @module
  */
-import type { NodePod } from "../../../../lib/ir/mesh.ts";
+import type { NodePod } from "../../../../lib/ir/mod.ts";
 import { hcmBase, routerFilter } from "../listener.ts";
 import type { NamedResource } from "../types.ts";
 import { any, statName } from "../util.ts";

@@ -14,7 +14,7 @@
  * ClusterLoadAssignment with nothing to rewrite is returned as the very same object.
  * @module
  */
-import type { IRCluster } from "../../../../lib/ir/types.ts";
+import type { IRCluster } from "../../../../lib/ir/mod.ts";
 import { MESH_MTLS_PORT, meshSni, SOCKET_MATCH_KEY } from "../mtls.ts";
 import type { NamedResource } from "../types.ts";
 import { INBOUND_INTERNAL_PREFIX, inboundInternalListenerName } from "./inbound.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { IRCluster } from "../../../../lib/ir/types.ts";
+import type { IRCluster } from "../../../../lib/ir/mod.ts";
 import { translateEndpoints } from "../endpoint.ts";
 import { inboundInternalListenerName } from "./inbound.ts";
 import { localizeEndpoints } from "./local.ts";

@@ -32,8 +32,8 @@
  * route change on svc is a one-vhost delta, and each vhost is sent only to nodes holding svc.
  * @module
  */
-import type { MeshIR, MeshService, NodeView } from "../../../../lib/ir/mesh.ts";
-import type { IRCluster } from "../../../../lib/ir/types.ts";
+import type { MeshIR, MeshService, NodeView } from "../../../../lib/ir/mod.ts";
+import type { IRCluster } from "../../../../lib/ir/mod.ts";
 import { cluster } from "../cluster.ts";
 import { translateEndpoints } from "../endpoint.ts";
 import type { EnvoyResources, NamedResource } from "../types.ts";

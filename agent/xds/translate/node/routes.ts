@@ -5,8 +5,8 @@
  * (GAMMA routes of that namespace), and a Host the node does not know yet is fetched on demand.
  * @module
  */
-import type { MeshService, MeshServicePort } from "../../../../lib/ir/mesh.ts";
-import type { IRRoute, IRRouteMatch } from "../../../../lib/ir/types.ts";
+import type { MeshService, MeshServicePort } from "../../../../lib/ir/mod.ts";
+import type { IRRoute, IRRouteMatch } from "../../../../lib/ir/mod.ts";
 import { route } from "../route.ts";
 import type { NamedResource } from "../types.ts";
 import { adsConfigSource } from "../util.ts";

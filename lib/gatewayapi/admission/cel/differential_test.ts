@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { CelRules } from "./rules.ts";
 import { HAND_PREDICATES } from "./predicates.ts";
-import { isObject } from "../../../data/clone.ts";
+import { isObject } from "../../../data/mod.ts";
 import { compileChecker, type SchemaChecker } from "../compile_checker.ts";
 import { FACTS } from "../crd/facts.gen.ts";
 import { buildCrdSchemas, type CrdKindSchema, type RuleUse } from "../crd/schema.ts";

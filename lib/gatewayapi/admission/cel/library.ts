@@ -9,7 +9,7 @@ import { type CelEnv, celEnv, celFunc, type CelInput, CelScalar, parse, plan } f
 import { strings } from "@bufbuild/cel/ext";
 import { isIP } from "node:net";
 import type { Schema } from "../structural_schema.ts";
-import { isObject } from "../../../data/clone.ts";
+import { isObject } from "../../../data/mod.ts";
 
 /** A compiled rule: true when the rule holds for `self` (a plain JSON value of `schema`). */
 export type CelCheck = (self: unknown) => boolean;

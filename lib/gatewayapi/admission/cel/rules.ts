@@ -14,7 +14,7 @@
  */
 import type { CelCheck, CelCompiler } from "./library.ts";
 import type { CelEvaluator, CelRule } from "../structural_schema.ts";
-import { Lazy } from "../../../memo/lazy.ts";
+import { Lazy } from "../../../memo/mod.ts";
 
 /** A CEL rule was reached before the CEL library was loaded. */
 export class CelNotLoaded extends Error {

@@ -11,7 +11,7 @@
 import { isIP } from "node:net";
 import type { CrdFacts, CrdNode, CrdRule } from "./facts.ts";
 import { celFor } from "../cel/rules.ts";
-import { isObject } from "../../../data/clone.ts";
+import { isObject } from "../../../data/mod.ts";
 import {
   any,
   arr,

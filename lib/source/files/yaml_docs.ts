@@ -9,7 +9,7 @@
  */
 // @ts-types="@types/js-yaml"
 import { CORE_SCHEMA, load, YAMLException } from "js-yaml";
-import type { SourceObject, SourceProblem } from "./types.ts";
+import type { SourceObject, SourceProblem } from "../types.ts";
 import {
   checkDepth,
   defaultParseLimits,

@@ -16,8 +16,8 @@ import {
   type SourceProblem,
   type SourceRevision,
   type StaleFile,
-} from "./types.ts";
-import type { Logger } from "../log/mod.ts";
+} from "../types.ts";
+import type { Logger } from "../../log/mod.ts";
 
 const yamlExtensions = new Set([".yaml", ".yml", ".json"]);
 
@@ -233,3 +233,5 @@ export class FileSource implements Source {
     await this.#reading;
   }
 }
+
+export { parseYamlObjects } from "./yaml_docs.ts";

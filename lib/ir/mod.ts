@@ -1,0 +1,35 @@
+/**
+ * aether's IR: the plain data resolve produces and translate consumes — listeners with their filter chains, clusters and secrets (types.ts), and the MeshIR of east-west services and node views (mesh.ts).
+ * @module
+ */
+export {
+  type MeshIR,
+  type MeshService,
+  type MeshServicePort,
+  type NodePod,
+  type NodeView,
+} from "./mesh.ts";
+export {
+  type IR,
+  type IRBackend,
+  type IRCluster,
+  type IRDirectAction,
+  type IREndpoint,
+  type IRFilterChain,
+  type IRForwardAction,
+  type IRHeaderModifier,
+  type IRHttpFilterChain,
+  type IRKeyValueMatch,
+  type IRListener,
+  type IRListenerProtocol,
+  type IRMirror,
+  type IRRedirectAction,
+  type IRRetry,
+  type IRRoute,
+  type IRRouteMatch,
+  type IRSecret,
+  type IRTcpProxyFilterChain,
+  type IRTlsPassthroughFilterChain,
+  type IRUdpProxyFilterChain,
+  type IRVirtualHost,
+} from "./types.ts";
