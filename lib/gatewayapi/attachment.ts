@@ -12,17 +12,36 @@ import { selectorMatches } from "./refs.ts";
 import { keyOf, type Obj, type ObjectIndex } from "./object_index.ts";
 import { GATEWAY_GROUP, type ParentReference, type RouteSpecCommon } from "./types.ts";
 
-/** A route attached to one listener, serving these (intersected) hostnames. */
+/**
+ * A route attached to one listener, serving these (intersected) hostnames. The listener is named
+ * by its id (`<ns>/<gateway>/<listener name>`), not held: each resolve has listener states of its
+ * own, and an outcome naming none of them holds for the next resolve over the same Gateways.
+ */
 export interface Attachment {
-  listener: ListenerState;
-  hostnames: string[];
+  readonly listenerId: string;
+  readonly hostnames: readonly string[];
 }
 
-/** The outcome of one parentRef that names one of our Gateways. */
+/**
+ * The outcome of one parentRef that names one of our Gateways. Outcomes are remembered between
+ * resolves (state/attach.ts): never changed, a settled one is a new value (kind_conflicts.ts).
+ */
 export interface ParentOutcome {
-  parentRef: ParentReference;
-  accepted: Outcome;
-  attachments: Attachment[];
+  readonly parentRef: ParentReference;
+  readonly accepted: Outcome;
+  readonly attachments: readonly Attachment[];
+}
+
+/**
+ * `parents` with every accepted one refused by `unsupported` (a route using a feature aether
+ * does not implement), as new outcomes; `parents` itself when nothing changes.
+ */
+export function refusedWhenUnsupported<P extends { readonly accepted: Outcome }>(
+  parents: readonly P[],
+  unsupported: Outcome | undefined,
+): readonly P[] {
+  if (!unsupported || !parents.some((p) => p.accepted.ok)) return parents;
+  return parents.map((p) => (p.accepted.ok ? { ...p, accepted: unsupported } : p));
 }
 
 function namespaceAllowed(indexed: ObjectIndex, l: ListenerState, routeNs: string): boolean {
@@ -78,8 +97,8 @@ export function attachRoute(
       l.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(indexed, l, routeNs)
     );
     const attachments = allowed
-      .map((l) => ({
-        listener: l,
+      .map((l): Attachment => ({
+        listenerId: l.id,
         hostnames: routeHostnames(l.listener.hostname, route.spec.hostnames),
       }))
       .filter((a) => a.hostnames.length > 0);

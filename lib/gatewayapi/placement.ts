@@ -10,8 +10,9 @@ import type { KubeObject } from "./types.ts";
 
 /** A route accepted on one listener, serving these hostnames. */
 export interface Placement {
-  route: KubeObject;
-  converted: ConvertedRoute;
-  listener: ListenerState;
-  hostnames: string[];
+  readonly route: KubeObject;
+  readonly converted: ConvertedRoute;
+  readonly listener: ListenerState;
+  /** May be shared with a remembered attachment: read-only. */
+  hostnames: readonly string[];
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { admit } from "./admission/mod.ts";
-import { attachRoute, type ParentOutcome } from "./attachment.ts";
+import { attachRoute, type ParentOutcome, refusedWhenUnsupported } from "./attachment.ts";
 import { Backends } from "./backends.ts";
 import { LOOPBACK_ADDRESSES } from "./addresses.ts";
 import { buildListeners } from "./build_ir.ts";
@@ -107,10 +107,11 @@ export interface ResolveResult {
 }
 
 interface RouteState {
-  kind: RouteKind;
-  route: Obj<RouteSpecCommon>;
-  parents: ParentOutcome[];
-  converted: ConvertedRoute;
+  readonly kind: RouteKind;
+  readonly route: Obj<RouteSpecCommon>;
+  /** Remembered (read-only) outcomes; once settled, this resolve's own. */
+  readonly parents: readonly ParentOutcome[];
+  readonly converted: ConvertedRoute;
 }
 
 const statusOf = (o: KubeObject, status: unknown): ObjectStatus => ({
@@ -199,7 +200,7 @@ export function resolve(
       // L4 kinds serve Gateway parents only (their mesh side is a later issue).
       if (def.chain !== "http") continue;
       if (!route.spec.parentRefs?.some(isServiceParent)) continue;
-      // Remembered outcomes are shared: this resolve changes copies of them only.
+      // Remembered outcomes are shared and read-only: a refused one is a new outcome.
       const meshParents = state.meshAttach.get(
         route,
         () => {
@@ -207,31 +208,40 @@ export function resolve(
           return { context, reads, parents: attachMeshRoute(meshIndex, route, reads) };
         },
         (hit) => readsHold(hit.reads, hit.context, context),
-      ).parents.map((p) => ({ ...p }));
+      ).parents;
       if (meshParents.length === 0) continue;
       const converted = state.convert.convert(context, route, true, convert(route, true));
       backends.apply(converted);
-      for (const parent of meshParents) {
-        if (parent.accepted.ok && converted.unsupported) parent.accepted = converted.unsupported;
-      }
-      meshRoutes.push({ kind, http2: def.http2Backends, route, parents: meshParents, converted });
+      meshRoutes.push({
+        kind,
+        http2: def.http2Backends,
+        route,
+        parents: refusedWhenUnsupported(meshParents, converted.unsupported),
+        converted,
+      });
     }
   }
-  settleKindConflicts(routes);
-  settleL4Conflicts(routes, options.gatewayOwnProxies === true);
+  const allListeners = gateways.flatMap((g) => g.listeners);
+  const listenerById = new Map(allListeners.map((l) => [l.id, l]));
+  // Conflicts settled, then unsupported routes refused: new outcomes, the remembered ones intact.
+  const settled = settleL4Conflicts(
+    settleKindConflicts(routes),
+    listenerById,
+    options.gatewayOwnProxies === true,
+  ).map((r) => {
+    const parents = refusedWhenUnsupported(r.parents, r.converted.unsupported);
+    return parents === r.parents ? r : { ...r, parents };
+  });
 
   // One placement per route and listener (a route attached twice to a listener counts once);
   // every placement of a route is made in its own iteration, so the dedup is per route.
   const placements: Placement[] = [];
-  for (const r of routes) {
+  for (const r of settled) {
     const mine = new Map<string, Placement>();
     for (const parent of r.parents) {
-      if (parent.accepted.ok && r.converted.unsupported) {
-        parent.accepted = r.converted.unsupported;
-      }
       if (!parent.accepted.ok) continue;
       for (const a of parent.attachments) {
-        const seen = mine.get(a.listener.id);
+        const seen = mine.get(a.listenerId);
         if (seen) {
           seen.hostnames = [...new Set([...seen.hostnames, ...a.hostnames])];
           continue;
@@ -239,17 +249,16 @@ export function resolve(
         const p: Placement = {
           route: r.route,
           converted: r.converted,
-          listener: a.listener,
+          listener: listenerById.get(a.listenerId)!,
           hostnames: a.hostnames,
         };
-        mine.set(a.listener.id, p);
+        mine.set(a.listenerId, p);
         placements.push(p);
       }
     }
   }
   for (const p of placements) p.listener.attachedRoutes++;
 
-  const allListeners = gateways.flatMap((g) => g.listeners);
   const listeners = buildListeners(allListeners, placements, bindAddress, state.vhosts);
   const used = new Set<string>();
   for (const l of listeners) {
@@ -297,7 +306,7 @@ export function resolve(
     statuses.push(statusOf(g.gateway, gatewayStatus(g, now)));
   }
   const sides = [
-    { controllerName, routes },
+    { controllerName, routes: settled },
     { controllerName: options.meshControllerName ?? MESH_CONTROLLER_NAME, routes: meshRoutes },
   ];
   const kindNames = routeKinds.map((k) => k.kind);

@@ -15,7 +15,7 @@ import type { KubeObject, ParentReference, RouteParentStatus, RouteStatus } from
 export interface RouteSide {
   kind: string;
   route: KubeObject;
-  parents: (ParentOutcome | MeshParentOutcome)[];
+  parents: readonly (ParentOutcome | MeshParentOutcome)[];
   converted: { resolvedRefs: Outcome };
 }
 

@@ -30,15 +30,15 @@ export const isServiceParent = (p: ParentReference): boolean =>
 /** The outcome of one Service parentRef of a route. */
 export interface MeshParentOutcome {
   /** Index of the parentRef in `spec.parentRefs` (status keeps that order). */
-  index: number;
-  parentRef: ParentReference;
-  accepted: Outcome;
+  readonly index: number;
+  readonly parentRef: ParentReference;
+  readonly accepted: Outcome;
   /** The parent Service when it exists and owns its mesh name. */
-  service?: Obj<ServiceSpec>;
+  readonly service?: Obj<ServiceSpec>;
   /** The Service ports the route applies to (empty unless accepted). */
-  ports: ServicePort[];
+  readonly ports: ServicePort[];
   /** The caller namespace of a consumer route; undefined for a producer route. */
-  consumer?: string;
+  readonly consumer?: string;
 }
 
 /** Where Service parents are looked up: Services by `<ns>/<name>`, mesh-name owners by name. */

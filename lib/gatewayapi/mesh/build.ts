@@ -28,7 +28,7 @@ export interface MeshRouteState {
   route: KubeObject;
   /** Converted with mesh semantics (cross-namespace backendRefs need no ReferenceGrant). */
   converted: ConvertedRoute;
-  parents: MeshParentOutcome[];
+  parents: readonly MeshParentOutcome[];
 }
 
 /** Makes (once) the cluster of one port of a Service that owns its mesh name. */

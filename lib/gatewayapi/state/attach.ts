@@ -1,38 +1,29 @@
 /**
  * Route attachment, memoized: a route attaches the same way as long as it is the same (admitted)
  * object and what attachment reads is the same — our Gateways (the same objects in the same
- * order) and the labels of every Namespace. A hit rebuilds the outcomes onto this resolve's
- * listeners (by listener id), so later steps may still change them; only a route an edit replaced
- * is attached again. Remembered parentRefs, outcomes and hostnames are shared: read-only. One
- * AttachMemo per resolver (a ResolveState's).
+ * order) and the labels of every Namespace. Outcomes name listeners by id, so a hit is the
+ * remembered outcomes themselves, shared between resolves and never changed (resolve settles
+ * conflicts into new values); only a route an edit replaced is attached again. One AttachMemo
+ * per resolver (a ResolveState's).
  * @module
  */
-import type { Attachment, ParentOutcome } from "../attachment.ts";
-import type { Outcome } from "../status/mod.ts";
-import type { GatewayState, ListenerState } from "../gateways.ts";
+import type { ParentOutcome } from "../attachment.ts";
+import type { GatewayState } from "../gateways.ts";
 import type { RouteKind } from "../routes/kind.ts";
 import { IdentityMemo, sameItems } from "../../memo/mod.ts";
 import type { Obj } from "../object_index.ts";
-import type { KubeObject, ParentReference, RouteSpecCommon } from "../types.ts";
+import type { KubeObject, RouteSpecCommon } from "../types.ts";
 
 /** What attachment reads besides the route; equal identities mean equal attachments. */
 export interface AttachContext {
-  gateways: readonly KubeObject[];
-  namespaces: ReadonlyMap<string, Record<string, string>>;
-  /** This resolve's listeners by id (not part of the comparison). */
-  listeners: Map<string, ListenerState>;
-}
-
-interface Remembered {
-  parentRef: ParentReference;
-  accepted: Outcome;
-  attachments: { id: string; hostnames: string[] }[];
+  readonly gateways: readonly KubeObject[];
+  readonly namespaces: ReadonlyMap<string, Record<string, string>>;
 }
 
 interface Entry {
   context: AttachContext;
   kind: RouteKind;
-  parents: Remembered[];
+  parents: readonly ParentOutcome[];
 }
 
 function sameLabels(
@@ -57,60 +48,32 @@ export class AttachMemo {
   #last: AttachContext | undefined;
 
   /**
-   * The attachment context of one resolve: the previous resolve's (with this resolve's
-   * listeners) when the Gateways and Namespace labels are the same, else a new one.
+   * The attachment context of one resolve: the previous resolve's when the Gateways and
+   * Namespace labels are the same, else a new one.
    */
   context(
     gateways: readonly GatewayState[],
     namespaces: ReadonlyMap<string, Record<string, string>>,
   ): AttachContext {
-    const listeners = new Map<string, ListenerState>();
-    let unique = true;
-    for (const g of gateways) {
-      for (const l of g.listeners) {
-        if (listeners.has(l.id)) unique = false;
-        listeners.set(l.id, l);
-      }
-    }
     const objects = gateways.map((g) => g.gateway);
-    // Listener ids name listeners again only when unique; otherwise remember nothing.
-    if (!unique) return { gateways: objects, namespaces, listeners };
     const last = this.#last;
     if (last && sameItems(last.gateways, objects) && sameLabels(last.namespaces, namespaces)) {
-      last.listeners = listeners;
       return last;
     }
-    return this.#last = { gateways: objects, namespaces, listeners };
+    return this.#last = { gateways: objects, namespaces };
   }
 
-  /** `attach()` of `route`, or its remembered outcomes rebuilt onto this resolve's listeners. */
+  /** `attach()` of `route`, or its remembered outcomes (read-only, as are attach()'s). */
   attach(
     context: AttachContext,
     kind: RouteKind,
     route: Obj<RouteSpecCommon>,
-    attach: () => ParentOutcome[],
-  ): ParentOutcome[] {
-    let made: ParentOutcome[] | undefined;
-    const entry = this.routes.get(route, () => {
-      made = attach();
-      return {
-        context,
-        kind,
-        parents: made.map((p) => ({
-          parentRef: p.parentRef,
-          accepted: p.accepted,
-          attachments: p.attachments.map((a) => ({ id: a.listener.id, hostnames: a.hostnames })),
-        })),
-      };
-    }, (hit) => hit.context === context && hit.kind === kind);
-    if (made) return made;
-    return entry.parents.map((p) => ({
-      parentRef: p.parentRef,
-      accepted: p.accepted,
-      attachments: p.attachments.map((a): Attachment => ({
-        listener: context.listeners.get(a.id)!,
-        hostnames: a.hostnames,
-      })),
-    }));
+    attach: () => readonly ParentOutcome[],
+  ): readonly ParentOutcome[] {
+    return this.routes.get(
+      route,
+      () => ({ context, kind, parents: attach() }),
+      (hit) => hit.context === context && hit.kind === kind,
+    ).parents;
   }
 }

@@ -38,10 +38,13 @@ export class ResolveState {
   readonly order: AgeOrderMemo = {};
   /** Route attachment by route. */
   readonly attach = new AttachMemo();
-  /** Service-parent (GAMMA) attachment by route, valid while its Service lookups hold. */
+  /**
+   * Service-parent (GAMMA) attachment by route, valid while its Service lookups hold. The
+   * outcomes are shared between resolves: read-only.
+   */
   readonly meshAttach = new IdentityMemo<
     KubeObject,
-    { context: ConvertContext; reads: Reads; parents: MeshParentOutcome[] }
+    { context: ConvertContext; reads: Reads; parents: readonly MeshParentOutcome[] }
   >();
   /** Route conversion by route (edge and mesh side). */
   readonly convert = new ConvertMemo();
