@@ -4,9 +4,8 @@
  * the set — a backendRef or mirror outside the set extends it (the spec's "Phase 2 sizing").
  * @module
  */
-import type { MeshIR, MeshService } from "../../lib/ir/mod.ts";
+import { callerRoutes, type MeshIR, type MeshService } from "../../lib/ir/mod.ts";
 import type { IRCluster } from "../../lib/ir/mod.ts";
-import { callerRoutes } from "../xds/translate/node/mod.ts";
 
 /** Lookups over one MeshIR, built once per mesh version. */
 export interface MeshIndex {

@@ -68,32 +68,12 @@ export interface MeshServicePort {
 }
 
 /**
- * Authorities a service's routes send traffic to (backendRefs and mirrors), for growing a node's
- * dependency set. Pure helper over the IR.
+ * The routes a caller in `namespace` gets for one service port: the namespace's consumer routes
+ * when it has any (they replace the producer routes), else the producer routes. Pure over the
+ * IR: the node translator renders them, demand scoping follows their backends.
  */
-export function routeDependencies(
-  svc: MeshService,
-  clusters: ReadonlyMap<string, IRCluster>,
-): string[] {
-  const out = new Set<string>();
-  for (const p of svc.ports) {
-    const lists = [p.producerRoutes, ...Object.values(p.consumerRoutes)];
-    for (const routes of lists) {
-      for (const r of routes) {
-        if (r.action.kind !== "forward") continue;
-        const names = [
-          ...r.action.backends.map((b) => b.cluster),
-          ...r.action.mirrors.map((m) => m.cluster),
-        ];
-        for (const n of names) {
-          const c = clusters.get(n);
-          if (c) out.add(n.split(":")[0]);
-        }
-      }
-    }
-  }
-  out.delete(svc.authority);
-  return [...out].sort();
+export function callerRoutes(port: MeshServicePort, namespace: string): IRRoute[] {
+  return port.consumerRoutes[namespace] ?? port.producerRoutes;
 }
 
 /** A pod a node proxy serves: its namespace picks the consumer routes it sees. */

@@ -33,3 +33,4 @@ export {
   type IRUdpProxyFilterChain,
   type IRVirtualHost,
 } from "./types.ts";
+export { callerRoutes } from "./mesh.ts";

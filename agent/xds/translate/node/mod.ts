@@ -32,7 +32,12 @@
  * route change on svc is a one-vhost delta, and each vhost is sent only to nodes holding svc.
  * @module
  */
-import type { MeshIR, MeshService, NodeView } from "../../../../lib/ir/mod.ts";
+import {
+  callerRoutes,
+  type MeshIR,
+  type MeshService,
+  type NodeView,
+} from "../../../../lib/ir/mod.ts";
 import type { IRCluster } from "../../../../lib/ir/mod.ts";
 import { cluster } from "../cluster.ts";
 import { translateEndpoints } from "../endpoint.ts";
@@ -42,7 +47,6 @@ import { outboundListener } from "./listener.ts";
 import {
   type Caller,
   callerCluster,
-  callerRoutes,
   outboundRouteConfiguration,
   outboundVirtualHosts,
 } from "./routes.ts";
@@ -66,7 +70,6 @@ export { localizeEndpoints } from "./local.ts";
 export {
   type Caller,
   callerCluster,
-  callerRoutes,
   defaultRoute,
   notFoundRoute,
   outboundVirtualHostName,

@@ -5,20 +5,12 @@
  * (GAMMA routes of that namespace), and a Host the node does not know yet is fetched on demand.
  * @module
  */
-import type { MeshService, MeshServicePort } from "../../../../lib/ir/mod.ts";
+import { callerRoutes, type MeshService, type MeshServicePort } from "../../../../lib/ir/mod.ts";
 import type { IRRoute, IRRouteMatch } from "../../../../lib/ir/mod.ts";
 import { route } from "../route.ts";
 import type { NamedResource } from "../types.ts";
 import { adsConfigSource } from "../util.ts";
 import { outboundRouteName } from "./listener.ts";
-
-/**
- * The routes a caller in `namespace` gets for one service port: the namespace's consumer routes
- * when it has any (they replace the producer routes), else the producer routes.
- */
-export function callerRoutes(port: MeshServicePort, namespace: string): IRRoute[] {
-  return port.consumerRoutes[namespace] ?? port.producerRoutes;
-}
 
 /** Matches every path (a fresh object each time: routes are never shared). */
 function anyPath(): IRRouteMatch {
