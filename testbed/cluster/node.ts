@@ -8,6 +8,7 @@
 import { dirname } from "node:path";
 import type { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer } from "../peers/mod.ts";
+import { peerSets } from "../peers/mod.ts";
 import { run } from "../peers/mod.ts";
 import { type Api, openApi, poll } from "./api.ts";
 import {
@@ -36,25 +37,7 @@ export const daemons = [
 ] as const;
 
 /** The peers the node needs (the Go ones are built on first use; see docs/peers.md). */
-export const nodePeers = [
-  "ip",
-  "openssl",
-  "etcd",
-  "containerd",
-  "ctr",
-  "runc",
-  "cni-plugins",
-  "iptables",
-  "conntrack",
-  "socat",
-  "kube-apiserver",
-  "kube-controller-manager",
-  "kube-scheduler",
-  "kubelet",
-  "kube-proxy",
-  "coredns",
-  "pause",
-];
+export const nodePeers: readonly string[] = peerSets.node;
 
 /** Reads the sysctls the kubelet is about to change (pure parse of `sysctl -n` lines). */
 export async function readSysctls(): Promise<Record<string, string>> {

@@ -157,3 +157,4 @@ async function ensureDebian(name: string): Promise<string> {
 export { exists, run, withFileLock } from "./util.ts";
 export { findGo, goModuleDir, goPeerVersion, moduleVersion } from "./go.ts";
 export { goPeers } from "./catalog.ts";
+export { expandPeerNames, peerSets } from "./sets.ts";
