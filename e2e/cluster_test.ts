@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { clusterStatus, imageNames, leftovers, withCluster } from "../testbed/cluster/mod.ts";
-import { appSources, imageSources } from "../testbed/cluster/mod.ts";
+import { appSources, imageSources } from "../testbed/image_files.ts";
 import { archiveLayerPaths } from "../testbed/cluster/mod.ts";
 import { paths } from "../testbed/cluster/mod.ts";
 import { readSysctls } from "../testbed/cluster/mod.ts";

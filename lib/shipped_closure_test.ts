@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { entryPoints, imageSources, shippedDirs } from "../testbed/cluster/mod.ts";
+import { entryPoints, imageSources, shippedDirs } from "../testbed/image_files.ts";
 import { isTest, isTestData, isTestSupport } from "../testbed/test_files.ts";
 import { type Graph, importGraph, reachable } from "./_import_graph_test_utils.ts";
 

@@ -14,37 +14,9 @@ import { createHash } from "node:crypto";
 import { join, relative } from "node:path";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
 import { exists, run } from "../peers/mod.ts";
-import { isTest, isTestData, isTestSupport } from "../test_files.ts";
+import { entryPoints, imageSources } from "../image_files.ts";
 import { imageNames } from "./images.ts";
 import { buildImage, type ImageFile, type ImageSpec } from "./oci.ts";
-
-/**
- * The top-level folders that ship: the image holds each whole, but for its tests, test support
- * and test data. Only the binaries' import closure and the data files they read may live there
- * (lib/shipped_closure_test.ts); anything else belongs in testbed/, tools/ or a folder of its own.
- */
-export const shippedDirs: readonly string[] = ["agent", "controller", "cni", "lib", "proto"];
-
-/** The top-level files that ship: the import map and compiler options, and the lock file. */
-export const shippedFiles: readonly string[] = ["deno.json", "deno.lock"];
-
-/**
- * Whether a repository path belongs in the image (pure): a shipped file, or a file of a shipped
- * folder that is not a test, test support or test data.
- */
-export function isImageSource(path: string): boolean {
-  if (shippedFiles.includes(path)) return true;
-  if (!shippedDirs.includes(path.split("/")[0])) return false;
-  return !isTest(path) && !isTestSupport(path) && !isTestData(path);
-}
-
-/** The binaries: the entry points `deno install` caches (those present in this checkout). */
-export async function entryPoints(root: string): Promise<string[]> {
-  const all = ["agent/main.ts", "controller/main.ts", "cni/main.ts"];
-  const present: string[] = [];
-  for (const e of all) if (await exists(join(root, e))) present.push(e);
-  return present;
-}
 
 /** Paths of shared libraries `ldd` lists for an executable (pure parse of ldd's output). */
 export function parseLdd(out: string): string[] {
@@ -75,33 +47,6 @@ async function walk(dir: string, base: string, out: ImageFile[], prefix: string)
     else if (e.isDirectory) await walk(full, base, out, prefix);
     else if (e.isFile) out.push({ path, source: full });
   }
-}
-
-/**
- * The checkout's files that go into the image, sorted: {@link isImageSource} over what git lists
- * (tracked or new, not ignored, still present).
- */
-export async function imageSources(root: string = projectRoot): Promise<string[]> {
-  const listed = await run("git", ["ls-files", "--cached", "--others", "--exclude-standard"], {
-    cwd: root,
-  });
-  const out: string[] = [];
-  for (const path of listed.split("\n").filter(isImageSource).sort()) {
-    if (await exists(join(root, path))) out.push(path); // deleted but not yet committed
-  }
-  return out;
-}
-
-/**
- * The checkout files an image holds under `/app` (pure, over its layer's paths): its files there
- * but for `node_modules/`, which `deno install` wrote. For a built image it equals
- * {@link imageSources}.
- */
-export function appSources(layerPaths: readonly string[]): string[] {
-  return layerPaths
-    .filter((p) => p.startsWith("app/") && !p.endsWith("/") && !p.startsWith("app/node_modules/"))
-    .map((p) => p.slice("app/".length))
-    .sort();
 }
 
 /**

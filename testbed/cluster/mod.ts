@@ -227,7 +227,6 @@ export async function clusterStatus(opts: ClusterOptions = {}): Promise<ClusterS
     kubeconfig: paths(l).adminKubeconfig,
   };
 }
-export { appSources, entryPoints, imageSources, shippedDirs } from "./aether_image.ts";
 export { archiveLayerPaths } from "./oci.ts";
 export { paths } from "./layout.ts";
 export { readSysctls } from "./node.ts";
