@@ -18,8 +18,12 @@ export async function mountsUnder(dir: string): Promise<string[]> {
   const info = await Deno.readTextFile("/proc/self/mountinfo");
   const unescape = (s: string) =>
     s.replace(/\\(\d{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+  // The kernel names mount points by their real path: a state folder reached through a symbolic
+  // link (a checkout whose .cache links to another's) has its mounts under the link's target.
+  const real = await Deno.realPath(dir).catch(() => dir);
+  const under = (m: string, d: string) => m === d || m.startsWith(d + "/");
   const points = info.split("\n").map((line) => unescape(line.split(" ")[4] ?? ""))
-    .filter((m) => m === dir || m.startsWith(dir + "/"));
+    .filter((m) => under(m, dir) || under(m, real));
   return [...new Set(points)].sort((a, b) => b.length - a.length);
 }
 
