@@ -176,15 +176,22 @@ export interface RigPod {
   name: string;
   serviceAccount: string;
   echo?: { name: string; port: number };
+  /** The node it runs on (default `node-1`); every node named gets its own agent and Envoy. */
+  node?: string;
+  /** TTL of this pod's SPIRE entry (default: the rig's). */
+  svidTtlSeconds?: number;
 }
 
-/** SPIRE, pods on a CNI bridge (each with its SVID registered) and an identity node agent. */
+/** SPIRE, pods on a CNI bridge (each with its SVID registered) and identity node agents. */
 export interface IdentityRig {
   spire: Spire;
   net: PodNetwork;
   pods: Record<string, NetPod>;
+  /** The agent of `node-1`. */
   node: NodeAgent;
   nodeName: string;
+  /** Every node's agent (each with its Envoy), by node name. */
+  nodes: Record<string, NodeAgent>;
   dir: string;
   logs: string[];
   /** Objects written to the config folder; `write` rewrites the folder with them. */
@@ -212,8 +219,8 @@ export interface IdentityRigOptions {
 
 /**
  * Starts SPIRE, registers every pod's identity, starts the pods (and their echo servers) and a
- * node agent `node-1` holding them all; resolves once every pod's SVID is served and the node's
- * Envoy is ready. Everything is torn down on failure and by `close`.
+ * node agent per node (`node-1` unless a pod names another); resolves once every node serves its
+ * pods' SVIDs and its Envoy is ready. Everything is torn down on failure and by `close`.
  */
 export async function startIdentityRig(o: IdentityRigOptions): Promise<IdentityRig> {
   const spire = await startSpire();
@@ -221,21 +228,27 @@ export async function startIdentityRig(o: IdentityRigOptions): Promise<IdentityR
   const procs: Proc[] = [];
   const dir = await Deno.makeTempDir({ prefix: "aether-identity-" });
   const nodeName = "node-1";
+  const nodeOf = (p: RigPod) => p.node ?? nodeName;
   const logs: string[] = [];
-  let node: NodeAgent | undefined;
+  const nodes: Record<string, NodeAgent> = {};
   let external: { stop(): Promise<void> } | undefined;
   const close = async () => {
     await external?.stop();
-    await node?.close();
+    for (const n of Object.values(nodes)) await n.close();
     for (const p of [...procs].reverse()) await p.stop();
     await net.remove();
     await spire.stop();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   };
   try {
-    const ids = new Set<string>();
+    const ids = new Map<string, Set<string>>();
     for (const p of o.pods) {
-      ids.add(await spire.registerPod(p.namespace, p.serviceAccount, o.svidTtlSeconds));
+      const id = await spire.registerPod(
+        p.namespace,
+        p.serviceAccount,
+        p.svidTtlSeconds ?? o.svidTtlSeconds,
+      );
+      ids.set(nodeOf(p), new Set([...ids.get(nodeOf(p)) ?? [], id]));
     }
     const pods: Record<string, NetPod> = {};
     for (const p of o.pods) pods[p.key] = await net.addPod(`aether-${p.key}`);
@@ -244,21 +257,26 @@ export async function startIdentityRig(o: IdentityRigOptions): Promise<IdentityR
     }
     const objects = [
       ...o.pods.map((p) =>
-        netPodObject(pods[p.key], p.namespace, p.name, p.serviceAccount, nodeName)
+        netPodObject(pods[p.key], p.namespace, p.name, p.serviceAccount, nodeOf(p))
       ),
       ...o.services(pods),
     ];
     const write = () => Deno.writeTextFile(join(dir, "mesh.yaml"), toYaml(...objects));
     await write();
-    node = await startIdentityNode(dir, nodeName, spire, logs, o.node);
-    const n = node;
-    if (o.externalEnvoy) external = await o.externalEnvoy(n);
-    await waitFor(`SVIDs of ${[...ids].join(", ")}`, () => {
-      const names = n.snapshots.resources(nodeName)?.secrets.map((s) => s.name) ?? [];
-      return Promise.resolve([...ids].every((w) => names.includes(w)) ? true : undefined);
-    }, 90_000);
-    await n.waitReady(60_000);
-    return { spire, net, pods, node: n, nodeName, dir, logs, objects, write, procs, close };
+    for (const name of [nodeName, ...[...ids.keys()].filter((n) => n !== nodeName).sort()]) {
+      const first = name === nodeName;
+      const n = await startIdentityNode(dir, name, spire, logs, first ? o.node : {});
+      nodes[name] = n;
+      if (first && o.externalEnvoy) external = await o.externalEnvoy(n);
+      const want = [...ids.get(name) ?? []];
+      await waitFor(`SVIDs of ${want.join(", ")} on ${name}`, () => {
+        const names = n.snapshots.resources(name)?.secrets.map((s) => s.name) ?? [];
+        return Promise.resolve(want.every((w) => names.includes(w)) ? true : undefined);
+      }, 90_000);
+      await n.waitReady(60_000);
+    }
+    const node = nodes[nodeName];
+    return { spire, net, pods, node, nodeName, nodes, dir, logs, objects, write, procs, close };
   } catch (e) {
     await close();
     throw e;
