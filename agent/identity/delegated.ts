@@ -2,7 +2,7 @@
  * SPIRE Delegated Identity API client (the SPIRE agent's admin socket, `--spire-admin-socket`):
  * X.509-SVIDs of other workloads by their selectors, and every X.509 bundle the agent holds. The
  * aether agent must be listed in the SPIRE agent's `authorized_delegates`. Streams reconnect with
- * backoff; each subscription lives until closed.
+ * backoff (stream.ts); each subscription dials its own connection and lives until closed.
  * @module
  */
 import type { Logger } from "../../lib/log/mod.ts";
@@ -14,7 +14,7 @@ import {
   type StreamMethod,
   streamMethod,
 } from "./proto.ts";
-import { type BackoffOptions, ReconnectingStream, unixClient } from "./stream.ts";
+import { type BackoffOptions, ReconnectingStream } from "./stream.ts";
 import { certsPem, splitDer, type Svid, svidFromDer, type TrustBundle } from "./svid.ts";
 
 const SERVICE = "spire.api.agent.delegatedidentity.v1.DelegatedIdentity";
@@ -55,14 +55,12 @@ export interface Subscription {
   close(): void;
 }
 
-/** One client on the admin socket; subscriptions share its connection. */
+/** The admin socket's subscriptions; each has a connection of its own (see stream.ts). */
 export class DelegatedIdentityClient {
-  readonly #client;
   readonly #svids: StreamMethod<{ selectors: Selector[] }, DelegatedSvidsResponse>;
   readonly #bundles: StreamMethod<Record<string, never>, DelegatedBundlesResponse>;
 
   constructor(readonly socket: string, readonly logger: Logger) {
-    this.#client = unixClient(socket);
     const root = identityRoot("delegated");
     this.#svids = streamMethod(root, SERVICE, "SubscribeToX509SVIDs");
     this.#bundles = streamMethod(root, SERVICE, "SubscribeToX509Bundles");
@@ -72,7 +70,7 @@ export class DelegatedIdentityClient {
   subscribeSvids(selectors: Selector[], o: SubscriptionOptions<Svid[]>): Subscription {
     return new ReconnectingStream({
       ...o,
-      client: this.#client,
+      socket: this.socket,
       method: this.#svids,
       request: { selectors },
       onMessage: (m) => o.onUpdate(delegatedSvids(m)),
@@ -86,7 +84,7 @@ export class DelegatedIdentityClient {
   subscribeBundles(o: SubscriptionOptions<TrustBundle[]>): Subscription {
     return new ReconnectingStream({
       ...o,
-      client: this.#client,
+      socket: this.socket,
       method: this.#bundles,
       request: {},
       onMessage: (m) => o.onUpdate(delegatedBundles(m)),
@@ -96,7 +94,6 @@ export class DelegatedIdentityClient {
     });
   }
 
-  close(): void {
-    this.#client.close();
-  }
+  /** Nothing to release: each subscription closes its own connection. */
+  close(): void {}
 }

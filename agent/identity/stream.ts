@@ -2,6 +2,13 @@
  * A server stream from a SPIRE socket that reconnects with exponential backoff (and jitter) when
  * it breaks or ends; the backoff resets once a message arrives. While it is down the consumer
  * keeps what it last received.
+ *
+ * Each attempt dials on a channel of its own, closed when the attempt ends, so this backoff is
+ * the only one: a grpc-js channel that lost its socket keeps failing calls at once with its
+ * cached error ("No connection established … ENOENT") until its own reconnect backoff (1 s
+ * growing 1.6× to 120 s) lets it dial again, and grpc-js's global subchannel pool would hand even
+ * a new channel that same subchannel. After a 60 s outage that put re-subscription 24–40 s after
+ * SPIRE was back (spire_reconnect_test.ts).
  * @module
  */
 import * as grpc from "@grpc/grpc-js";
@@ -16,17 +23,22 @@ export interface BackoffOptions {
   maxMs?: number;
 }
 
-/** A gRPC client on a unix socket (`path`), plaintext: the socket's permissions are the guard. */
+/**
+ * A gRPC client on a unix socket (`path`), plaintext: the socket's permissions are the guard. Its
+ * channel has a subchannel of its own (no backoff state or cached error from another channel).
+ */
 export function unixClient(path: string): grpc.Client {
   return new grpc.Client(`unix:${path}`, grpc.credentials.createInsecure(), {
     // SPIRE sends whole SVID sets; a node with many identities can exceed the 4 MiB default.
     "grpc.max_receive_message_length": 64 << 20,
+    "grpc.use_local_subchannel_pool": 1,
   });
 }
 
 /** Options of {@link ReconnectingStream}. */
 export interface ReconnectingStreamOptions<Req, Res> extends BackoffOptions {
-  client: grpc.Client;
+  /** The unix socket each attempt dials (on a channel of its own). */
+  socket: string;
   method: StreamMethod<Req, Res>;
   request: Req;
   /** Call metadata (the Workload API needs `workload.spiffe.io: true`). */
@@ -44,6 +56,7 @@ export interface ReconnectingStreamOptions<Req, Res> extends BackoffOptions {
 
 /** One reconnecting server stream; {@link close} ends it for good. */
 export class ReconnectingStream<Req, Res> {
+  #client?: grpc.Client;
   #call?: grpc.ClientReadableStream<Res>;
   #timer?: ReturnType<typeof setTimeout>;
   #delay: number;
@@ -64,7 +77,9 @@ export class ReconnectingStream<Req, Res> {
     if (this.#closed) return;
     const md = new grpc.Metadata();
     for (const [k, v] of Object.entries(this.o.metadata ?? {})) md.set(k, v);
-    const call = this.o.client.makeServerStreamRequest(
+    const client = unixClient(this.o.socket);
+    this.#client = client;
+    const call = client.makeServerStreamRequest(
       this.o.method.path,
       this.o.method.serialize,
       this.o.method.deserialize,
@@ -89,6 +104,7 @@ export class ReconnectingStream<Req, Res> {
     const broken = (error: string) => {
       if (done || call !== this.#call) return;
       done = true;
+      client.close();
       if (this.#closed) return;
       if (this.#connected) this.#connected = false;
       this.o.onState?.(false, error);
@@ -115,5 +131,7 @@ export class ReconnectingStream<Req, Res> {
     clearTimeout(this.#timer);
     this.#call?.cancel();
     this.#call = undefined;
+    this.#client?.close();
+    this.#client = undefined;
   }
 }

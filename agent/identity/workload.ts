@@ -6,7 +6,7 @@
  */
 import type { Logger } from "../../lib/log/mod.ts";
 import { identityRoot, streamMethod, type X509SvidResponse } from "./proto.ts";
-import { type BackoffOptions, ReconnectingStream, unixClient } from "./stream.ts";
+import { type BackoffOptions, ReconnectingStream } from "./stream.ts";
 import {
   certsPem,
   parseSpiffeId,
@@ -51,11 +51,9 @@ export interface WorkloadApiOptions extends BackoffOptions {
 
 /** Watches the caller's own SVIDs on the Workload API until closed. */
 export class WorkloadApiClient {
-  readonly #client;
   readonly #stream;
 
   constructor(o: WorkloadApiOptions) {
-    this.#client = unixClient(o.socket);
     const method = streamMethod<Record<string, never>, X509SvidResponse>(
       identityRoot("workload"),
       "SpiffeWorkloadAPI",
@@ -63,7 +61,6 @@ export class WorkloadApiClient {
     );
     this.#stream = new ReconnectingStream({
       ...o,
-      client: this.#client,
       method,
       request: {},
       metadata: { "workload.spiffe.io": "true" },
@@ -81,6 +78,5 @@ export class WorkloadApiClient {
 
   close(): void {
     this.#stream.close();
-    this.#client.close();
   }
 }
