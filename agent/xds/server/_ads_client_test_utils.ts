@@ -60,7 +60,7 @@ export function snapshot(body: string, clusters = ["c1"]): Snapshot {
   return Snapshot.fromResources({
     listeners: [listener("l1", 10000, "r1")],
     routes: [routeConfig("r1", [{ prefix: "/", direct: body }])],
-    clusters: clusters.map(edsCluster),
+    clusters: clusters.map((c) => edsCluster(c)),
     endpoints: clusters.map((c) => endpoints(c, [9000])),
   });
 }

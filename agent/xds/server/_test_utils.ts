@@ -161,15 +161,21 @@ export function routeConfig(name: string, routes: TestRoute[]): NamedResource {
   };
 }
 
-/** An EDS cluster fed by ADS. */
-export function edsCluster(name: string): NamedResource {
+/**
+ * An EDS cluster fed by ADS; with `serviceName`, its ClusterLoadAssignment is that one (as a
+ * per-caller cluster shares its service's).
+ */
+export function edsCluster(name: string, serviceName?: string, connectTimeoutS = 1): NamedResource {
   return {
     name,
     resource: {
       name,
       type: 3, // EDS (encodeResource's verify() wants enum numbers)
-      connect_timeout: { seconds: 1 },
-      eds_cluster_config: { eds_config: ads },
+      connect_timeout: { seconds: connectTimeoutS },
+      eds_cluster_config: {
+        eds_config: ads,
+        ...(serviceName ? { service_name: serviceName } : {}),
+      },
     },
   };
 }

@@ -159,8 +159,8 @@ export class DeltaStream extends AdsStream {
     const firstResponse = !this.#responded.has(typeUrl);
     const selected = this.selected(typeUrl, st);
     const selectedNames = new Set(selected.map((r) => r.name));
-    const resources: DeltaResource[] = selected
-      .filter((r) => st.known.get(r.name) !== r.hash)
+    const fresh = selected.filter((r) => st.known.get(r.name) !== r.hash);
+    const resources: DeltaResource[] = fresh
       .map((r) => ({
         name: r.name,
         version: r.hash,
@@ -185,6 +185,7 @@ export class DeltaStream extends AdsStream {
       st.known.delete(n);
       if (st.names.has(n)) absent.add(n);
     }
+    if (typeUrl === TypeUrl.cluster) this.resendEndpointsOf(fresh);
     this.#respond(typeUrl, st, resources, removed);
   }
 

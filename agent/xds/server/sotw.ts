@@ -3,6 +3,7 @@
  * set of a type with a content version; ACK/NACK by response_nonce, stale nonces ignored.
  * @module
  */
+import { TypeUrl } from "../proto.ts";
 import { AdsStream, type StreamDeps, type TypeState, wildcardTypes } from "./stream.ts";
 import type { DiscoveryRequest, DiscoveryResponse } from "./service.ts";
 
@@ -50,16 +51,18 @@ export class SotwStream extends AdsStream {
   /**
    * Wildcard types (LDS, CDS) are re-sent whenever their full set changes: removals happen by
    * omission. Named types (RDS, EDS, SDS) are re-sent only when a selected resource is new or
-   * changed; the client drops the others itself when no listener or cluster refers to them.
+   * changed (or, EDS, after a CDS response with a cluster of theirs: resendEndpointsOf); the
+   * client drops the others itself when no listener or cluster refers to them.
    */
   protected push(typeUrl: string, st: TypeState): void {
     if (!this.subscribed(st)) return;
     const selected = this.selected(typeUrl, st);
     const version = this.currentVersion(typeUrl, st);
-    if (version === st.sentVersion) return;
-    const changed = selected.some((r) => st.known.get(r.name) !== r.hash);
-    if (!st.wildcard && !changed && st.sentVersion !== undefined) return;
+    if (version === st.sentVersion && !st.resend) return;
+    const fresh = selected.filter((r) => st.known.get(r.name) !== r.hash);
+    if (!st.wildcard && fresh.length === 0 && st.sentVersion !== undefined) return;
     st.known = new Map(selected.map((r) => [r.name, r.hash]));
+    if (typeUrl === TypeUrl.cluster) this.resendEndpointsOf(fresh);
     const nonce = this.nextNonce();
     this.sent(typeUrl, st, version, nonce);
     this.send({

@@ -4,7 +4,13 @@
  * @module
  */
 import type { Logger } from "../../../lib/log/mod.ts";
-import { pushOrder, type Snapshot, type SnapshotCache, versionOf } from "../cache/mod.ts";
+import {
+  type EncodedResource,
+  pushOrder,
+  type Snapshot,
+  type SnapshotCache,
+  versionOf,
+} from "../cache/mod.ts";
 import { TypeUrl } from "../proto.ts";
 import { nodeCapabilities } from "./capabilities.ts";
 import type { NodeInfo, RpcStatus } from "./service.ts";
@@ -66,6 +72,8 @@ export interface TypeState {
   acked: ReadonlyMap<string, string>;
   /** The selection's version for one snapshot; cleared when the subscription changes. */
   memo?: { snapshot: Snapshot; version: string };
+  /** Send the selection again even if the client has this version (EDS after CDS). */
+  resend?: boolean;
 }
 
 /** How long an unanswered CDS/EDS/SDS response may hold back LDS and RDS. */
@@ -222,8 +230,31 @@ export abstract class AdsStream implements TrackedStream {
     return true;
   }
 
+  /**
+   * EDS follows CDS. Envoy subscribes a new or updated EDS cluster to its ClusterLoadAssignment
+   * by name; when another cluster already watches that name (per-caller clusters share their
+   * service's, `eds_cluster_config.service_name`) Envoy asks for nothing and is sent nothing, so
+   * the cluster warms only at its initial fetch timeout (15 s, from Envoy's EDS cache). So the
+   * assignment of every EDS cluster a CDS response carries is sent again right after it (ADS is
+   * ordered: Envoy has made the cluster's watch by then).
+   */
+  protected resendEndpointsOf(clusters: readonly EncodedResource[]): void {
+    const eds = this.types.get(TypeUrl.endpoint);
+    const items = this.snapshot?.resources(TypeUrl.endpoint).items;
+    if (!eds || !items) return;
+    for (const c of clusters) {
+      const config = c.resource.eds_cluster_config as { service_name?: string } | undefined;
+      if (!config) continue;
+      const name = config.service_name || c.name;
+      if (!items.has(name) || !eds.known.has(name)) continue;
+      eds.known.delete(name);
+      eds.resend = true;
+    }
+  }
+
   /** Records that a response is out, awaiting its ACK. */
   protected sent(typeUrl: string, st: TypeState, version: string, nonce: string): void {
+    st.resend = false;
     st.nonce = st.lastNonce = nonce;
     st.sentVersion = version;
     st.sentAt = this.deps.now();

@@ -29,7 +29,7 @@ const rc = (name: string) => ({ name, resource: { name, vhds: { config_source: a
 function snap(clusters: string[]): Snapshot {
   return Snapshot.fromResources({
     routes: [rc("rc"), rc("rc2")],
-    clusters: clusters.map(edsCluster),
+    clusters: clusters.map((c) => edsCluster(c)),
     endpoints: clusters.map((c) => endpoints(c, [9000])),
     virtualHosts: clusters.map((c) => vhost("rc", c)),
   });
