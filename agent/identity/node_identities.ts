@@ -5,8 +5,10 @@
  *
  * While SPIRE is away the last SVIDs and bundles stay in use until they expire: the gauge
  * `aether_identity_svid_expiry_seconds` counts down per identity and a warning names what expires
- * when, every `countdownMs`. An expired SVID is dropped (Envoy then has no certificate for that
- * identity and its connections fail closed) rather than served.
+ * when, every `countdownMs`. An SVID is dropped at its expiry (a timer per SVID; the countdown
+ * tick catches a clock that jumped) rather than served: the node is then translated without the
+ * identity (no inbound listeners, refusing caller clusters), so Envoy holds no certificate of it
+ * and closes the connections that used it.
  * @module
  */
 import type { Logger } from "../../lib/log/mod.ts";
@@ -39,7 +41,12 @@ interface Held {
   wanted: WantedIdentity;
   sub: Subscription;
   svid?: Svid;
+  /** Drops `svid` at its expiry. */
+  expiry?: ReturnType<typeof setTimeout>;
 }
+
+/** setTimeout's longest delay (a longer one fires at once). */
+const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /** Per-node SVID subscriptions; see the module doc. */
 export class NodeIdentities {
@@ -90,6 +97,7 @@ export class NodeIdentities {
     for (const [id, h] of this.#held) {
       if (next.has(id)) continue;
       h.sub.close();
+      clearTimeout(h.expiry);
       this.#held.delete(id);
       this.#expiry.set(0, { spiffe_id: id });
       dropped ||= h.svid !== undefined;
@@ -152,13 +160,38 @@ export class NodeIdentities {
     }
     if (held.svid?.certChainPem === mine.certChainPem) return;
     held.svid = mine;
+    this.#scheduleExpiry(held);
     this.#updates.inc({ spiffe_id: id });
     this.#expiry.set(Math.round((mine.expiresAt - this.#now()) / 1000), { spiffe_id: id });
     this.o.logger.info("SVID", { spiffeId: id, expiresAt: new Date(mine.expiresAt).toISOString() });
     this.o.onChange();
   }
 
-  /** Countdown while SPIRE is away; drops SVIDs that expired. */
+  /** Arms the timer that drops `held.svid` at its expiry. */
+  #scheduleExpiry(held: Held): void {
+    clearTimeout(held.expiry);
+    const left = held.svid ? held.svid.expiresAt - this.#now() : MAX_DELAY_MS;
+    held.expiry = setTimeout(() => {
+      if (this.#drop(held)) this.o.onChange();
+      else if (held.svid) this.#scheduleExpiry(held);
+    }, Math.min(Math.max(0, left), MAX_DELAY_MS));
+  }
+
+  /** Drops `held.svid` if it has expired; returns true when it did. */
+  #drop(held: Held): boolean {
+    if (!held.svid || held.svid.expiresAt > this.#now()) return false;
+    const id = held.wanted.spiffeId;
+    this.o.logger.error("SVID expired and SPIRE sent no new one; identity dropped", {
+      spiffeId: id,
+      expiredAt: new Date(held.svid.expiresAt).toISOString(),
+    });
+    held.svid = undefined;
+    clearTimeout(held.expiry);
+    this.#expiry.set(0, { spiffe_id: id });
+    return true;
+  }
+
+  /** Countdown while SPIRE is away; drops SVIDs that expired (a clock that jumped past them). */
   #tick(): void {
     const now = this.#now();
     let changed = false;
@@ -166,13 +199,8 @@ export class NodeIdentities {
       if (!h.svid) continue;
       const left = Math.round((h.svid.expiresAt - now) / 1000);
       this.#expiry.set(Math.max(0, left), { spiffe_id: id });
-      if (left <= 0) {
-        this.o.logger.error("SVID expired and SPIRE sent no new one; identity dropped", {
-          spiffeId: id,
-        });
-        h.svid = undefined;
-        changed = true;
-      } else if (!h.sub.connected) {
+      if (this.#drop(h)) changed = true;
+      else if (!h.sub.connected) {
         this.o.logger.warn("SPIRE unreachable; keeping the last SVID until it expires", {
           spiffeId: id,
           expiresInSeconds: left,
@@ -184,7 +212,10 @@ export class NodeIdentities {
 
   close(): void {
     clearInterval(this.#timer);
-    for (const h of this.#held.values()) h.sub.close();
+    for (const h of this.#held.values()) {
+      h.sub.close();
+      clearTimeout(h.expiry);
+    }
     this.#held.clear();
     this.#bundleSub.close();
     this.#client.close();
