@@ -99,8 +99,9 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
   }
   const snapshots = new NodeSnapshots({
     cache,
+    // No identity holds an SVID until SPIRE delivers one (setSecrets says which do).
     translate: scheme && {
-      identity: { trustDomain: scheme.trustDomain, template: scheme.template },
+      identity: { trustDomain: scheme.trustDomain, template: scheme.template, certified: [] },
     },
     onInvalid: (typeUrl, name, error) => {
       invalid.inc({ type_url: typeUrl });
@@ -111,11 +112,13 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     adminSocket: opts.spireAdminSocket!,
     logger: logger.child("identity"),
     metrics,
-    onChange: () =>
-      snapshots.setSecrets([
-        ...identities!.svids().map(svidSecret),
-        ...identities!.bundles().map(bundleSecret),
-      ]),
+    onChange: () => {
+      const svids = identities!.svids();
+      snapshots.setSecrets(
+        [...svids.map(svidSecret), ...identities!.bundles().map(bundleSecret)],
+        svids.map((s) => s.spiffeId),
+      );
+    },
   });
   const own = opts.spireSocket
     ? new WorkloadApiClient({

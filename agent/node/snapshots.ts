@@ -105,6 +105,8 @@ export class NodeSnapshots {
   #fingerprints = serviceFingerprints(this.#index);
   #nodes = new Map<string, NodeState>();
   #secrets: NamedResource[] = [];
+  /** The SPIFFE IDs holding an SVID, from setSecrets (over the translate options' own). */
+  #certified: readonly string[] | undefined;
   /** What each node's Envoy advertised on its latest xDS stream (capabilities.ts), sorted. */
   #capabilities = new Map<string, readonly string[]>();
   /** Encodings shared by every node's snapshots (equal resources are often the same objects). */
@@ -113,15 +115,30 @@ export class NodeSnapshots {
   constructor(readonly options: NodeSnapshotsOptions = {}) {}
 
   /**
-   * Replaces the SDS secrets (SVIDs and trust bundles) of every node. Only the secrets change, so
-   * a rotation pushes SDS alone (unchanged resources of the other types give no push).
+   * Replaces the SDS secrets (SVIDs and trust bundles) of every node, and with `certified` the
+   * SPIFFE IDs those secrets hold an SVID for. While that set stays the same only the secrets
+   * change, so a rotation pushes SDS alone (unchanged resources of the other types give no push);
+   * when an identity gains or loses its SVID every node is translated again (the inbound
+   * listeners and caller clusters of an identity without one go, see NodeIdentityOptions).
    */
-  setSecrets(secrets: readonly NamedResource[]): void {
+  setSecrets(secrets: readonly NamedResource[], certified?: readonly string[]): void {
     this.#secrets = [...secrets].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    const before = this.#certifiedNow();
+    if (certified) this.#certified = [...new Set(certified)].sort();
+    const retranslate = this.#certifiedNow()?.join("\n") !== before?.join("\n");
     for (const st of this.#nodes.values()) {
+      if (retranslate) {
+        this.#translate(st);
+        continue;
+      }
       st.resources = { ...st.resources, secrets: this.#secrets };
       this.#publish(st);
     }
+  }
+
+  /** The SPIFFE IDs translated as holding an SVID (undefined: every one). */
+  #certifiedNow(): readonly string[] | undefined {
+    return this.#certified ?? this.options.translate?.identity?.certified;
   }
 
   /**
@@ -207,8 +224,10 @@ export class NodeSnapshots {
 
   /** The translation options for one node: the shared ones plus what its Envoy can take. */
   #optionsFor(nodeId: string): NodeTranslateOptions {
+    const identity = this.options.translate?.identity;
     return {
       ...this.options.translate,
+      ...(identity ? { identity: { ...identity, certified: this.#certifiedNow() } } : {}),
       internalListeners: this.capabilities(nodeId).includes(INTERNAL_LISTENER),
     };
   }

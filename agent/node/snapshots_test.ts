@@ -136,3 +136,33 @@ Deno.test("NodeSnapshots.onDemand: VHDS aliases (and CDS names) grow the set", (
   ns.removeNode("n-b");
   assert.equal(ns.resources("n-b"), undefined);
 });
+
+Deno.test("NodeSnapshots: an identity losing its SVID loses its listeners and clusters; a rotation changes the secrets only", () => {
+  const c = nodeGoldenCases().find((x) => x.name === "identity")!;
+  const [client, b] = ["spiffe://td.test/ns/a/sa/client", "spiffe://td.test/ns/b/sa/b"];
+  const identity = { ...c.options!.identity!, certified: [] };
+  const ns = new NodeSnapshots({ translate: { ...c.options, identity } });
+  ns.setMesh(c.mesh);
+  ns.setView(c.view);
+  const names = (list?: { name: string }[]) => list?.map((x) => x.name) ?? [];
+  const r = () => ns.resources(c.view.nodeId)!;
+  // Before any SVID: no inbound listener, every caller cluster refuses.
+  assert.deepEqual(names(r().listeners), ["outbound|a/client-0", "outbound|b/b-0"]);
+  assert.ok(r().clusters.every((x) => x.resource.type === 0), "every cluster refuses");
+  const secret = (id: string, v: string) => ({ name: id, resource: { name: id, v } });
+  ns.setSecrets([secret(client, "1"), secret(b, "1")], [client, b]);
+  const both = r();
+  assert.ok(names(both.listeners).includes("inbound|b/b-0"), "b serves once it has its SVID");
+  assert.ok(both.clusters.every((x) => x.resource.type !== 0 || x.name.startsWith("inbound|")));
+  // A rotation: the same identities, new secrets; nothing else is translated again.
+  ns.setSecrets([secret(client, "2"), secret(b, "2")], [b, client]);
+  assert.equal(r().listeners, both.listeners);
+  assert.equal(r().clusters, both.clusters);
+  assert.notEqual(r().secrets, both.secrets);
+  // b's SVID is gone: b's inbound listeners go, its caller clusters refuse; a/client's stay.
+  ns.setSecrets([secret(client, "2")], [client]);
+  assert.ok(!names(r().listeners).some((n) => n.startsWith("inbound")), "b serves nothing");
+  const byName = new Map(r().clusters.map((x) => [x.name, x.resource]));
+  assert.equal(byName.get("b.aether.internal|b/b")?.type, 0, "b's clusters refuse");
+  assert.equal(byName.get("b.aether.internal|a/client")?.type, 3, "a/client's still dial (EDS)");
+});

@@ -56,3 +56,37 @@ export function cluster(c: IRCluster, opts: ClusterOptions): NamedResource {
   if (opts.mtls) Object.assign(resource, clusterMtls(c, opts.mtls.callerId, opts.mtls.trustDomain));
   return { name, resource };
 }
+
+/** A STATIC cluster of these addresses, round robin. */
+export function staticCluster(
+  name: string,
+  connectTimeoutMs: number,
+  addresses: readonly { address: string; port: number }[],
+): NamedResource {
+  const lbEndpoints = addresses.map(({ address, port }) => ({
+    endpoint: { address: { socket_address: { address, port_value: port } } },
+  }));
+  return {
+    name,
+    resource: {
+      name,
+      type: DiscoveryType.STATIC,
+      connect_timeout: duration(connectTimeoutMs),
+      lb_policy: LbPolicy.ROUND_ROBIN,
+      load_assignment: {
+        cluster_name: name,
+        endpoints: lbEndpoints.length ? [{ lb_endpoints: lbEndpoints }] : [],
+      },
+    },
+  };
+}
+
+/**
+ * A cluster that refuses: no endpoints (every request gets 503, no healthy upstream) and no
+ * transport socket, hence no certificate and no EDS subscription. It stands in for a cluster
+ * that may not be used now (a caller identity without an SVID), under the same name, so routes
+ * keep resolving and Envoy, replacing the cluster, closes the old one's connections.
+ */
+export function refusingCluster(name: string, connectTimeoutMs: number): NamedResource {
+  return staticCluster(name, connectTimeoutMs, []);
+}

@@ -14,7 +14,8 @@
  */
 import type { NodePod } from "../../../../lib/ir/mod.ts";
 import type { IRCluster } from "../../../../lib/ir/mod.ts";
-import { CodecType, DiscoveryType, ForwardClientCert, LbPolicy } from "../enums.ts";
+import { CodecType, ForwardClientCert } from "../enums.ts";
+import { staticCluster } from "../cluster.ts";
 import { routerFilter } from "../listener.ts";
 import { downstreamMtls, MESH_MTLS_PORT, meshSni } from "../mtls.ts";
 import { oneUriSanFilter } from "../uri_san.ts";
@@ -169,22 +170,5 @@ export function inboundInternalListeners(
 
 /** The plaintext cluster from the proxy to a pod's target port (STATIC, pod IP). */
 export function inboundCluster(ip: string, port: number, connectTimeoutMs: number): NamedResource {
-  const name = inboundClusterName(ip, port);
-  return {
-    name,
-    resource: {
-      name,
-      type: DiscoveryType.STATIC,
-      connect_timeout: duration(connectTimeoutMs),
-      lb_policy: LbPolicy.ROUND_ROBIN,
-      load_assignment: {
-        cluster_name: name,
-        endpoints: [{
-          lb_endpoints: [{
-            endpoint: { address: { socket_address: { address: ip, port_value: port } } },
-          }],
-        }],
-      },
-    },
-  };
+  return staticCluster(inboundClusterName(ip, port), connectTimeoutMs, [{ address: ip, port }]);
 }

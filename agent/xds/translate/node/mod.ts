@@ -39,7 +39,7 @@ import {
   type NodeView,
 } from "../../../../lib/ir/mod.ts";
 import type { IRCluster } from "../../../../lib/ir/mod.ts";
-import { cluster } from "../cluster.ts";
+import { cluster, refusingCluster } from "../cluster.ts";
 import { translateEndpoints } from "../endpoint.ts";
 import type { EnvoyResources, NamedResource } from "../types.ts";
 import { sortedByName } from "../util.ts";
@@ -112,6 +112,14 @@ export interface NodeIdentityOptions {
   trustDomain: string;
   /** SPIFFE ID template with `{td}`, `{ns}`, `{sa}`; default `spiffe://{td}/ns/{ns}/sa/{sa}`. */
   template?: string;
+  /**
+   * The SPIFFE IDs that hold an SVID now. Given, an identity without one serves nothing and
+   * calls nothing: its pods get no inbound listeners (`:15008` or internal) and its caller
+   * clusters refuse (no endpoints, no certificate; cluster.ts `refusingCluster`), so Envoy holds
+   * no certificate of it and drains what used one. Unset: every identity has one (offline
+   * translation, golden cases).
+   */
+  certified?: readonly string[];
 }
 
 function idOf(identity: NodeIdentityOptions, namespace: string, serviceAccount: string): string {
@@ -202,18 +210,19 @@ export function translateNode(
   const names = nodeClusterNames(services, namespaces, clustersByName);
   const irClusters = mesh.clusters.filter((c) => names.has(c.name));
   const identity = options.identity;
+  const certified = identity?.certified && new Set(identity.certified);
+  const hasSvid = (id: string) => !certified || certified.has(id);
   const callers = nodeCallers(view, identity);
   const listeners = view.pods.map((p) => outboundListener(p, listenerOpts, callerKey(p, identity)));
   const clusters = identity
     ? callers.flatMap((caller) => {
       const mine = nodeClusterNames(services, [caller.namespace], clustersByName);
-      return irClusters.filter((c) => mine.has(c.name)).map((c) =>
-        cluster(c, {
-          connectTimeoutMs,
-          name: callerCluster(caller, c.name),
-          mtls: { callerId: caller.spiffeId!, trustDomain: identity.trustDomain },
-        })
-      );
+      return irClusters.filter((c) => mine.has(c.name)).map((c) => {
+        const name = callerCluster(caller, c.name);
+        if (!hasSvid(caller.spiffeId!)) return refusingCluster(name, connectTimeoutMs);
+        const mtls = { callerId: caller.spiffeId!, trustDomain: identity.trustDomain };
+        return cluster(c, { connectTimeoutMs, name, mtls });
+      });
     })
     : irClusters.map((c) => cluster(c, { connectTimeoutMs }));
   if (identity) {
@@ -226,6 +235,7 @@ export function translateNode(
     for (const p of view.pods) {
       const mine = p.ip ? ports.get(p.ip) ?? [] : [];
       const id = idOf(identity, p.namespace, p.serviceAccount ?? "default");
+      if (!hasSvid(id)) continue;
       const l = inboundListener(p, id, identity.trustDomain, mine, statPrefix);
       if (!l) continue;
       listeners.push(l);
