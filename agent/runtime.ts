@@ -31,6 +31,8 @@ export interface RuntimeOptions {
   /** Envoy binary path, "auto" (PATH, else the project's peer cache; never downloads) or "none". */
   envoy: string;
   envoyLogLevel?: string;
+  /** More arguments for the Envoy this agent starts (e.g. the node proxy's drain). */
+  envoyArgs?: readonly string[];
   /**
    * Where Envoy is recorded so a restarted agent adopts it (see agent/envoy/process.ts). Unset: a
    * temporary directory removed on close (tests, embedding); the CLI passes a lasting one.
@@ -205,6 +207,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
         xdsAddress: `${xdsAddr.hostname}:${xdsPort}`,
         logger: logger.child("envoy"),
         logLevel: o.envoyLogLevel,
+        extraArgs: o.envoyArgs && [...o.envoyArgs],
         bootstrap: envoyBootstrap({
           nodeId: o.nodeId,
           cluster: o.envoyCluster,

@@ -60,24 +60,43 @@ export async function answers(pod: TestPod, host: string, timeoutMs = 90_000): P
 
 /**
  * Polls `pod → host` until it fails (any answer but 200) at or after `since` (ms since the
- * epoch), at most `slackS` seconds after it. Returns the failing status and how many seconds
- * after `since` it came, or undefined when it kept answering 200.
+ * epoch), at most `slackS` seconds after it. Returns the failing status, how many seconds after
+ * `since` it came and how many requests sent after `since` still answered 200 before it, or
+ * undefined when it kept answering 200.
  */
 export async function failsAfter(
   pod: TestPod,
   host: string,
   since: number,
   slackS: number,
-): Promise<{ status: number; afterS: number } | undefined> {
+): Promise<{ status: number; afterS: number; okAfter: number } | undefined> {
   const deadline = since + slackS * 1000;
+  let okAfter = 0;
   while (Date.now() < deadline) {
+    const sent = Date.now();
     const status = await statusFrom(pod, host);
     if (status !== 200 && Date.now() >= since) {
-      return { status, afterS: (Date.now() - since) / 1000 };
+      return { status, afterS: (Date.now() - since) / 1000, okAfter };
     }
+    if (status === 200 && sent >= since) okAfter++;
     await new Promise((r) => setTimeout(r, 250));
   }
   return undefined;
+}
+
+/**
+ * Seconds after `since` at which the node's Envoy has no open upstream connection left in
+ * `cluster` (polled for at most `slackS` seconds from now), or undefined when it still has one.
+ */
+export async function connectionsClosed(
+  node: NodeAgent,
+  cluster: string,
+  since: number,
+  slackS: number,
+): Promise<number | undefined> {
+  return await waitFor(`${cluster}'s connections closed`, async () => {
+    return await upstreamActive(node, cluster) === 0 ? (Date.now() - since) / 1000 : undefined;
+  }, slackS * 1000).catch(() => undefined);
 }
 
 /**
@@ -91,10 +110,7 @@ export async function certificateGone(
   slackS: number,
 ): Promise<number | undefined> {
   const serial = new X509Certificate(certPem).serialNumber;
-  const deadline = Date.now() + slackS * 1000;
-  while (Date.now() < deadline) {
-    if (!await holdsCertificate(node, serial)) return (Date.now() - since) / 1000;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return undefined;
+  return await waitFor(`a certificate dropped`, async () => {
+    return await holdsCertificate(node, serial) ? undefined : (Date.now() - since) / 1000;
+  }, slackS * 1000).catch(() => undefined);
 }

@@ -60,6 +60,20 @@ export interface NodeAgentOptions extends SourceFlags {
   spiffeIdTemplate?: string;
 }
 
+/**
+ * How the node proxy drains: when a listener or filter chain goes (a pod removed, or its identity
+ * without an SVID, docs/identity.md) its HTTP connections are told to close at their next
+ * response and every connection still open is closed 5 s later (Envoy's default: 600 s, closing
+ * gradually), so no connection outlives the certificate it was made with for long. Envoy takes
+ * this on its command line only; the chart's node-proxy container passes the same.
+ */
+export const NODE_PROXY_DRAIN_ARGS: readonly string[] = [
+  "--drain-strategy",
+  "immediate",
+  "--drain-time-s",
+  "5",
+];
+
 /** Defaults for `agent node`. */
 export const nodeDefaults: Omit<NodeAgentOptions, "config" | "source" | "logger" | "nodeName"> = {
   envoy: "auto",
@@ -162,6 +176,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     dns,
     nodeId: opts.nodeName,
     envoyCluster: "aether-node",
+    envoyArgs: NODE_PROXY_DRAIN_ARGS,
     delta: true,
     // Each stream's node metadata says what its Envoy's bootstrap enables (an adopted Envoy may
     // predate this agent): the node is translated for that before anything is pushed.

@@ -9,7 +9,7 @@ import { Logger } from "../../lib/log/mod.ts";
 import { MemorySource } from "../../testbed/memory_source.ts";
 import type { SourceObject } from "../../lib/source/mod.ts";
 import { dig, parseDig } from "../dns/_test_utils.ts";
-import { nodeDefaults, runNode } from "./run.ts";
+import { NODE_PROXY_DRAIN_ARGS, nodeDefaults, runNode } from "./run.ts";
 import { NETNS_ANNOTATION } from "../../lib/gatewayapi/mod.ts";
 
 const service = (ns: string, ip: string, created?: string): SourceObject => ({
@@ -90,4 +90,12 @@ Deno.test("node role: shared pipeline status, Pods known, DNS and xDS agree on t
   } finally {
     await agent.close();
   }
+});
+
+Deno.test("node role: the chart's node-proxy Envoy drains as the one the agent starts", async () => {
+  const chart = await Deno.readTextFile(
+    new URL("../../charts/aether/templates/node_agent.yaml", import.meta.url),
+  );
+  assert.ok(chart.includes(`exec envoy `), "the chart starts the node proxy's Envoy");
+  assert.ok(chart.includes(NODE_PROXY_DRAIN_ARGS.join(" ")), NODE_PROXY_DRAIN_ARGS.join(" "));
 });
