@@ -139,13 +139,37 @@ export function unboundConfig(
   ].join("\n") + "\n";
 }
 
-/** Starts unbound on `address:port` with extra `server:` lines and optional extra sections. */
+/**
+ * Starts unbound on `address:port` with extra `server:` lines and optional extra sections. Ready
+ * means it answered a query (a condition, not a time: a loaded machine may take many seconds); an
+ * unbound that exits first fails with its own stderr, and one that lost its port to another
+ * process (a free port taken before it bound) is started again on another, when none was asked.
+ */
 export async function startUnbound(
   opts: { address?: string; port?: number; server?: string[]; extra?: string[]; cpu?: number },
 ): Promise<Peer> {
   const bin = await ensurePeer("unbound");
   const address = opts.address ?? "127.0.0.1";
-  const port = opts.port ?? await freePort(address);
+  for (let attempt = 1;; attempt++) {
+    const port = opts.port ?? await freePort(address);
+    const started = await tryUnbound(bin, address, port, opts);
+    if ("peer" in started) return started.peer;
+    const lostPort = /could not open ports|address already in use/i.test(started.stderr);
+    if (!lostPort || opts.port !== undefined || attempt >= 3) {
+      throw new Error(`unbound did not start on ${address}:${port}: ${started.stderr}`);
+    }
+  }
+}
+
+/** How long unbound may take to answer its first query before it is given up on. */
+const UNBOUND_READY_MS = 60_000;
+
+async function tryUnbound(
+  bin: string,
+  address: string,
+  port: number,
+  opts: { server?: string[]; extra?: string[]; cpu?: number },
+): Promise<{ peer: Peer } | { stderr: string }> {
   const dir = await Deno.makeTempDir({ prefix: "aether-unbound-" });
   const conf = unboundConfig({ address, port, dir, server: opts.server, extra: opts.extra });
   const path = join(dir, "unbound.conf");
@@ -155,31 +179,42 @@ export async function startUnbound(
     ? ["-d", "-c", path]
     : ["-c", String(opts.cpu), bin, "-d", "-c", path];
   const child = new Deno.Command(cmd, { args, stdout: "null", stderr: "piped" }).spawn();
+  const output = child.output();
+  let exited = false;
+  output.then(() => exited = true, () => exited = true);
   // "localhost. A" is answered by unbound's built-in local zone, no recursion needed.
   const probe = new Uint8Array([
     ...[0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 9],
     ...new TextEncoder().encode("localhost"),
     ...[0, 0, 1, 0, 1],
   ]);
-  for (let i = 0; i < 100; i++) {
-    if (await udpQuery(address, port, probe, 100)) {
+  const deadline = Date.now() + UNBOUND_READY_MS;
+  while (!exited && Date.now() < deadline) {
+    if (await udpQuery(address, port, probe, 200)) {
       return {
-        address,
-        port,
-        dir,
-        stop: async () => {
-          try {
-            child.kill("SIGTERM");
-          } catch { /* exited */ }
-          await child.output().catch(() => {});
-          await Deno.remove(dir, { recursive: true }).catch(() => {});
+        peer: {
+          address,
+          port,
+          dir,
+          stop: async () => {
+            try {
+              child.kill("SIGTERM");
+            } catch { /* exited */ }
+            await output.catch(() => {});
+            await Deno.remove(dir, { recursive: true }).catch(() => {});
+          },
         },
       };
     }
   }
-  child.kill("SIGKILL");
-  const out = await child.output();
-  throw new Error(`unbound did not start: ${new TextDecoder().decode(out.stderr)}`);
+  const timedOut = !exited;
+  try {
+    child.kill("SIGKILL");
+  } catch { /* exited by itself */ }
+  const out = await output;
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  const stderr = new TextDecoder().decode(out.stderr).trim();
+  return { stderr: timedOut ? `no answer after ${UNBOUND_READY_MS} ms; ${stderr}` : stderr };
 }
 
 /** Runs dig with `args`; returns stdout. */
