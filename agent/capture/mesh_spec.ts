@@ -1,0 +1,41 @@
+/**
+ * The capture spec of a node's pods from the MeshIR: every VIP of every captured mesh Service
+ * with each of its service ports, the node proxy's capture port, and the node's DNS redirect
+ * when there is one. Pure; the same for every pod of the node today.
+ * @module
+ */
+import type { MeshIR, MeshService } from "../../lib/ir/mod.ts";
+import { type CaptureSpec, type DnsRedirect, normalizeSpec, parseIp } from "../../lib/nft/mod.ts";
+
+/** The node proxy's capture listener port in each pod netns. */
+export const DEFAULT_CAPTURE_PORT = 15001;
+
+/** What the spec is made of besides the MeshIR. */
+export interface MeshSpecOptions {
+  /** Default {@link DEFAULT_CAPTURE_PORT}. */
+  capturePort?: number;
+  /** DNS to the cluster DNS servers goes to the agent's responder. */
+  dns?: DnsRedirect;
+  /** Which mesh Services are captured; default every one (a Service without VIP adds none). */
+  captured?: (service: MeshService) => boolean;
+}
+
+/**
+ * The canonical capture spec for `mesh` (VIPs that are not IP addresses are left out). Throws
+ * NftSpecError when the options are invalid (a DNS server with no address of its family).
+ */
+export function meshCaptureSpec(mesh: MeshIR, options: MeshSpecOptions = {}): CaptureSpec {
+  const vips = [];
+  for (const svc of mesh.services) {
+    if (options.captured && !options.captured(svc)) continue;
+    for (const address of svc.vips) {
+      if (!parseIp(address)) continue;
+      for (const p of svc.ports) vips.push({ address, port: p.port });
+    }
+  }
+  return normalizeSpec({
+    vips,
+    capturePort: options.capturePort ?? DEFAULT_CAPTURE_PORT,
+    ...(options.dns ? { dns: options.dns } : {}),
+  });
+}
