@@ -39,6 +39,7 @@ export const peerSets: Readonly<Record<string, readonly string[]>> = {
     "dig",
     "unbound",
     "dnsperf",
+    "nft",
     "spire-server",
     "spire-agent",
     "kwok",
