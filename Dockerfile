@@ -12,6 +12,9 @@
 #                           (lib/shipped_closure_test.ts checks it), the rest lives elsewhere.
 #   /deno-dir               DENO_DIR filled by `deno install` (so nothing is fetched at run time)
 #   the glibc shared libraries deno and envoy link against (found with ldd), at their paths
+#   libnftables.so.1 (Debian libnftables1; the agent's capture opens it with Deno.dlopen) and the
+#                           libraries it links against (libnftnl, libmnl, libjansson, libgmp,
+#                           libxtables), at their paths
 # Run: `docker run aether.local/aether:dev agent/main.ts …` or `… controller/main.ts …`.
 #
 # Build: docker build -t aether.local/aether:dev .
@@ -22,7 +25,7 @@ FROM debian:bookworm-slim AS build
 ARG DENO_VERSION=2.9.6
 ARG ENVOY_VERSION=1.40.0
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl unzip \
-      python3 python3-pip git busybox-static && rm -rf /var/lib/apt/lists/*
+      python3 python3-pip git busybox-static libnftables1 && rm -rf /var/lib/apt/lists/*
 RUN curl -fsSL -o /tmp/deno.zip \
       "https://github.com/denoland/deno/releases/download/v${DENO_VERSION}/deno-x86_64-unknown-linux-gnu.zip" \
     && unzip -q /tmp/deno.zip -d /usr/local/bin && rm /tmp/deno.zip
@@ -44,8 +47,11 @@ RUN cd /out/app && entries="" \
     && for e in agent/main.ts controller/main.ts cni/main.ts; do [ -f "$e" ] && entries="$entries $e"; done \
     && DENO_DIR=/out/deno-dir deno install --quiet --frozen --entrypoint $entries
 RUN cp /usr/local/bin/deno /usr/local/bin/envoy /out/usr/local/bin/ \
-    && for lib in $( (ldd /usr/local/bin/deno; ldd /usr/local/bin/envoy) \
-         | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^\s*\(\/[^ ]*\) (.*/\1/p' | sort -u); do \
+    && nftlib=$(ldconfig -p | sed -n 's/^\s*libnftables\.so\.1 .*=> \(\/.*\)$/\1/p' | head -n1) \
+    && [ -n "$nftlib" ] \
+    && for lib in $( (echo "$nftlib"; ldd /usr/local/bin/deno; ldd /usr/local/bin/envoy; ldd "$nftlib") \
+         | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^\s*\(\/[^ ]*\) (.*/\1/p; s/^\(\/[^ ]*\)$/\1/p' \
+         | sort -u); do \
          mkdir -p "/out$(dirname "$lib")" && cp -L "$lib" "/out$lib"; \
        done \
     && mkdir -p /out/bin && cp /bin/busybox /out/bin/sh && cp /bin/busybox /out/bin/wget \

@@ -3,15 +3,16 @@
  * controller/, cni/, lib/, proto/) whole but for tests, test support and test data, their npm
  * dependencies as `deno install` lays them out (node_modules + DENO_DIR), and
  * Envoy from the PyPI wheel — plus the glibc shared libraries Deno and Envoy link against (found
- * with ldd), since both are dynamic executables. The top-level `Dockerfile` builds the same
- * contents for users with Docker.
+ * with ldd), since both are dynamic executables, and libnftables (Debian `libnftables1`, which
+ * the agent's capture loads with `Deno.dlopen`) with the libraries it links against. The
+ * top-level `Dockerfile` builds the same contents for users with Docker.
  *
  * Run it as `<image> agent/main.ts …` or `<image> controller/main.ts …` (the entrypoint is
  * `deno run -A --cached-only`, the working directory `/app`).
  * @module
  */
 import { createHash } from "node:crypto";
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
 import { exists, run } from "../peers/mod.ts";
 import { entryPoints, imageSources } from "../image_files.ts";
@@ -28,13 +29,31 @@ export function parseLdd(out: string): string[] {
   return libs;
 }
 
-async function sharedLibs(bins: string[]): Promise<ImageFile[]> {
+/** The library agent/capture opens with `Deno.dlopen` (no executable in the image links it). */
+export const NFTABLES_SONAME = "libnftables.so.1";
+
+/** The path ldd resolved `soname` to, from ldd's output for something linking it (pure). */
+export function lddPathOf(out: string, soname: string): string | undefined {
+  return parseLdd(out).find((path) => basename(path) === soname);
+}
+
+/** Where this machine's libnftables is: the one the `nft` peer (Debian nftables) links. */
+export async function nftablesLibrary(): Promise<string> {
+  const nft = await ensurePeer("nft");
+  const lib = lddPathOf(await run("ldd", [nft]), NFTABLES_SONAME);
+  if (!lib) throw new Error(`${nft} does not link ${NFTABLES_SONAME}: install Debian libnftables1`);
+  return lib;
+}
+
+/** The shared libraries `bins` and `libs` link against, and `libs` themselves. */
+async function sharedLibs(bins: string[], libs: string[] = []): Promise<ImageFile[]> {
   const seen = new Map<string, ImageFile>();
-  for (const bin of bins) {
-    for (const lib of parseLdd(await run("ldd", [bin]))) {
-      // The file at the path the loader asks for, with the content of what it points to.
-      seen.set(lib, { path: lib, source: await Deno.realPath(lib), mode: 0o755 });
-    }
+  // The file at the path the loader asks for, with the content of what it points to.
+  const add = async (lib: string) =>
+    seen.set(lib, { path: lib, source: await Deno.realPath(lib), mode: 0o755 });
+  for (const lib of libs) await add(lib);
+  for (const file of [...bins, ...libs]) {
+    for (const lib of parseLdd(await run("ldd", [file]))) await add(lib);
   }
   return [...seen.values()];
 }
@@ -60,6 +79,7 @@ export async function aetherInputsKey(): Promise<string> {
     Deno.execPath(),
     await ensurePeer("envoy"),
     await ensurePeer("busybox"),
+    await Deno.realPath(await nftablesLibrary()),
   ];
   for (const f of files) {
     const st = await Deno.stat(f);
@@ -81,6 +101,17 @@ export async function ensureAetherArchive(imagesDir: string): Promise<string> {
   }
   await buildImage(await aetherImageSpec(join(imagesDir, "aether-stage")), out);
   return out;
+}
+
+/**
+ * The shared libraries the image carries, each at the path the loader asks for: what Deno and
+ * Envoy link against, and libnftables with what it links against (libnftnl, libmnl, libjansson,
+ * libgmp, libxtables), so `Deno.dlopen("libnftables.so.1")` finds it on the loader's default
+ * path (the image has no ld.so.cache).
+ */
+export async function imageLibraries(): Promise<ImageFile[]> {
+  const nftables = await nftablesLibrary();
+  return await sharedLibs([Deno.execPath(), await ensurePeer("envoy")], [nftables]);
 }
 
 /**
@@ -113,7 +144,7 @@ export async function aetherImageSpec(stageDir: string): Promise<ImageSpec> {
     { path: "/bin/sh", source: await ensurePeer("busybox"), mode: 0o755 },
     // …and as `wget`: the node-proxy pod's readiness probe asks Envoy's loopback admin /ready.
     { path: "/bin/wget", source: await ensurePeer("busybox"), mode: 0o755 },
-    ...await sharedLibs([deno, envoy]),
+    ...await imageLibraries(),
   );
   return {
     name: imageNames.aether,
