@@ -84,9 +84,9 @@ export class FakeApplier implements CaptureApplier {
   }
 }
 
-/** A timer driven by hand: `tick()` runs what `every` scheduled. */
+/** A timer driven by hand: `tick()` runs what `every` scheduled and waits for it. */
 export class ManualTimer {
-  readonly #fns = new Set<() => void>();
+  readonly #fns = new Set<() => unknown>();
   readonly every: Every = (_ms, fn) => {
     this.#fns.add(fn);
     return () => this.#fns.delete(fn);
@@ -94,8 +94,8 @@ export class ManualTimer {
   get scheduled(): number {
     return this.#fns.size;
   }
-  tick(): void {
-    for (const fn of [...this.#fns]) fn();
+  async tick(): Promise<void> {
+    await Promise.all([...this.#fns].map((fn) => fn()));
   }
 }
 

@@ -4,7 +4,9 @@
  * pod's life (its netlink socket also keeps the netns alive: {@link NftApplier.remove} frees it).
  * The applier remembers what it applied, so a change of VIPs is one set-sync batch; anything
  * else, a first apply whose table is not already right, and a sync that fails (the table
- * drifted) are one atomic full replace.
+ * drifted) are one atomic full replace. A node's pods share one spec object per revision (a
+ * spec is never changed once passed in), so the canonical spec and the JSON documents are made
+ * once per revision, not once per pod.
  *
  * ```ts
  * const applier = new NftApplier();
@@ -67,10 +69,19 @@ function netnsId(path: string): { dev: number; ino: number } | undefined {
   }
 }
 
+/** The last input, its canonical spec and the documents made from it, by object identity. */
+interface Docs {
+  input?: CaptureSpec;
+  spec?: CaptureSpec;
+  replace?: { spec: CaptureSpec; json: string };
+  sync?: { from: CaptureSpec; to: CaptureSpec; json: string | undefined; empty: boolean };
+}
+
 /** The libnftables (FFI) applier; see the module doc. */
 export class NftApplier implements CaptureApplier {
   readonly #lib: NftLibrary;
   readonly #held = new Map<string, Held>();
+  readonly #docs: Docs = {};
 
   /** Opens libnftables (`path` for tests); throws CaptureError `library` when it is missing. */
   constructor(path?: string) {
@@ -101,8 +112,37 @@ export class NftApplier implements CaptureApplier {
     this.#held.delete(netnsPath);
   }
 
-  #run(held: Held, netnsPath: string, doc: NftDocument, what: string): void {
-    const r = held.ctx.run(JSON.stringify(doc));
+  #canonical(input: CaptureSpec): CaptureSpec {
+    const d = this.#docs;
+    if (d.input === input && d.spec) return d.spec;
+    try {
+      d.spec = normalizeSpec(input);
+    } catch (e) {
+      if (e instanceof NftSpecError) throw new CaptureError(e.message, "spec");
+      throw e;
+    }
+    d.input = input;
+    return d.spec;
+  }
+
+  #replaceJson(spec: CaptureSpec): string {
+    const d = this.#docs;
+    if (d.replace?.spec !== spec) d.replace = { spec, json: JSON.stringify(replaceTable(spec)) };
+    return d.replace.json;
+  }
+
+  /** The set-sync document (JSON, undefined when a replace is needed; empty: no change). */
+  #sync(from: CaptureSpec, to: CaptureSpec): { json: string | undefined; empty: boolean } {
+    const d = this.#docs;
+    if (d.sync?.from !== from || d.sync.to !== to) {
+      const doc = syncSets(from, to);
+      d.sync = { from, to, json: doc && JSON.stringify(doc), empty: doc?.nftables.length === 0 };
+    }
+    return d.sync;
+  }
+
+  #run(held: Held, netnsPath: string, doc: NftDocument | string, what: string): void {
+    const r = held.ctx.run(typeof doc === "string" ? doc : JSON.stringify(doc));
     if (r.ok) return;
     const hint = /Operation not permitted/.test(r.error)
       ? ": the agent needs CAP_NET_ADMIN (run it privileged)"
@@ -121,16 +161,12 @@ export class NftApplier implements CaptureApplier {
   }
 
   apply(netnsPath: string, input: CaptureSpec, options: { replace?: boolean } = {}): ApplyOutcome {
-    let spec: CaptureSpec;
-    try {
-      spec = normalizeSpec(input);
-    } catch (e) {
-      if (e instanceof NftSpecError) throw new CaptureError(e.message, "spec");
-      throw e;
-    }
+    const spec = this.#canonical(input);
     const held = this.#context(netnsPath);
     if (!options.replace) {
-      if (held.applied && sameSpec(held.applied, spec)) return "unchanged";
+      if (held.applied && (held.applied === spec || sameSpec(held.applied, spec))) {
+        return "unchanged";
+      }
       if (!held.applied) {
         // A table left by an earlier agent that is already right is adopted, not replaced.
         const listed = this.#list(held, netnsPath);
@@ -139,13 +175,13 @@ export class NftApplier implements CaptureApplier {
           return "unchanged";
         }
       } else {
-        const sync = syncSets(held.applied, spec);
-        if (sync?.nftables.length === 0) {
+        const sync = this.#sync(held.applied, spec);
+        if (sync.empty) {
           held.applied = spec;
           return "unchanged";
         }
-        if (sync) {
-          const r = held.ctx.run(JSON.stringify(sync));
+        if (sync.json) {
+          const r = held.ctx.run(sync.json);
           // A failed sync (an element it deletes is gone: drift) falls through to a replace.
           if (r.ok) {
             held.applied = spec;
@@ -155,7 +191,7 @@ export class NftApplier implements CaptureApplier {
       }
     }
     held.applied = undefined;
-    this.#run(held, netnsPath, replaceTable(spec), "replace");
+    this.#run(held, netnsPath, this.#replaceJson(spec), "replace");
     held.applied = spec;
     return "replaced";
   }

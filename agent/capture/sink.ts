@@ -21,7 +21,7 @@ import { meshCaptureSpec, type MeshSpecOptions } from "./mesh_spec.ts";
 import { Waiters } from "./waiters.ts";
 
 /** A repeating timer: calls `fn` every `ms` until the returned stop is called. */
-export type Every = (ms: number, fn: () => void) => () => void;
+export type Every = (ms: number, fn: () => unknown) => () => void;
 
 /** Options of {@link CaptureSink}. */
 export interface CaptureSinkOptions extends MeshSpecOptions {
@@ -83,6 +83,8 @@ export class CaptureSink implements Sink {
   readonly #pods = new Map<string, Entry>();
   readonly #waiters = new Waiters<PodCapture>();
   readonly #stop: () => void;
+  #repairing?: Promise<void>;
+  #closed = false;
   #mesh?: MeshIR;
   #spec?: CaptureSpec;
   readonly #m;
@@ -183,40 +185,60 @@ export class CaptureSink implements Sink {
     this.#gauges();
   }
 
-  /** Reads every table back and replaces the drifted ones; retries the failed pods. */
-  repair(): void {
-    for (const e of this.#pods.values()) {
-      if (e.pod.state === "failed") {
-        this.#applyPod(e, false);
-        continue;
-      }
-      let why: string | undefined;
+  /**
+   * Reads every table back and replaces the drifted ones; retries the failed pods. One pod at a
+   * time, yielding to the event loop between pods (each read is a synchronous FFI call), so a
+   * node with many pods is not blocked for all of them at once. A call while one runs joins it.
+   */
+  repair(): Promise<void> {
+    this.#repairing ??= (async () => {
       try {
-        const t = this.#o.applier.read(e.pod.netnsPath);
-        why = !t
-          ? "table missing"
-          : t.problems.length > 0
-          ? t.problems.join("; ")
-          : !sameSpec(t.spec, e.wanted)
-          ? "other VIPs or targets"
-          : undefined;
-        if (t) e.pod.counters = t.counters;
-        if (!why) e.pod.checkedAt = this.#now();
-      } catch (err) {
-        this.#fail(e, err);
-        continue;
+        for (const key of [...this.#pods.keys()]) {
+          const e = this.#pods.get(key);
+          if (this.#closed) return;
+          if (!e) continue; // left while this ran
+          this.#repairOne(e);
+          this.#gauges();
+          await new Promise((resolve) => setTimeout(resolve, 0));
+        }
+      } finally {
+        this.#repairing = undefined;
       }
-      if (!why) continue;
-      this.#o.logger.warn("capture table drifted; replacing it", { pod: e.pod.key, why });
-      this.#m.repairs.inc();
-      e.pod.repairs++;
-      this.#applyPod(e, true);
+    })();
+    return this.#repairing;
+  }
+
+  #repairOne(e: Entry): void {
+    if (e.pod.state === "failed") {
+      this.#applyPod(e, false);
+      return;
     }
-    this.#gauges();
+    let why: string | undefined;
+    try {
+      const t = this.#o.applier.read(e.pod.netnsPath);
+      why = !t
+        ? "table missing"
+        : t.problems.length > 0
+        ? t.problems.join("; ")
+        : !sameSpec(t.spec, e.wanted)
+        ? "other VIPs or targets"
+        : undefined;
+      if (t) e.pod.counters = t.counters;
+      if (!why) e.pod.checkedAt = this.#now();
+    } catch (err) {
+      this.#fail(e, err);
+      return;
+    }
+    if (!why) return;
+    this.#o.logger.warn("capture table drifted; replacing it", { pod: e.pod.key, why });
+    this.#m.repairs.inc();
+    e.pod.repairs++;
+    this.#applyPod(e, true);
   }
 
   /** Stops the repair timer, rejects the waiters and frees the applier; the tables stay. */
   close(): void {
+    this.#closed = true;
     this.#stop();
     this.#waiters.rejectAll(new Error("capture sink closed"));
     this.#o.applier.close();

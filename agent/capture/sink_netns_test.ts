@@ -50,7 +50,7 @@ Deno.test("capture sink on real netns: apply, repair drift, survive a gone netns
     await a.nft(["delete", "table", "inet", "aether"]);
     await b.nft(["add", "rule", "inet", "aether", "output", "tcp", "dport", "9", "accept"]);
     assert.deepEqual(await probe(), { "tcp 10.96.0.10:80": "direct" });
-    timer.tick();
+    await timer.tick();
     assert.ok(await right(a));
     assert.ok(await right(b));
     assert.deepEqual(await probe(), { "tcp 10.96.0.10:80": "capture" });

@@ -124,7 +124,7 @@ Deno.test("capture sink: a pod whose netns is gone fails alone and is retried", 
   assert.equal(sink.pod("app/gone")?.error, undefined);
 });
 
-Deno.test("capture sink: the timer reads every table back and replaces only drifted ones", () => {
+Deno.test("capture sink: the timer reads every table back and replaces only drifted ones", async () => {
   const { applier, sink, timer, counter } = setup();
   sink.apply(resolved([
     ...services,
@@ -135,7 +135,7 @@ Deno.test("capture sink: the timer reads every table back and replaces only drif
   applier.tables.delete("/run/netns/a"); // deleted by hand
   applier.tables.get("/run/netns/b")!.problems.push("foreign rule in chain output (handle 9)");
   applier.calls.length = 0;
-  timer.tick();
+  await timer.tick();
   assert.deepEqual(applier.calls, [
     "read /run/netns/a",
     "apply /run/netns/a replace",
@@ -148,20 +148,20 @@ Deno.test("capture sink: the timer reads every table back and replaces only drif
   assert.deepEqual(sink.pods().map((p) => p.repairs), [1, 1, 0]);
   // A table with other elements than wanted is drift too.
   applier.tables.get("/run/netns/c")!.spec.vips.pop();
-  timer.tick();
+  await timer.tick();
   assert.equal(sink.pod("app/c")?.repairs, 1);
   assert.equal(applier.tables.get("/run/netns/c")!.spec.vips.length, 5);
 });
 
-Deno.test("capture sink: a read that fails marks the pod failed; the next tick retries it", () => {
+Deno.test("capture sink: a read that fails marks the pod failed; the next tick retries it", async () => {
   const { applier, sink, timer } = setup();
   sink.apply(resolved([...services, pod("app", "a", NODE, "/run/netns/a")]));
   applier.gone.add("/run/netns/a");
-  timer.tick();
+  await timer.tick();
   assert.equal(sink.pod("app/a")?.state, "failed");
   applier.gone.delete("/run/netns/a");
   applier.calls.length = 0;
-  timer.tick();
+  await timer.tick();
   assert.deepEqual(applier.calls, ["apply /run/netns/a"]);
   assert.equal(sink.pod("app/a")?.state, "captured");
 });
@@ -232,4 +232,25 @@ Deno.test("capture sink: close stops the timer and frees the applier, the tables
   const off = setup({ repairIntervalMs: 0 });
   assert.equal(off.timer.scheduled, 0);
   off.sink.close();
+});
+
+Deno.test("capture sink: a repair yields between pods; one running is joined, a pod gone skipped", async () => {
+  const { applier, sink } = setup();
+  const pods = [pod("app", "a", NODE, "/run/netns/a"), pod("app", "b", NODE, "/run/netns/b")];
+  sink.apply(resolved([...services, ...pods], 1));
+  applier.calls.length = 0;
+  const first = sink.repair();
+  assert.equal(sink.repair(), first, "a second call joins the running one");
+  // After the first pod's read the repair yields; b leaves meanwhile and is not read.
+  assert.deepEqual(applier.calls, ["read /run/netns/a"]);
+  sink.apply(resolved([...services, pods[0]], 2));
+  await first;
+  assert.deepEqual(applier.calls, ["read /run/netns/a", "remove /run/netns/b"]);
+  // Closed while one runs: it stops.
+  sink.apply(resolved([...services, ...pods], 3));
+  applier.calls.length = 0;
+  const running = sink.repair();
+  sink.close();
+  await running;
+  assert.deepEqual(applier.calls, ["read /run/netns/a"]);
 });

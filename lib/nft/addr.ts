@@ -6,21 +6,39 @@
  * @module
  */
 
-/** A parsed address: its family, its bytes (4 or 16) and its canonical text. */
+/** A parsed address: its family, its canonical text and a key that orders it by bytes. */
 export interface IpAddress {
   family: 4 | 6;
-  bytes: Uint8Array;
   text: string;
+  /** Its bytes in hex, fixed width (8 or 32 digits): comparing keys compares bytes. */
+  key: string;
 }
 
-function ipv4Bytes(s: string): Uint8Array | undefined {
+/** Two hex digits per byte value. */
+const HEX: readonly string[] = Array.from(
+  { length: 256 },
+  (_, i) => i.toString(16).padStart(2, "0"),
+);
+
+/** The four bytes of a dotted quad (plain numbers: cheaper than a small typed array). */
+function ipv4Bytes(s: string): number[] | undefined {
   const parts = s.split(".");
   if (parts.length !== 4) return undefined;
-  const out = new Uint8Array(4);
-  for (const [i, p] of parts.entries()) {
-    // No sign, no leading zero (octal in some parsers), at most 255.
-    if (!/^(0|[1-9][0-9]{0,2})$/.test(p) || Number(p) > 255) return undefined;
-    out[i] = Number(p);
+  const out = [0, 0, 0, 0];
+  for (let i = 0; i < 4; i++) {
+    const p = parts[i];
+    // Digits only, no leading zero (octal in some parsers), at most 255.
+    if (p.length === 0 || p.length > 3 || (p.length > 1 && p.charCodeAt(0) === 48)) {
+      return undefined;
+    }
+    let n = 0;
+    for (let j = 0; j < p.length; j++) {
+      const d = p.charCodeAt(j) - 48;
+      if (d < 0 || d > 9) return undefined;
+      n = n * 10 + d;
+    }
+    if (n > 255) return undefined;
+    out[i] = n;
   }
   return out;
 }
@@ -35,7 +53,7 @@ function groupsOf(part: string): number[] | undefined {
   return out;
 }
 
-function ipv6Bytes(s: string): Uint8Array | undefined {
+function ipv6Bytes(s: string): number[] | undefined {
   let text = s;
   let tail: number[] = [];
   const lastColon = s.lastIndexOf(":");
@@ -61,16 +79,11 @@ function ipv6Bytes(s: string): Uint8Array | undefined {
     if (given !== 8) return undefined;
     groups = [...head, ...tail];
   }
-  const out = new Uint8Array(16);
-  groups.forEach((g, i) => {
-    out[2 * i] = g >> 8;
-    out[2 * i + 1] = g & 0xff;
-  });
-  return out;
+  return groups.flatMap((g) => [g >> 8, g & 0xff]);
 }
 
 /** The text glibc's `inet_ntop(AF_INET6)` gives (what nft lists). */
-function ipv6Text(b: Uint8Array): string {
+function ipv6Text(b: number[]): string {
   const w = Array.from({ length: 8 }, (_, i) => (b[2 * i] << 8) | b[2 * i + 1]);
   let best = { base: -1, len: 0 };
   let cur = { base: -1, len: 0 };
@@ -98,18 +111,17 @@ function ipv6Text(b: Uint8Array): string {
 
 /** Parses an IPv4 or IPv6 address (no zone, no prefix); undefined when it is neither. */
 export function parseIp(s: string): IpAddress | undefined {
+  if (typeof s !== "string") return undefined;
   const v4 = ipv4Bytes(s);
-  if (v4) return { family: 4, bytes: v4, text: [...v4].join(".") };
+  // A valid dotted quad is its own canonical text (no leading zeros were accepted).
+  if (v4) return { family: 4, text: s, key: HEX[v4[0]] + HEX[v4[1]] + HEX[v4[2]] + HEX[v4[3]] };
   if (!s.includes(":")) return undefined;
   const v6 = ipv6Bytes(s);
-  return v6 ? { family: 6, bytes: v6, text: ipv6Text(v6) } : undefined;
+  return v6 ? { family: 6, text: ipv6Text(v6), key: v6.map((x) => HEX[x]).join("") } : undefined;
 }
 
 /** Orders addresses: IPv4 before IPv6, then by their bytes. */
 export function compareIp(a: IpAddress, b: IpAddress): number {
   if (a.family !== b.family) return a.family - b.family;
-  for (let i = 0; i < a.bytes.length; i++) {
-    if (a.bytes[i] !== b.bytes[i]) return a.bytes[i] - b.bytes[i];
-  }
-  return 0;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }

@@ -20,13 +20,14 @@ Deno.test("parseIp: IPv6 text as glibc's inet_ntop (nft) prints it", () => {
     ["::ffff:0:1.2.3.4", "::ffff:0:102:304"],
   ];
   for (const [input, text] of cases) assert.equal(parseIp(input)?.text, text, input);
+  assert.equal(parseIp("fd00::10")?.key, "fd000000000000000000000000000010");
 });
 
 Deno.test("parseIp: IPv4 and what is not an address", () => {
   assert.deepEqual(parseIp("10.96.0.10"), {
     family: 4,
-    bytes: new Uint8Array([10, 96, 0, 10]),
     text: "10.96.0.10",
+    key: "0a60000a",
   });
   for (
     const bad of [

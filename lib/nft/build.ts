@@ -167,10 +167,17 @@ function sameShape(a: CaptureSpec, b: CaptureSpec): boolean {
   return a.dns.port === b.dns.port && a.dns.addresses.join() === b.dns.addresses.join();
 }
 
+/** An element's identity within its set (canonical address text, and port). */
+function elementKey(e: unknown): string {
+  return typeof e === "string" ? e : (e as { concat: [string, number] }).concat.join(" ");
+}
+
 function diff(from: unknown[], to: unknown[]): { added: unknown[]; gone: unknown[] } {
-  const key = (e: unknown) => JSON.stringify(e);
-  const had = new Set(from.map(key)), has = new Set(to.map(key));
-  return { added: to.filter((e) => !had.has(key(e))), gone: from.filter((e) => !has.has(key(e))) };
+  const had = new Set(from.map(elementKey)), has = new Set(to.map(elementKey));
+  return {
+    added: to.filter((e) => !had.has(elementKey(e))),
+    gone: from.filter((e) => !has.has(elementKey(e))),
+  };
 }
 
 /**
