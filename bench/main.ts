@@ -1,6 +1,6 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * apply, mesh, fanout, load, eg, dns, mtls, cluster; `--only <part>` also works), each size in its own process, and prints one
+ * apply, mesh, fanout, load, eg, dns, mtls, capture, cluster; `--only <part>` also works), each size in its own process, and prints one
  * JSON line
  * per run plus a Markdown table for docs/performance.md.
  */
@@ -193,6 +193,22 @@ if (want("dns")) {
     if (!out.success) throw new Error("bench/dns.ts failed");
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+}
+if (want("capture")) {
+  // Root and the peers ip and nft (installed on first use): throwaway netns, one table each.
+  const r = await runJson("bench/capture_apply.ts", ["--pods", "20", "--vips", "1000"]);
+  console.log(
+    `\nCapture table per pod netns, ${r.pods} pods × ${r.vips} VIP:ports, median of ${r.rounds} rounds (ms)`,
+  );
+  console.log("\n| way | first replace | replace | one-VIP set sync | read back |");
+  console.log("|---|---|---|---|---|");
+  for (const way of ["ffi", "child"]) {
+    console.log(
+      `| ${way === "ffi" ? "libnftables FFI (in process)" : "`nsenter … nft -j -f -` child"} | ${
+        r[`${way}_firstReplace_ms`]
+      } | ${r[`${way}_replace_ms`]} | ${r[`${way}_sync_ms`]} | ${r[`${way}_read_ms`]} |`,
+    );
   }
 }
 if (want("cluster")) {

@@ -6,7 +6,7 @@
  * else, a first apply whose table is not already right, and a sync that fails (the table
  * drifted) are one atomic full replace. A node's pods share one spec object per revision (a
  * spec is never changed once passed in), so the canonical spec and the JSON documents are made
- * once per revision, not once per pod.
+ * once per spec, not once per pod.
  *
  * ```ts
  * const applier = new NftApplier();
@@ -69,19 +69,27 @@ function netnsId(path: string): { dev: number; ino: number } | undefined {
   }
 }
 
-/** The last input, its canonical spec and the documents made from it, by object identity. */
-interface Docs {
-  input?: CaptureSpec;
-  spec?: CaptureSpec;
-  replace?: { spec: CaptureSpec; json: string };
-  sync?: { from: CaptureSpec; to: CaptureSpec; json: string | undefined; empty: boolean };
+/** A set-sync document: JSON, undefined when a replace is needed; `empty` when nothing changes. */
+interface Sync {
+  json: string | undefined;
+  empty: boolean;
+}
+
+/**
+ * What is made from specs, by object identity (weakly: it goes with the specs): the canonical
+ * spec of an input, the replace document of a canonical spec, the sync document between two.
+ */
+class Docs {
+  readonly canonical = new WeakMap<CaptureSpec, CaptureSpec>();
+  readonly replace = new WeakMap<CaptureSpec, string>();
+  readonly sync = new WeakMap<CaptureSpec, WeakMap<CaptureSpec, Sync>>();
 }
 
 /** The libnftables (FFI) applier; see the module doc. */
 export class NftApplier implements CaptureApplier {
   readonly #lib: NftLibrary;
   readonly #held = new Map<string, Held>();
-  readonly #docs: Docs = {};
+  readonly #docs = new Docs();
 
   /** Opens libnftables (`path` for tests); throws CaptureError `library` when it is missing. */
   constructor(path?: string) {
@@ -113,32 +121,34 @@ export class NftApplier implements CaptureApplier {
   }
 
   #canonical(input: CaptureSpec): CaptureSpec {
-    const d = this.#docs;
-    if (d.input === input && d.spec) return d.spec;
+    const known = this.#docs.canonical.get(input);
+    if (known) return known;
+    let spec: CaptureSpec;
     try {
-      d.spec = normalizeSpec(input);
+      spec = normalizeSpec(input);
     } catch (e) {
       if (e instanceof NftSpecError) throw new CaptureError(e.message, "spec");
       throw e;
     }
-    d.input = input;
-    return d.spec;
+    this.#docs.canonical.set(input, spec).set(spec, spec);
+    return spec;
   }
 
   #replaceJson(spec: CaptureSpec): string {
-    const d = this.#docs;
-    if (d.replace?.spec !== spec) d.replace = { spec, json: JSON.stringify(replaceTable(spec)) };
-    return d.replace.json;
+    let json = this.#docs.replace.get(spec);
+    if (json === undefined) this.#docs.replace.set(spec, json = JSON.stringify(replaceTable(spec)));
+    return json;
   }
 
-  /** The set-sync document (JSON, undefined when a replace is needed; empty: no change). */
-  #sync(from: CaptureSpec, to: CaptureSpec): { json: string | undefined; empty: boolean } {
-    const d = this.#docs;
-    if (d.sync?.from !== from || d.sync.to !== to) {
+  #sync(from: CaptureSpec, to: CaptureSpec): Sync {
+    let byTo = this.#docs.sync.get(from);
+    if (!byTo) this.#docs.sync.set(from, byTo = new WeakMap());
+    let sync = byTo.get(to);
+    if (!sync) {
       const doc = syncSets(from, to);
-      d.sync = { from, to, json: doc && JSON.stringify(doc), empty: doc?.nftables.length === 0 };
+      byTo.set(to, sync = { json: doc && JSON.stringify(doc), empty: doc?.nftables.length === 0 });
     }
-    return d.sync;
+    return sync;
   }
 
   #run(held: Held, netnsPath: string, doc: NftDocument | string, what: string): void {
