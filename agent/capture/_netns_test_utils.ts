@@ -55,6 +55,8 @@ export interface TestNetns {
     listen: ProbeListen[],
     connect: Omit<ProbeListen, "name">[],
   ): Promise<Record<string, string>>;
+  /** Deletes the netns and makes a new one at the same path (lo up, no address). */
+  recreate(): Promise<void>;
   /** Deletes the netns (idempotent). */
   remove(): Promise<void>;
 }
@@ -131,6 +133,11 @@ export async function createNetns(addresses: string[] = []): Promise<TestNetns> 
       ]);
       if (!r.ok) throw new Error(`probe in ${name}: ${r.err}`);
       return JSON.parse(r.out.trim().split("\n").pop()!);
+    },
+    async recreate() {
+      await remove();
+      await must(["netns", "add", name]);
+      await must(["-n", name, "link", "set", "lo", "up"]);
     },
     remove,
   };

@@ -105,11 +105,12 @@ export class NftApplier implements CaptureApplier {
   #context(netnsPath: string): Held {
     const id = netnsId(netnsPath);
     const held = this.#held.get(netnsPath);
-    if (held && (!id || id.ino !== held.ino || id.dev !== held.dev)) this.#forget(netnsPath);
+    if (held && id && id.ino === held.ino && id.dev === held.dev) return held;
+    // Gone, or the path names another netns now: the old context goes (and its netns with it).
+    if (held) this.#forget(netnsPath);
     if (!id) {
       throw new CaptureError(`netns ${netnsPath} is gone: the pod has left`, "netns-gone");
     }
-    if (held && id.ino === held.ino && id.dev === held.dev) return held;
     const fresh: Held = { ctx: this.#lib.contextIn(netnsPath), ...id };
     this.#held.set(netnsPath, fresh);
     return fresh;

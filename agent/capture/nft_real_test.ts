@@ -204,6 +204,25 @@ Deno.test("nft applier: a netns that is gone is a clear error, removal stays qui
   }
 });
 
+Deno.test("nft applier: a path that names a new netns gets a new context and the table", async () => {
+  const ns = await createNetns();
+  const applier = new NftApplier();
+  const spec = { vips: [{ address: "10.96.0.10", port: 80 }], capturePort: 15001 };
+  try {
+    assert.equal(applier.apply(ns.path, spec), "replaced");
+    await ns.recreate();
+    assert.equal(await ns.listed(), undefined);
+    // The old context would still reach the old netns (its socket keeps it alive) and see the
+    // table in place; the applier notices the new netns behind the path instead.
+    assert.equal(applier.apply(ns.path, spec), "replaced");
+    assert.ok(sameSpec((await ns.listed())!.spec, normalizeSpec(spec)));
+    assert.equal(applier.contexts, 1);
+  } finally {
+    applier.close();
+    await ns.remove();
+  }
+});
+
 Deno.test("nft applier: a missing libnftables says what to install", () => {
   assert.throws(
     () => new NftApplier("libnftables-missing.so.9"),
