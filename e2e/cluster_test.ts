@@ -187,6 +187,7 @@ Deno.test({
       assert.deepEqual(left, {
         processes: [],
         mounts: [],
+        podNetns: [],
         links: [],
         netns: false,
         cgroups: [],

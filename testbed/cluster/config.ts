@@ -20,7 +20,9 @@ state = "${p.containerdState}"
 
 [${cri}]
   sandbox_image = "${l.sandboxImage}"
-  netns_mounts_under_state_dir = true
+  # Pod network namespaces under /run/netns (containerd's default, as on Talos), the folder the
+  # chart mounts into the node agent and node proxy (HostToContainer) to reach them.
+  netns_mounts_under_state_dir = false
   disable_apparmor = true
   # The VM drops CAP_SYS_RESOURCE: runc cannot lower oom_score_adj to the kubelet's -998.
   restrict_oom_score_adj = true

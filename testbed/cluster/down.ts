@@ -6,6 +6,7 @@
  * checks tests use to prove that nothing is left ({@link leftovers}).
  * @module
  */
+import { join } from "node:path";
 import type { Logger } from "../../lib/log/mod.ts";
 import { openApi, poll } from "./api.ts";
 import { containerdRunDirs, kubeletSysctls, type Layout, paths } from "./layout.ts";
@@ -25,6 +26,23 @@ export async function mountsUnder(dir: string): Promise<string[]> {
   const points = info.split("\n").map((line) => unescape(line.split(" ")[4] ?? ""))
     .filter((m) => under(m, dir) || under(m, real));
   return [...new Set(points)].sort((a, b) => b.length - a.length);
+}
+
+/** Where containerd binds pod network namespaces (`netns_mounts_under_state_dir = false`). */
+const POD_NETNS_DIR = "/run/netns";
+
+/**
+ * Pod network namespaces containerd left bound under /run/netns (`cni-<uuid>`: a sandbox that
+ * was never torn down). Other netns there (the node's own, a test's) are not the cluster's.
+ */
+export async function podNetnsLeft(): Promise<string[]> {
+  const found: string[] = [];
+  try {
+    for await (const e of Deno.readDir(POD_NETNS_DIR)) {
+      if (e.name.startsWith("cni-")) found.push(join(POD_NETNS_DIR, e.name));
+    }
+  } catch { /* no folder: none */ }
+  return found.sort();
 }
 
 /** `kubepods` cgroup directories in every hierarchy, deepest first. */
@@ -82,6 +100,8 @@ async function killPodProcesses(): Promise<void> {
 export interface Leftovers {
   processes: number[];
   mounts: string[];
+  /** Pod network namespaces still bound under /run/netns. */
+  podNetns: string[];
   links: string[];
   netns: boolean;
   cgroups: string[];
@@ -100,6 +120,7 @@ export async function leftovers(l: Layout, recorded: Record<string, string>): Pr
   return {
     processes: await processesOf(l),
     mounts: await mountsUnder(l.dir),
+    podNetns: await podNetnsLeft(),
     links: await leftoverLinks(l),
     netns: await netnsExists(l),
     cgroups: await kubepodsCgroups(),
@@ -158,6 +179,10 @@ export async function nodeDown(l: Layout, log: Logger): Promise<void> {
   log.info("processes stopped", { elapsedMs: Date.now() - started });
   for (const m of await mountsUnder(l.dir)) {
     await new Deno.Command("umount", { args: ["-l", m], stderr: "null" }).output();
+  }
+  for (const ns of await podNetnsLeft()) {
+    await new Deno.Command("umount", { args: ["-l", ns], stderr: "null" }).output();
+    await Deno.remove(ns).catch(() => {});
   }
   for (const cg of await kubepodsCgroups()) await Deno.remove(cg).catch(() => {});
   await netDown(l);

@@ -71,6 +71,11 @@ export function paths(l: Layout) {
     containerdState: d("containerd", "state"),
     runcRoot: d("containerd", "runc"),
     cniConfDir: d("cni", "net.d"),
+    /**
+     * containerd's CNI bin folder: links to the Debian plugins, and where aether's node agent
+     * installs its own plugin (the host's plugin folder stays untouched).
+     */
+    cniBinDir: d("cni", "bin"),
     cniIpamDir: d("cni", "ipam"),
     kubeletConfig: d("kubelet-config.yaml"),
     kubeletRoot: d("kubelet-root"),

@@ -5,7 +5,7 @@
  * ServiceAccount to exist (pods are rejected before it does).
  * @module
  */
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer } from "../peers/mod.ts";
 import { peerSets } from "../peers/mod.ts";
@@ -69,15 +69,15 @@ export async function nodeUp(l: Layout, opts: UpOptions): Promise<void> {
   const bin: Record<string, string> = {};
   for (const name of nodePeers) bin[name] = await ensurePeer(name);
 
-  for (const d of [p.cniConfDir, p.cniIpamDir, p.kubeletRoot, p.kubeletLogs, p.manifests]) {
+  for (
+    const d of [p.cniConfDir, p.cniBinDir, p.cniIpamDir, p.kubeletRoot, p.kubeletLogs, p.manifests]
+  ) {
     await Deno.mkdir(d, { recursive: true });
   }
   await ensurePki(l);
   await Deno.mkdir(p.containerdDir, { recursive: true });
-  await Deno.writeTextFile(
-    p.containerdConfig,
-    containerdConfig(l, bin.runc, dirname(bin["cni-plugins"])),
-  );
+  await linkCniPlugins(dirname(bin["cni-plugins"]), p.cniBinDir);
+  await Deno.writeTextFile(p.containerdConfig, containerdConfig(l, bin.runc, p.cniBinDir));
   await Deno.writeTextFile(`${p.cniConfDir}/10-aether.conflist`, cniConflist(l));
   await Deno.writeTextFile(p.kubeletConfig, kubeletConfig(l));
   await Deno.writeTextFile(p.kubeProxyConfig, kubeProxyConfig(l));
@@ -256,5 +256,15 @@ export async function startApiServer(l: Layout, readyMs = 180_000): Promise<void
     });
   } finally {
     api.close();
+  }
+}
+
+/** Links every plugin of the host's CNI folder into the cluster's own (replacing stale links). */
+async function linkCniPlugins(from: string, to: string): Promise<void> {
+  for await (const e of Deno.readDir(from)) {
+    if (!e.isFile) continue;
+    const link = join(to, e.name);
+    await Deno.remove(link).catch(() => {});
+    await Deno.symlink(join(from, e.name), link);
   }
 }
