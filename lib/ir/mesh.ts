@@ -34,7 +34,7 @@ export interface MeshService {
   authority: string;
   namespace: string;
   name: string;
-  /** The Service's cluster IPs (VIPs), for DNS and, later, transparent capture. */
+  /** The Service's cluster IPs (VIPs), for DNS and transparent capture. */
   vips: string[];
   /** Ports in the Service's order; the first one is the default (bare authority). */
   ports: MeshServicePort[];
@@ -43,6 +43,14 @@ export interface MeshService {
 /** Routing for one port of a mesh service. */
 export interface MeshServicePort {
   port: number;
+  /**
+   * The Service port's `appProtocol` as written, absent when unset: how the node proxy's capture
+   * listener treats a connection to this port (HTTP, h2c/gRPC or TCP; sniffed when absent or
+   * unknown).
+   */
+  appProtocol?: string;
+  /** The Service port's `protocol` when it is not TCP (`UDP`, `SCTP`): such a port is not captured. */
+  protocol?: string;
   /** Cluster name: the bare authority for the first port, `<authority>:<port>` for the others. */
   cluster: string;
   /**

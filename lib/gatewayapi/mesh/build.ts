@@ -41,6 +41,14 @@ type PortRoutes = Map<string, Map<string, MeshRouteState>>;
 
 const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** What a MeshServicePort carries of the Service port besides its number (set fields only). */
+function portFacts(port: ServicePort): Pick<MeshServicePort, "appProtocol" | "protocol"> {
+  const out: Pick<MeshServicePort, "appProtocol" | "protocol"> = {};
+  if (port.appProtocol) out.appProtocol = port.appProtocol;
+  if (port.protocol && port.protocol !== "TCP") out.protocol = port.protocol;
+  return out;
+}
+
 function render(group: Map<string, MeshRouteState> | undefined, port: number): IRRoute[] {
   if (!group) return [];
   const entries: RankedEntry[] = [];
@@ -107,6 +115,7 @@ function renderPort(
       inputs,
       port: {
         port: port.port,
+        ...portFacts(port),
         cluster,
         domains: first ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
         producerRoutes: render(groups?.get(""), port.port),
@@ -147,6 +156,7 @@ function routeless(
     vips: serviceVips(svc.spec),
     ports: (svc.spec?.ports ?? []).map((port, i): MeshServicePort => ({
       port: port.port,
+      ...portFacts(port),
       cluster: clusters[i].name,
       domains: i === 0 ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
       producerRoutes: [],
