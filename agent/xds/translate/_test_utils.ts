@@ -105,7 +105,8 @@ export function staticBootstrap(r: EnvoyResources): Obj {
     }
   );
   const clusters = r.clusters.map(({ name, resource }) => {
-    if (resource.load_assignment) return resource;
+    // STATIC and ORIGINAL_DST clusters stay as they are; EDS ones get their endpoints inline.
+    if (resource.load_assignment || !resource.eds_cluster_config) return resource;
     const { eds_cluster_config: _eds, ...rest } = resource;
     return {
       ...rest,

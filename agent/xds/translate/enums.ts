@@ -13,8 +13,8 @@ export const enums = {
     OVERWRITE_IF_EXISTS_OR_ADD: 2,
   },
   "envoy.config.core.v3.SocketAddress.Protocol": { TCP: 0, UDP: 1 },
-  "envoy.config.cluster.v3.Cluster.DiscoveryType": { STATIC: 0, EDS: 3 },
-  "envoy.config.cluster.v3.Cluster.LbPolicy": { ROUND_ROBIN: 0 },
+  "envoy.config.cluster.v3.Cluster.DiscoveryType": { STATIC: 0, EDS: 3, ORIGINAL_DST: 4 },
+  "envoy.config.cluster.v3.Cluster.LbPolicy": { ROUND_ROBIN: 0, CLUSTER_PROVIDED: 6 },
   "envoy.config.route.v3.RouteAction.ClusterNotFoundResponseCode": { INTERNAL_SERVER_ERROR: 2 },
   "envoy.config.route.v3.RedirectAction.RedirectResponseCode": {
     MOVED_PERMANENTLY: 0,

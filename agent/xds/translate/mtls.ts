@@ -16,6 +16,13 @@ const DOWNSTREAM_TLS = "envoy.extensions.transport_sockets.tls.v3.DownstreamTlsC
 /** The port every pod's inbound mTLS listener binds (`podIP:15008`). */
 export const MESH_MTLS_PORT = 15008;
 
+/**
+ * The ALPN a caller offers on a mesh mTLS connection that carries raw TCP (the capture
+ * listener's TCP chains): the inbound listener hands such a connection to the pod's target port
+ * as bytes, where any other goes to its HTTP connection manager.
+ */
+export const MESH_TCP_ALPN = "aether-tcp";
+
 /** SubjectAltNameMatcher.SanType.URI. */
 const SAN_URI = 3;
 
@@ -181,9 +188,14 @@ export function endpointSocket(
 
 /**
  * The inbound listener's downstream socket: the pod's SVID; a client certificate is required
- * and must chain to the trust domain's bundle with a URI SAN in the trust domain.
+ * and must chain to the trust domain's bundle with a URI SAN in the trust domain. `alpn`: the
+ * protocols it negotiates (HTTP by default; {@link MESH_TCP_ALPN} on a raw-TCP chain).
  */
-export function downstreamMtls(podId: string, trustDomain: string): Record<string, unknown> {
+export function downstreamMtls(
+  podId: string,
+  trustDomain: string,
+  alpn: readonly string[] = ["h2", "http/1.1"],
+): Record<string, unknown> {
   return {
     name: "envoy.transport_sockets.tls",
     typed_config: any(DOWNSTREAM_TLS, {
@@ -191,7 +203,7 @@ export function downstreamMtls(podId: string, trustDomain: string): Record<strin
       common_tls_context: {
         tls_certificate_sds_secret_configs: [sds(svidSecretName(podId))],
         ...validation(trustDomain),
-        alpn_protocols: ["h2", "http/1.1"],
+        alpn_protocols: [...alpn],
       },
     }),
   };

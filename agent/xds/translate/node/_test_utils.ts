@@ -63,7 +63,7 @@ export function inlineSds(value: unknown, tls: PlaceholderTls): unknown {
 
 /**
  * A static Bootstrap equivalent to node resources: the edge conversion (inline routes, STATIC
- * clusters) with each route table's VHDS virtual hosts inlined (a static route config cannot use
+ * clusters for EDS ones) with each VHDS route table's virtual hosts inlined (a static route config cannot use
  * VHDS), clusters naming an EDS `service_name` given that target's endpoints, plus an ADS config
  * (to an unused static cluster) as a dynamic node's bootstrap has, and (`internalListener`,
  * default on) the internal-listener bootstrap extension.
@@ -74,6 +74,7 @@ export function nodeStaticBootstrap(
   o: { internalListener?: boolean } = { internalListener: true },
 ): Obj {
   const routes = nr.routes.map(({ name, resource }) => {
+    if (!resource.vhds) return { name, resource };
     const { vhds: _v, ...rest } = resource;
     const vhosts = nr.virtualHosts.filter((v) => v.name.startsWith(`${name}/`));
     return { name, resource: { ...rest, virtual_hosts: vhosts.map((v) => v.resource) } };

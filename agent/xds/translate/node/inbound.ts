@@ -4,7 +4,9 @@
  * required; plaintext finds no filter chain and is closed), one filter chain per service port the
  * pod backs, picked by the SNI the caller sends (`<port>.<authority>`), forwarding over plaintext
  * to the pod's target port. XFCC is SANITIZE_SET: whatever a client sent is dropped and the app
- * sees `By=<its own ID>;Hash=…;URI=<caller ID>`.
+ * sees `By=<its own ID>;Hash=…;URI=<caller ID>`. A port that callers may also reach as raw TCP
+ * (a capture listener's TCP chain, capture.ts) has a second chain for its SNI, picked by the ALPN
+ * `aether-tcp` the caller offers: the same mTLS, then the bytes to the target port (tcp_proxy).
  *
  * Same-node callers: each (pod, SNI) also gets an internal (user-space) listener
  * `inbound-internal|<podIP>|<sni>` with the same mTLS socket and HTTP connection manager, which
@@ -17,18 +19,29 @@ import type { IRCluster } from "../../../../lib/ir/mod.ts";
 import { CodecType, ForwardClientCert } from "../enums.ts";
 import { staticCluster } from "../cluster.ts";
 import { routerFilter } from "../listener.ts";
-import { downstreamMtls, MESH_MTLS_PORT, meshSni } from "../mtls.ts";
+import { downstreamMtls, MESH_MTLS_PORT, MESH_TCP_ALPN, meshSni } from "../mtls.ts";
 import { oneUriSanFilter } from "../uri_san.ts";
 import type { NamedResource } from "../types.ts";
 import { any, duration, statName } from "../util.ts";
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 const TLS_INSPECTOR = "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector";
+const TCP_PROXY = "envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy";
+
+function tlsInspector(): Record<string, unknown> {
+  return { name: "envoy.filters.listener.tls_inspector", typed_config: any(TLS_INSPECTOR) };
+}
 
 /** What the pod backs: per SNI, the target port. */
 export interface InboundPort {
   sni: string;
   targetPort: number;
+  /**
+   * Callers may also send raw TCP to it (the port is not known HTTP, so a capture listener's TCP
+   * chain reaches it): an mTLS connection offering ALPN `aether-tcp` is proxied to the target port
+   * as bytes.
+   */
+  tcp?: boolean;
 }
 
 /** Inbound listener name of a pod: `inbound|<namespace>/<pod>`. */
@@ -51,25 +64,29 @@ export function inboundClusterName(ip: string, port: number): string {
 
 /**
  * For every pod IP, the ports it backs: each cluster endpoint with an identity at that address
- * gives (SNI of the cluster, endpoint port). Sorted by SNI, each once.
+ * gives (SNI of the cluster, endpoint port), marked `tcp` when the cluster is in `tcpClusters`.
+ * Sorted by SNI, each once.
  */
-export function inboundPorts(clusters: readonly IRCluster[]): Map<string, InboundPort[]> {
-  const out = new Map<string, Map<string, number>>();
+export function inboundPorts(
+  clusters: readonly IRCluster[],
+  tcpClusters: ReadonlySet<string> = new Set(),
+): Map<string, InboundPort[]> {
+  const out = new Map<string, Map<string, InboundPort>>();
   for (const c of clusters) {
     for (const e of c.endpoints) {
       if (!e.identity) continue;
-      const m = out.get(e.address) ?? new Map<string, number>();
-      m.set(meshSni(c), e.port);
+      const m = out.get(e.address) ?? new Map<string, InboundPort>();
+      const sni = meshSni(c);
+      const port: InboundPort = { sni, targetPort: e.port };
+      if (tcpClusters.has(c.name) || m.get(sni)?.tcp) port.tcp = true;
+      m.set(sni, port);
       out.set(e.address, m);
     }
   }
   return new Map(
     [...out].map(([ip, m]) => [
       ip,
-      [...m].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([sni, targetPort]) => ({
-        sni,
-        targetPort,
-      })),
+      [...m].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([, port]) => port),
     ]),
   );
 }
@@ -112,16 +129,48 @@ export function inboundListener(
       name,
       stat_prefix: `${statPrefix}_${statName(name)}`,
       address: { socket_address: socketAddress },
-      listener_filters: [{
-        name: "envoy.filters.listener.tls_inspector",
-        typed_config: any(TLS_INSPECTOR),
-      }],
-      filter_chains: ports.map((p) => ({
-        name: p.sni,
-        filter_chain_match: { server_names: [p.sni], transport_protocol: "tls" },
-        ...inboundChain(pod, podId, trustDomain, p, statPrefix),
-      })),
+      listener_filters: [tlsInspector()],
+      filter_chains: ports.flatMap((p) => {
+        const match = { server_names: [p.sni], transport_protocol: "tls" };
+        const http = {
+          name: p.sni,
+          filter_chain_match: match,
+          ...inboundChain(pod, podId, trustDomain, p, statPrefix),
+        };
+        if (!p.tcp) return [http];
+        const tcp = {
+          name: `${p.sni}|tcp`,
+          filter_chain_match: {
+            server_names: [p.sni],
+            transport_protocol: "tls",
+            application_protocols: [MESH_TCP_ALPN],
+          },
+          ...inboundTcpChain(pod, podId, trustDomain, p, statPrefix),
+        };
+        return [http, tcp];
+      }),
     },
+  };
+}
+
+/**
+ * The raw-TCP chain of one port (ALPN `aether-tcp`): the same mTLS socket negotiating that ALPN,
+ * then the connection's bytes to the target port.
+ */
+function inboundTcpChain(
+  pod: NodePod,
+  podId: string,
+  trustDomain: string,
+  p: InboundPort,
+  statPrefix: string,
+): Record<string, unknown> {
+  const config = {
+    stat_prefix: `${statPrefix}_inbound_${statName(`${pod.namespace}_${pod.name}`)}`,
+    cluster: inboundClusterName(pod.ip!, p.targetPort),
+  };
+  return {
+    transport_socket: downstreamMtls(podId, trustDomain, [MESH_TCP_ALPN]),
+    filters: [{ name: "envoy.filters.network.tcp_proxy", typed_config: any(TCP_PROXY, config) }],
   };
 }
 
@@ -144,7 +193,8 @@ function inboundChain(
 
 /**
  * The internal listeners of one pod (needs `pod.ip`): one per port, the same chain as the TCP
- * listener's for that SNI (its HCM stats are the same too), no SNI match (the name picks it).
+ * listener's for that SNI (its HCM stats are the same too), no SNI match (the name picks it). A
+ * port that takes raw TCP also has the raw-TCP chain, picked by ALPN (TLS inspector).
  */
 export function inboundInternalListeners(
   pod: NodePod,
@@ -156,15 +206,22 @@ export function inboundInternalListeners(
   if (!pod.ip) return [];
   return ports.map((p) => {
     const name = inboundInternalListenerName(pod.ip!, p.sni);
-    return {
+    const http = { name: p.sni, ...inboundChain(pod, podId, trustDomain, p, statPrefix) };
+    const resource: Record<string, unknown> = {
       name,
-      resource: {
-        name,
-        stat_prefix: `${statPrefix}_${statName(name)}`,
-        internal_listener: {},
-        filter_chains: [{ name: p.sni, ...inboundChain(pod, podId, trustDomain, p, statPrefix) }],
-      },
+      stat_prefix: `${statPrefix}_${statName(name)}`,
+      internal_listener: {},
+      filter_chains: [http],
     };
+    if (p.tcp) {
+      resource.listener_filters = [tlsInspector()];
+      resource.filter_chains = [http, {
+        name: `${p.sni}|tcp`,
+        filter_chain_match: { application_protocols: [MESH_TCP_ALPN] },
+        ...inboundTcpChain(pod, podId, trustDomain, p, statPrefix),
+      }];
+    }
+    return { name, resource };
   });
 }
 

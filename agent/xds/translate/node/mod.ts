@@ -26,6 +26,15 @@
  * the first request to the service's own endpoints, bypassing its routes; and a `*` vhost would
  * keep VHDS from ever being asked.)
  *
+ * Transparent capture (`capture`): per pod also a listener `capture|<namespace>/<pod>` on
+ * `127.0.0.1:<port>` inside its netns, where its nftables rules redirect TCP to mesh VIP:ports;
+ * chains per VIP service port, picked by the dialled address (capture.ts, capture_match.ts),
+ * HTTP ones on RouteConfigurations `capture.<caller>/<cluster>`. Chains and route tables exist
+ * for every VIP service port of the mesh (the matcher is one lookup; each route table is one
+ * port's routes), while clusters stay demand-scoped: one outside the dependency set is fetched
+ * over on-demand CDS by the first request or connection that names it, which waits for it. A
+ * port that is not known HTTP also gets a raw-TCP chain at every inbound listener it has.
+ *
  * Why every service vhost is served by VHDS rather than warm ones inline in RDS: Envoy merges
  * inline and VHDS vhosts into one table and rejects duplicate domains, so a vhost fetched on
  * demand could not later move inline; with VHDS only, RDS never changes as the set grows, a
@@ -58,6 +67,8 @@ import {
 } from "./inbound.ts";
 import { localizeEndpoints } from "./local.ts";
 import { DEFAULT_ID_TEMPLATE, spiffeIdFor } from "../mtls.ts";
+import { captureListener, captureRouteConfiguration, passthroughCluster } from "./capture.ts";
+import { captureTargets } from "./capture_match.ts";
 
 export { outboundListenerName, outboundRouteName } from "./listener.ts";
 export {
@@ -67,6 +78,20 @@ export {
   inboundPorts,
 } from "./inbound.ts";
 export { localizeEndpoints } from "./local.ts";
+export {
+  captureListenerName,
+  captureRouteName,
+  PASSTHROUGH_CHAIN,
+  PASSTHROUGH_CLUSTER,
+} from "./capture.ts";
+export {
+  type CaptureProtocol,
+  captureProtocol,
+  type CaptureTarget,
+  captureTargets,
+  httpChainName,
+  tcpChainName,
+} from "./capture_match.ts";
 export {
   type Caller,
   callerCluster,
@@ -105,6 +130,24 @@ export interface NodeTranslateOptions {
    * `podIP:15008` over TCP, which an Envoy started from any bootstrap accepts.
    */
   internalListeners?: boolean;
+  /**
+   * Transparent capture: per pod a capture listener inside its netns (see the module doc). Off
+   * by default.
+   */
+  capture?: NodeCaptureOptions;
+}
+
+/** Capture knobs of the node translator (plain data). */
+export interface NodeCaptureOptions {
+  /** The port the pods' nftables rules redirect mesh VIP:ports to (15001). */
+  port: number;
+  /**
+   * How long the TLS and HTTP inspectors wait for the first bytes on a port whose protocol is not
+   * declared (no appProtocol) before the connection goes to the port's TCP chain. Default 1000.
+   */
+  detectionTimeoutMs?: number;
+  /** How long a request or connection waits for an on-demand cluster. Default 5000. */
+  odcdsTimeoutMs?: number;
 }
 
 /** Identity knobs of the node translator (plain data). */
@@ -225,12 +268,32 @@ export function translateNode(
       });
     })
     : irClusters.map((c) => cluster(c, { connectTimeoutMs }));
+  const capture = options.capture;
+  const captured = capture ? captureTargets(mesh) : [];
+  const routes = callers.map((c) => outboundRouteConfiguration(c.key));
+  if (capture) {
+    const byKey = new Map(callers.map((c) => [c.key, c]));
+    const o = {
+      statPrefix,
+      port: capture.port,
+      detectionTimeoutMs: capture.detectionTimeoutMs ?? 1000,
+      odcdsTimeoutMs: capture.odcdsTimeoutMs ?? 5000,
+      identity: identity !== undefined,
+    };
+    for (const p of view.pods) {
+      listeners.push(captureListener(p, byKey.get(callerKey(p, identity))!, captured, o));
+    }
+    const http = captured.filter((t) => t.protocol !== "tcp");
+    routes.push(...callers.flatMap((c) => http.map((t) => captureRouteConfiguration(c, t.port))));
+    clusters.push(passthroughCluster(connectTimeoutMs));
+  }
   if (identity) {
     // The :15008 chains also accept the names of Services without a mesh name (only the edge
     // dials those, by namespace); internal listeners serve this node's mesh callers, so only
-    // mesh names get one.
-    const ports = inboundPorts([...mesh.clusters, ...mesh.namespacedClusters ?? []]);
-    const meshPorts = mesh.namespacedClusters ? inboundPorts(mesh.clusters) : ports;
+    // mesh names get one. Captured ports that are not known HTTP also take raw TCP.
+    const tcp = new Set(captured.filter((t) => t.protocol !== "http").map((t) => t.port.cluster));
+    const ports = inboundPorts([...mesh.clusters, ...mesh.namespacedClusters ?? []], tcp);
+    const meshPorts = mesh.namespacedClusters ? inboundPorts(mesh.clusters, tcp) : ports;
     const targets = new Set<string>();
     for (const p of view.pods) {
       const mine = p.ip ? ports.get(p.ip) ?? [] : [];
@@ -253,7 +316,7 @@ export function translateNode(
   }
   return {
     listeners: sortedByName(listeners),
-    routes: sortedByName(callers.map((c) => outboundRouteConfiguration(c.key))),
+    routes: sortedByName(routes),
     virtualHosts: sortedByName(callers.flatMap((c) => outboundVirtualHosts(c, services))),
     clusters: sortedByName(clusters),
     endpoints: localizeEndpoints(translateEndpoints(irClusters), clustersByName, listeners),

@@ -84,18 +84,22 @@ function forCaller(r: IRRoute, caller: Caller): IRRoute {
   };
 }
 
+/**
+ * The Envoy routes of one service port as seen from `caller`: {@link portRoutes} of its
+ * namespace, backends and mirrors named by the caller's clusters.
+ */
+export function callerPortRoutes(port: MeshServicePort, caller: Caller): Record<string, unknown>[] {
+  return portRoutes(port, caller.namespace).map((r) =>
+    route(forCaller(r, caller), { scheme: "http", port: port.port })
+  );
+}
+
 /** The VirtualHost resource of one service port as seen from `caller`. */
 function serviceVirtualHost(port: MeshServicePort, caller: Caller): NamedResource {
   const name = outboundVirtualHostName(caller.key, port.cluster);
   return {
     name,
-    resource: {
-      name,
-      domains: [...port.domains],
-      routes: portRoutes(port, caller.namespace).map((r) =>
-        route(forCaller(r, caller), { scheme: "http", port: port.port })
-      ),
-    },
+    resource: { name, domains: [...port.domains], routes: callerPortRoutes(port, caller) },
   };
 }
 

@@ -1,0 +1,174 @@
+/**
+ * What the capture listener serves and how it picks a filter chain, pure. Every TCP port of
+ * every mesh service with a cluster IP is a capture target; its protocol comes from the Service
+ * port's `appProtocol`: `http` → the HTTP chain, `kubernetes.io/h2c`/`grpc`/`h2c`/`http2` → the
+ * same HTTP chain (the connection manager's codec detects h2c prior knowledge), any other value
+ * → the TCP chain (an opaque protocol: WebSocket and TLS included), none at all → sniffed by the
+ * inspectors: `'h2c'`, `'http/1.1'`, `'http/1.0'` over raw TCP → HTTP, anything else (TLS, a
+ * protocol whose server speaks first, a silent client past the detection timeout) → TCP.
+ *
+ * The filter chain matcher (xds unified matcher) is a tree, never a scan of chains: destination
+ * IP (an `IPMatcher` LC-trie over the VIPs) → destination port (exact map) → for sniffed ports
+ * transport protocol (`raw_buffer`) and application protocol (exact map) → chain name; every
+ * level's no-match is the pass-through chain (or a sniffed port's TCP chain). The inspectors run
+ * only for the port numbers some service sniffs (`filter_disabled` elsewhere), so a known
+ * protocol, and a pass-through destination, never waits for a first byte.
+ * @module
+ */
+import type { MeshIR, MeshService, MeshServicePort } from "../../../../lib/ir/mod.ts";
+import { any } from "../util.ts";
+
+/** How the capture listener treats a service port: HTTP routes, opaque TCP, or sniffed. */
+export type CaptureProtocol = "http" | "tcp" | "sniff";
+
+/** appProtocol values (lower case) whose traffic the HTTP chain serves. */
+const HTTP_APP_PROTOCOLS: ReadonlySet<string> = new Set([
+  "http",
+  "kubernetes.io/h2c",
+  "grpc",
+  "h2c",
+  "http2",
+]);
+
+/** The protocol of a service port, from its appProtocol (case-insensitive); sniff without one. */
+export function captureProtocol(port: Pick<MeshServicePort, "appProtocol">): CaptureProtocol {
+  if (!port.appProtocol) return "sniff";
+  return HTTP_APP_PROTOCOLS.has(port.appProtocol.toLowerCase()) ? "http" : "tcp";
+}
+
+/** One captured service port. */
+export interface CaptureTarget {
+  service: MeshService;
+  port: MeshServicePort;
+  protocol: CaptureProtocol;
+}
+
+/**
+ * Every (VIP service, TCP port) the capture listener serves, by authority then port order:
+ * services without a cluster IP (headless, ExternalName) and non-TCP ports have none; of two
+ * ports with one number (TCP and UDP 53) the TCP one.
+ */
+export function captureTargets(mesh: Pick<MeshIR, "services">): CaptureTarget[] {
+  const out: CaptureTarget[] = [];
+  for (const service of mesh.services) {
+    if (service.vips.length === 0) continue;
+    const seen = new Set<number>();
+    for (const port of service.ports) {
+      if (port.protocol || seen.has(port.port)) continue;
+      seen.add(port.port);
+      out.push({ service, port, protocol: captureProtocol(port) });
+    }
+  }
+  return out;
+}
+
+/** The HTTP chain name of a service port: `<cluster>|http`. */
+export function httpChainName(port: Pick<MeshServicePort, "cluster">): string {
+  return `${port.cluster}|http`;
+}
+
+/** The TCP chain name of a service port: `<cluster>|tcp`. */
+export function tcpChainName(port: Pick<MeshServicePort, "cluster">): string {
+  return `${port.cluster}|tcp`;
+}
+
+/** The chain names a target needs: HTTP, TCP, or (sniffed) both. */
+export function targetChains(t: CaptureTarget): { http?: string; tcp?: string } {
+  if (t.protocol === "http") return { http: httpChainName(t.port) };
+  if (t.protocol === "tcp") return { tcp: tcpChainName(t.port) };
+  return { http: httpChainName(t.port), tcp: tcpChainName(t.port) };
+}
+
+type Obj = Record<string, unknown>;
+
+const INPUTS = "envoy.extensions.matching.common_inputs.network.v3";
+
+function input(name: string, type: string): Obj {
+  return { name, typed_config: any(`${INPUTS}.${type}`) };
+}
+
+/** A matcher action naming a filter chain. */
+function chain(name: string): Obj {
+  return { action: { name, typed_config: any("google.protobuf.StringValue", { value: name }) } };
+}
+
+/** An exact-map matcher on `inputType` with `onNoMatch`. */
+function exactMap(name: string, inputType: string, map: Record<string, Obj>, onNoMatch: Obj): Obj {
+  return {
+    matcher_tree: { input: input(name, inputType), exact_match_map: { map } },
+    on_no_match: onNoMatch,
+  };
+}
+
+/** A sniffed port: raw TCP whose first bytes are HTTP/1.x or h2c → HTTP; else TCP. */
+function sniffed(http: string, tcp: string): Obj {
+  const byAlpn = exactMap("application_protocol", "ApplicationProtocolInput", {
+    "'h2c'": chain(http),
+    "'http/1.1'": chain(http),
+    "'http/1.0'": chain(http),
+  }, chain(tcp));
+  // TLS can carry ALPN `http/1.1`, which is not plaintext HTTP: only raw_buffer is sniffed.
+  return {
+    matcher: exactMap("transport_protocol", "TransportProtocolInput", {
+      raw_buffer: { matcher: byAlpn },
+    }, chain(tcp)),
+  };
+}
+
+function cidr(ip: string): Obj {
+  return { address_prefix: ip, prefix_len: { value: ip.includes(":") ? 128 : 32 } };
+}
+
+/**
+ * The listener's `filter_chain_matcher` over `targets` (sorted, one service's ports adjacent);
+ * what matches no target goes to the `passthrough` chain.
+ */
+export function captureMatcher(targets: readonly CaptureTarget[], passthrough: string): Obj {
+  const byService = new Map<MeshService, CaptureTarget[]>();
+  for (const t of targets) byService.set(t.service, [...byService.get(t.service) ?? [], t]);
+  const ranges = [...byService].map(([service, ts]) => {
+    const ports: Record<string, Obj> = {};
+    for (const t of ts) {
+      const { http, tcp } = targetChains(t);
+      ports[String(t.port.port)] = http && tcp ? sniffed(http, tcp) : chain((http ?? tcp)!);
+    }
+    return {
+      ranges: service.vips.map(cidr),
+      on_match: {
+        matcher: exactMap("destination_port", "DestinationPortInput", ports, chain(passthrough)),
+      },
+    };
+  });
+  return {
+    matcher_tree: {
+      input: input("destination_ip", "DestinationIPInput"),
+      custom_match: {
+        name: "vips",
+        typed_config: any("xds.type.matcher.v3.IPMatcher", { range_matchers: ranges }),
+      },
+    },
+    on_no_match: chain(passthrough),
+  };
+}
+
+/** The port numbers some target sniffs, sorted, each once. */
+export function sniffedPorts(targets: readonly CaptureTarget[]): number[] {
+  const ports = new Set(targets.filter((t) => t.protocol === "sniff").map((t) => t.port.port));
+  return [...ports].sort((a, b) => a - b);
+}
+
+/**
+ * The inspectors' `filter_disabled`: every destination port but the sniffed ones (contiguous
+ * runs as one range). Undefined when no port is sniffed (then the listener has no inspector).
+ */
+export function inspectorsDisabled(ports: readonly number[]): Obj | undefined {
+  if (ports.length === 0) return undefined;
+  const runs: Obj[] = [];
+  for (let i = 0; i < ports.length;) {
+    let end = i;
+    while (end + 1 < ports.length && ports[end + 1] === ports[end] + 1) end++;
+    runs.push({ destination_port_range: { start: ports[i], end: ports[end] + 1 } });
+    i = end + 1;
+  }
+  return { not_match: runs.length === 1 ? runs[0] : { or_match: { rules: runs } } };
+}
