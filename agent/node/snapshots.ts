@@ -1,6 +1,9 @@
 /**
  * Demand-scoped snapshots: per node proxy, the dependency set (seeds ∪ on-demand requests, closed
- * over route backends) and its translated resources (VHDS virtual hosts included). {@link NodeSnapshots} keeps that state and,
+ * over route backends) and its translated resources (VHDS virtual hosts included). With capture
+ * (`translate.capture`) every node's capture listeners and route tables cover every VIP service,
+ * so a routing change anywhere re-translates every node, while clusters stay demand-scoped: the
+ * capture chains fetch a cold one over on-demand CDS ({@link NodeSnapshots.onDemand}). {@link NodeSnapshots} keeps that state and,
  * when the mesh changes, re-translates only the nodes whose set holds a changed service (EDS
  * alone when only endpoints changed); unchanged content gives identical resources, which the
  * snapshot cache turns into no push. Each node is translated for what its Envoy advertised on
@@ -167,9 +170,13 @@ export class NodeSnapshots {
     const changed = new Set([...routing, ...endpoints]);
     const memo: EndpointMemo = new Map();
     const touched: string[] = [];
+    // Capture listeners and their route tables cover every VIP service of the mesh: a routing
+    // change anywhere re-translates every node in full (clusters stay demand-scoped).
+    const everywhere = this.options.translate?.capture !== undefined && routing.size > 0;
     for (const [nodeId, st] of this.#nodes) {
       const watched = [...st.watch];
-      if (watched.some((a) => routing.has(a))) this.#translate(st, before, changed, memo);
+      if (everywhere) this.#translate(st);
+      else if (watched.some((a) => routing.has(a))) this.#translate(st, before, changed, memo);
       else if (watched.some((a) => endpoints.has(a))) {
         this.#updateEndpoints(st, before, endpoints, memo);
       } else continue;
