@@ -39,6 +39,7 @@ export const PEER_TESTS: readonly string[] = [
   "agent/identity/spire_reconnect_test.ts",
   "agent/identity/spire_test.ts",
   "agent/node/capabilities_test.ts",
+  "agent/node/envoy_capture_identity_test.ts",
   "agent/node/envoy_capture_test.ts",
   "agent/node/envoy_cold_routes_test.ts",
   "agent/node/envoy_node_test.ts",

@@ -4,7 +4,8 @@
  * agent.
  *
  * - `serve <name> <ip>`: a backend pod's servers on its IP, then prints `ready`: HTTP on 8080
- *   (HTTP/1.1 and h2c; body `backend <name> <path>`, header `x-backend: <name>`), gRPC on 7070
+ *   (HTTP/1.1 and h2c; body `backend <name> <path>`, plus ` from <SPIFFE ID>` when the request
+ *   came over mesh mTLS (XFCC); header `x-backend: <name>`), gRPC on 7070
  *   (every unary method answers `{"backend": <name>}`), a TCP echo on 6000 (each line back, as
  *   `<name>: <line>`), and on 6001 a server that speaks first (`hello from <name>`, then echoes).
  * - `tcp <host> <port> <line>`: sends the line, prints the first line answered.
@@ -62,13 +63,14 @@ async function acceptAll(l: Deno.Listener, each: (c: Deno.Conn) => Promise<void>
 }
 
 async function serve(name: string, ip: string): Promise<void> {
-  Deno.serve(
-    { hostname: ip, port: PROBE_PORTS.http, onListen: () => {} },
-    (req) =>
-      new Response(`backend ${name} ${new URL(req.url).pathname}`, {
-        headers: { "x-backend": name },
-      }),
-  );
+  Deno.serve({ hostname: ip, port: PROBE_PORTS.http, onListen: () => {} }, (req) => {
+    // Over mesh mTLS the inbound side says who called (XFCC `URI=<caller's SPIFFE ID>`).
+    const caller = /URI=([^;,]+)/.exec(req.headers.get("x-forwarded-client-cert") ?? "")?.[1];
+    const from = caller ? ` from ${caller}` : "";
+    return new Response(`backend ${name} ${new URL(req.url).pathname}${from}`, {
+      headers: { "x-backend": name },
+    });
+  });
   const server = new grpc.Server();
   server.addService({
     Call: {

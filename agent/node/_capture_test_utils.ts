@@ -188,7 +188,15 @@ export async function startCaptureRig(o: CaptureRigOptions): Promise<CaptureRig>
         });
       }
       const ids: string[] = [];
-      for (const { ns, sa } of wanted.values()) ids.push(await spire.registerPod(ns, sa));
+      for (const { ns, sa } of wanted.values()) {
+        // A second rig on the same SPIRE finds its entries there already.
+        ids.push(
+          await spire.registerPod(ns, sa).catch((e) => {
+            if (!/already exists/i.test(String(e))) throw e;
+            return `spiffe://${spire.trustDomain}/ns/${ns}/sa/${sa}`;
+          }),
+        );
+      }
       o.backends.forEach((b) =>
         pods.ids[b.name] = `spiffe://${spire.trustDomain}/ns/${b.namespace}/sa/${b.serviceAccount}`
       );

@@ -27,6 +27,7 @@ import { any, duration, statName } from "../util.ts";
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 const TLS_INSPECTOR = "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector";
 const TCP_PROXY = "envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy";
+const HTTP_PROTOCOL_OPTIONS = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions";
 
 function tlsInspector(): Record<string, unknown> {
   return { name: "envoy.filters.listener.tls_inspector", typed_config: any(TLS_INSPECTOR) };
@@ -225,7 +226,17 @@ export function inboundInternalListeners(
   });
 }
 
-/** The plaintext cluster from the proxy to a pod's target port (STATIC, pod IP). */
+/**
+ * The plaintext cluster from the proxy to a pod's target port (STATIC, pod IP). HTTP goes to the
+ * app in the protocol it came in (a gRPC or h2c caller's HTTP/2 stays HTTP/2); raw TCP (the
+ * floor's tcp_proxy) is bytes either way.
+ */
 export function inboundCluster(ip: string, port: number, connectTimeoutMs: number): NamedResource {
-  return staticCluster(inboundClusterName(ip, port), connectTimeoutMs, [{ address: ip, port }]);
+  const c = staticCluster(inboundClusterName(ip, port), connectTimeoutMs, [{ address: ip, port }]);
+  c.resource.typed_extension_protocol_options = {
+    [HTTP_PROTOCOL_OPTIONS]: any(HTTP_PROTOCOL_OPTIONS, {
+      use_downstream_protocol_config: { http_protocol_options: {}, http2_protocol_options: {} },
+    }),
+  };
+  return c;
 }
