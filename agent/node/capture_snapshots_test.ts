@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import type { MeshIR } from "../../lib/ir/mod.ts";
+import { TypeUrl } from "../xds/proto.ts";
+import { captureRouteName } from "../xds/translate/node/mod.ts";
+import { nodeGoldenCases } from "../xds/translate/node/_test_utils.ts";
+import { NodeSnapshots } from "./snapshots.ts";
+
+const capture = nodeGoldenCases().find((c) => c.name === "capture")!;
+const REDIS = "redis.aether.internal";
+const V1 = "echo-v1.aether.internal";
+
+/** The capture mesh with echo-v1 (outside node-1's set) given a producer route. */
+function withEchoV1Route(mesh: MeshIR): MeshIR {
+  const m = structuredClone(mesh);
+  m.services.find((s) => s.authority === V1)!.ports[0].producerRoutes = [{
+    name: "HTTPRoute/mesh/v1/rule/0/match/0",
+    match: { path: { type: "PathPrefix", value: "/v1" }, headers: [], queryParams: [] },
+    action: { kind: "forward", backends: [{ cluster: V1, weight: 1 }], mirrors: [] },
+  }];
+  return m;
+}
+
+function snapshots(withCapture: boolean): NodeSnapshots {
+  const ns = new NodeSnapshots({ translate: withCapture ? capture.options : {} });
+  ns.setMesh(capture.mesh);
+  // Only redis is in the set: echo-v1 is outside it.
+  ns.setView({ ...capture.view, dependencies: [REDIS] });
+  return ns;
+}
+
+const routeNames = (r: { routes: { name: string }[] } | undefined) => r?.routes.map((x) => x.name);
+
+Deno.test("capture: a route change on a service outside a node's set re-translates the node", () => {
+  const ns = snapshots(true);
+  const table = captureRouteName("b", V1);
+  const before = ns.resources("node-1")!.routes.find((r) => r.name === table)!;
+  assert.deepEqual(ns.setMesh(withEchoV1Route(capture.mesh)), ["node-1"]);
+  const after = ns.resources("node-1")!.routes.find((r) => r.name === table)!;
+  assert.notDeepEqual(after, before, "its capture route table follows the new route");
+  // Clusters stay demand-scoped: the set did not grow.
+  assert.deepEqual(ns.resources("node-1")!.clusters.map((c) => c.name), [
+    "capture-passthrough",
+    REDIS,
+  ]);
+  // Without capture the node does not hold echo-v1 at all: nothing to re-translate.
+  const plain = snapshots(false);
+  assert.deepEqual(plain.setMesh(withEchoV1Route(capture.mesh)), []);
+  assert.ok(!routeNames(plain.resources("node-1"))!.some((n) => n.startsWith("capture.")));
+});
+
+Deno.test("capture: on-demand CDS from a capture chain grows the node's set", () => {
+  const ns = snapshots(true);
+  ns.onDemand("node-1", TypeUrl.cluster, [V1]);
+  assert.deepEqual(ns.dependencies("node-1"), [V1, REDIS]);
+  assert.ok(ns.resources("node-1")!.clusters.some((c) => c.name === V1));
+});
