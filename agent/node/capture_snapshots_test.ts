@@ -33,10 +33,20 @@ const routeNames = (r: { routes: { name: string }[] } | undefined) => r?.routes.
 Deno.test("capture: a route change on a service outside a node's set re-translates the node", () => {
   const ns = snapshots(true);
   const table = captureRouteName("b", V1);
-  const before = ns.resources("node-1")!.routes.find((r) => r.name === table)!;
+  const was = ns.resources("node-1")!;
+  const before = was.routes.find((r) => r.name === table)!;
   assert.deepEqual(ns.setMesh(withEchoV1Route(capture.mesh)), ["node-1"]);
-  const after = ns.resources("node-1")!.routes.find((r) => r.name === table)!;
+  const now = ns.resources("node-1")!;
+  const after = now.routes.find((r) => r.name === table)!;
   assert.notDeepEqual(after, before, "its capture route table follows the new route");
+  // What did not change is the very same object (the snapshot does not encode it again).
+  assert.equal(now.listeners.length, was.listeners.length);
+  now.listeners.forEach((l, i) => assert.equal(l, was.listeners[i], l.name));
+  // Only echo-v1's table of each caller (a and b) is new.
+  assert.deepEqual(now.routes.filter((r, i) => r !== was.routes[i]).map((r) => r.name), [
+    captureRouteName("a", V1),
+    table,
+  ]);
   // Clusters stay demand-scoped: the set did not grow.
   assert.deepEqual(ns.resources("node-1")!.clusters.map((c) => c.name), [
     "capture-passthrough",

@@ -13,7 +13,13 @@
  * @module
  */
 import type { MeshIR, NodeView } from "../../lib/ir/mod.ts";
-import { Encodings, type InvalidResource, Snapshot, type SnapshotCache } from "../xds/cache/mod.ts";
+import {
+  Encodings,
+  type InvalidResource,
+  ResourceReuse,
+  Snapshot,
+  type SnapshotCache,
+} from "../xds/cache/mod.ts";
 import { INTERNAL_LISTENER, type NodeHandler, type OnDemandHandler } from "../xds/server/mod.ts";
 import { TypeUrl } from "../xds/proto.ts";
 import type { NamedResource } from "../xds/translate/mod.ts";
@@ -99,6 +105,11 @@ interface NodeState {
   resources: NodeResources;
   /** The snapshot encoded from `resources` (undefined before the first translation). */
   snapshot?: Snapshot;
+  /**
+   * With capture: keeps resources deep-equal to the last full translation's the same objects
+   * (so the snapshot skips encoding them; capture listeners are large and mostly unchanged).
+   */
+  reuse?: ResourceReuse;
 }
 
 /** Per-node demand state over one mesh, feeding a snapshot cache. */
@@ -195,6 +206,7 @@ export class NodeSnapshots {
       closed: [],
       resources: st?.resources ?? empty,
       snapshot: undefined,
+      reuse: st?.reuse,
     };
     this.#nodes.set(view.nodeId, state);
     this.#translate(state);
@@ -342,10 +354,9 @@ export class NodeSnapshots {
       ...demand.requested!.map((n) => requestedAuthority(this.#index, n)),
     ]);
     st.closed = view.dependencies;
-    st.resources = {
-      ...translateNode(this.#mesh, view, this.#optionsFor(st.view.nodeId)),
-      secrets: this.#secrets,
-    };
+    const fresh = translateNode(this.#mesh, view, this.#optionsFor(st.view.nodeId));
+    if (this.options.translate?.capture) st.reuse ??= new ResourceReuse();
+    st.resources = { ...(st.reuse ? st.reuse.apply(fresh) : fresh), secrets: this.#secrets };
     this.#publish(st);
   }
 
