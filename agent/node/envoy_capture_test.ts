@@ -20,11 +20,13 @@ import { D, SCENARIO_BACKENDS, scenarioMesh, scenarioRedirect, VIP } from "./_ca
 async function curl(rig: CaptureRig, pod: NetPod, url: string, extra: string[] = []) {
   const out = await rig.inPod(pod, await ensurePeer("curl"), [
     ...["-sS", "--max-time", "15", ...extra, url],
-    ...["-w", "\n@@ %{http_code} %header{x-route} %{num_connects}\n"],
+    ...["-w", "\\n@@ %{http_code} %header{x-route} %{num_connects} %{time_total}\\n"],
   ]);
-  return [...out.matchAll(/([^]*?)\n@@ (\d+) (\S*) (\d+)\n/g)].map(([, body, code, mark, n]) => ({
+  const done = /([^]*?)\n@@ (\d+) (\S*) (\d+) ([\d.]+)\n/g;
+  return [...out.matchAll(done)].map(([, body, code, mark, n, secs]) => ({
     line: `${code} ${mark || "-"} ${body.trim()}`,
     connects: Number(n),
+    ms: Math.round(Number(secs) * 1000),
   }));
 }
 
@@ -82,7 +84,10 @@ Deno.test({
       );
 
       // A cold service: the first request is routed by its route (x-route) and succeeds.
-      assert.equal(await one(a, `http://${VIP.cold}/c`), "200 cold backend cold /c");
+      const [cold] = await curl(rig, a, `http://${VIP.cold}/c`);
+      assert.equal(cold.line, "200 cold backend cold /c");
+      const [warm] = await curl(rig, a, `http://${VIP.cold}/c`);
+      console.log(`cold service: first request ${cold.ms} ms, second ${warm.ms} ms (curl total)`);
       // A cold TCP service: its first connection waits for its cluster and gets through.
       assert.equal(
         (await rig.probe(b, ["tcp", VIP["cold-tcp"], "6000", "first"])).trim(),
