@@ -1,8 +1,9 @@
 /**
  * Test rig for transparent capture on real Envoy: pods on a CNI bridge (e2e/netns.ts) — two
  * client pods (Kubernetes namespaces "a" and "b", service account "client") and backend pods
- * running `_capture_probe.ts serve` on their IPs — nftables rules the rig writes itself in each
- * client pod (`ip daddr . tcp dport { … } redirect to :15001`, the shape of the capture rules),
+ * running `_capture_probe_test_utils.ts serve` on their IPs — nftables rules the rig writes
+ * itself in each client pod (`ip daddr . tcp dport { … } redirect to :15001`, the shape of the
+ * capture rules),
  * the node role's control plane (NodeSnapshots with `capture` → snapshot cache → XdsServer, delta
  * ADS, onDemand) and one Envoy whose capture listeners are bound in the client pods before the
  * rig is returned. With `spire`, every pod's identity comes from real SPIRE (NodeIdentities →
@@ -69,7 +70,7 @@ export interface CaptureRig {
   adminUrl: string;
   /** Runs `cmd` inside a pod's netns, killed after 20 s. */
   inPod(pod: NetPod, cmd: string, args: string[]): Promise<string>;
-  /** Runs `_capture_probe.ts <args>` inside a pod's netns (20 s at most). */
+  /** Runs `_capture_probe_test_utils.ts <args>` inside a pod's netns (20 s at most). */
   probe(pod: NetPod, args: string[]): Promise<string>;
   /** One counter or gauge of Envoy's `/stats` (0 when absent). */
   stat(name: string): Promise<number>;
@@ -77,7 +78,7 @@ export interface CaptureRig {
   close(): Promise<void>;
 }
 
-const PROBE = new URL("./_capture_probe.ts", import.meta.url).pathname;
+const PROBE = new URL("./_capture_probe_test_utils.ts", import.meta.url).pathname;
 
 /** The client pods' nftables ruleset: TCP to the given (address, port) pairs → :15001. */
 export function redirectRuleset(pairs: readonly [string, number][]): string {

@@ -30,7 +30,7 @@ function snapshots(withCapture: boolean): NodeSnapshots {
 
 const routeNames = (r: { routes: { name: string }[] } | undefined) => r?.routes.map((x) => x.name);
 
-Deno.test("capture: a route change on a service outside a node's set re-translates the node", () => {
+Deno.test("capture: a route change outside a node's set re-translates the node", () => {
   const ns = snapshots(true);
   const table = captureRouteName("b", V1);
   const was = ns.resources("node-1")!;

@@ -12,7 +12,13 @@ import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { startSpire } from "../../e2e/spire.ts";
 import type { NetPod } from "../../e2e/netns.ts";
 import { type CaptureRig, startCaptureRig } from "./_capture_test_utils.ts";
-import { D, SCENARIO_BACKENDS, scenarioMesh, scenarioRedirect, VIP } from "./_capture_scenario.ts";
+import {
+  D,
+  SCENARIO_BACKENDS,
+  scenarioMesh,
+  scenarioRedirect,
+  VIP,
+} from "./_capture_scenario_test_utils.ts";
 
 async function curl(rig: CaptureRig, pod: NetPod, url: string, extra: string[] = []) {
   const out = await rig.inPod(pod, await ensurePeer("curl"), [

@@ -4,17 +4,24 @@
  * `127.0.0.1:15001` in their netns; backends in pods of their own. Proves: HTTP by VIP obeys the
  * producer routes, and a's consumer route; the dialled VIP picks the routes, not the Host header
  * (MeshFrontendHostname); gRPC (appProtocol grpc, and sniffed on a port without one) and sniffed
- * HTTP/1.1 are split per request on one connection, sniffed h2c is HTTP too; raw TCP on a tcp port and on a sniffed port; a server that speaks
- * first on a tcp port answers although the detection timeout is a minute (no inspector runs
- * there); a redirected pod IP passes through to that pod without its routes; every service but
- * echo starts cold and its first request or connection succeeds (on-demand CDS).
+ * HTTP/1.1 are split per request on one connection, sniffed h2c is HTTP too; raw TCP on a tcp
+ * port and on a sniffed port; a server that speaks first on a tcp port answers although the
+ * detection timeout is a minute (no inspector runs there); a redirected pod IP passes through to
+ * that pod without its routes; every service but echo starts cold and its first request or
+ * connection succeeds (on-demand CDS).
  */
 import assert from "node:assert/strict";
 import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { configDump } from "../xds/server/_test_utils.ts";
 import type { NetPod } from "../../e2e/netns.ts";
 import { type CaptureRig, startCaptureRig } from "./_capture_test_utils.ts";
-import { D, SCENARIO_BACKENDS, scenarioMesh, scenarioRedirect, VIP } from "./_capture_scenario.ts";
+import {
+  D,
+  SCENARIO_BACKENDS,
+  scenarioMesh,
+  scenarioRedirect,
+  VIP,
+} from "./_capture_scenario_test_utils.ts";
 
 /** Requests with curl inside `pod`; each as `<status> <x-route or -> <body>`. */
 async function curl(rig: CaptureRig, pod: NetPod, url: string, extra: string[] = []) {

@@ -49,7 +49,7 @@ export interface MeshServicePort {
    * unknown).
    */
   appProtocol?: string;
-  /** The Service port's `protocol` when it is not TCP (`UDP`, `SCTP`): such a port is not captured. */
+  /** The Service port's `protocol` when not TCP (`UDP`, `SCTP`): such a port is not captured. */
   protocol?: string;
   /** Cluster name: the bare authority for the first port, `<authority>:<port>` for the others. */
   cluster: string;

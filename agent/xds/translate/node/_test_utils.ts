@@ -63,10 +63,10 @@ export function inlineSds(value: unknown, tls: PlaceholderTls): unknown {
 
 /**
  * A static Bootstrap equivalent to node resources: the edge conversion (inline routes, STATIC
- * clusters for EDS ones) with each VHDS route table's virtual hosts inlined (a static route config cannot use
- * VHDS), clusters naming an EDS `service_name` given that target's endpoints, plus an ADS config
- * (to an unused static cluster) as a dynamic node's bootstrap has, and (`internalListener`,
- * default on) the internal-listener bootstrap extension.
+ * clusters for EDS ones) with each VHDS route table's virtual hosts inlined (a static route
+ * config cannot use VHDS), clusters naming an EDS `service_name` given that target's endpoints,
+ * plus an ADS config (to an unused static cluster) as a dynamic node's bootstrap has, and
+ * (`internalListener`, default on) the internal-listener bootstrap extension.
  */
 export function nodeStaticBootstrap(
   nr: NodeResources,

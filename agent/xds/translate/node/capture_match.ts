@@ -1,8 +1,8 @@
 /**
  * What the capture listener serves and how it picks a filter chain, pure. Every TCP port of
  * every mesh service with a cluster IP is a capture target; its protocol comes from the Service
- * port's `appProtocol`: `http` → the HTTP chain, `kubernetes.io/h2c`/`grpc`/`h2c`/`http2` → the
- * same HTTP chain (the connection manager's codec detects h2c prior knowledge), any other value
+ * port's `appProtocol`: `http` → the HTTP chain, `kubernetes.io/h2c`, `grpc`, `h2c`, `http2` →
+ * the same HTTP chain (the connection manager's codec detects h2c prior knowledge), any other value
  * → the TCP chain (an opaque protocol: WebSocket and TLS included), none at all → sniffed by the
  * inspectors: `'h2c'`, `'http/1.1'`, `'http/1.0'` over raw TCP → HTTP, anything else (TLS, a
  * protocol whose server speaks first, a silent client past the detection timeout) → TCP.

@@ -55,7 +55,7 @@ Deno.test("captureProtocol: appProtocol picks HTTP or TCP, none is sniffed", () 
   }
 });
 
-Deno.test("captureTargets: VIP services' TCP ports only, the TCP one of two equal port numbers", () => {
+Deno.test("captureTargets: VIP services' TCP ports, the TCP one of two equal numbers", () => {
   const { c } = golden("capture");
   const got = captureTargets(c.mesh).map((t) => `${t.port.cluster} ${t.protocol}`);
   assert.deepEqual(got, [
@@ -118,7 +118,7 @@ Deno.test("capture listener: per pod in its netns, the dialled VIP:port picks th
   assert.equal(passthrough.type, 4, "ORIGINAL_DST");
 });
 
-Deno.test("capture route tables: per (caller, HTTP port), one vhost `*`, the caller's routes", () => {
+Deno.test("capture route tables: per (caller, HTTP port), one vhost `*`, its routes", () => {
   const { r } = golden("capture");
   const routesOf = (caller: string, cluster: string) => {
     const rc = r.routes.find((x) => x.name === captureRouteName(caller, cluster))!.resource;
@@ -174,7 +174,7 @@ Deno.test("capture inspectors: only on sniffed port numbers", () => {
   ]);
 });
 
-Deno.test("capture with identity: TCP chains ask for raw TCP; inbound takes it for non-HTTP ports", () => {
+Deno.test("capture with identity: TCP chains ask for raw TCP; inbound takes it", () => {
   const { r } = golden("capture_identity");
   const l = r.listeners.find((x) => x.name === "capture|a/client-0")!.resource;
   const tcp = (l.filter_chains as Obj[]).find((x) => x.name === "redis.aether.internal|tcp")!;

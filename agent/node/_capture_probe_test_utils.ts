@@ -1,7 +1,6 @@
 /**
- * The programs the capture tests run inside pod network namespaces
- * (`ip netns exec <ns> deno run -A agent/node/_capture_probe.ts <command> …`). Not part of the
- * agent.
+ * The programs the capture tests run inside pod network namespaces (`ip netns exec <ns> deno
+ * run -A agent/node/_capture_probe_test_utils.ts <command> …`). Not part of the agent.
  *
  * - `serve <name> <ip>`: a backend pod's servers on its IP, then prints `ready`: HTTP on 8080
  *   (HTTP/1.1 and h2c; body `backend <name> <path>`, plus ` from <SPIFFE ID>` when the request
