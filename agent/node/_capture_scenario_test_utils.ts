@@ -6,7 +6,7 @@
  * @module
  */
 import type { MeshIR } from "../../lib/ir/mod.ts";
-import type { BackendPod, RigPods } from "./_capture_test_utils.ts";
+import { type BackendPod, type RigPods, VIP6_PREFIX } from "./_capture_test_utils.ts";
 
 /** The mesh domain of the scenario. */
 export const D = "aether.internal";
@@ -25,6 +25,9 @@ export const VIP = {
   cold: "10.96.70.18",
   "cold-tcp": "10.96.70.19",
 } as const;
+
+/** echo-v1's second (IPv6) VIP: dual-stack capture. */
+export const VIP6_ECHO_V1 = `${VIP6_PREFIX}::11`;
 
 type Route = MeshIR["services"][number]["ports"][number]["producerRoutes"][number];
 
@@ -128,7 +131,10 @@ export function scenarioMesh(pods: RigPods): MeshIR {
     authority: c(s.name),
     namespace: "mesh",
     name: s.name,
-    vips: s.name in VIP ? [VIP[s.name as keyof typeof VIP]] : [],
+    vips: [
+      ...(s.name in VIP ? [VIP[s.name as keyof typeof VIP]] : []),
+      ...(s.name === "echo-v1" ? [VIP6_ECHO_V1] : []),
+    ],
     ports: [{
       port: s.port,
       ...(s.appProtocol ? { appProtocol: s.appProtocol } : {}),

@@ -29,6 +29,9 @@ import { NodeSnapshots } from "./snapshots.ts";
 /** The port the client pods' rules redirect to. */
 export const CAPTURE_PORT = 15001;
 
+/** The /64 of the IPv6 VIPs a mesh may use in the rig (routed to lo in the client pods). */
+export const VIP6_PREFIX = "fd00:96:0:70";
+
 /** A backend pod: `serve`s as `name` (probe ports: 8080 HTTP, 7070 gRPC, 6000 echo, 6001 greet). */
 export interface BackendPod {
   name: string;
@@ -82,12 +85,18 @@ const PROBE = new URL("./_capture_probe_test_utils.ts", import.meta.url).pathnam
 
 /** The client pods' nftables ruleset: TCP to the given (address, port) pairs → :15001. */
 export function redirectRuleset(pairs: readonly [string, number][]): string {
-  const elements = pairs.map(([ip, port]) => `${ip} . ${port}`).join(", ");
+  const rules = [["ip", false], ["ip6", true]].flatMap(([family, v6]) => {
+    const mine = pairs.filter(([ip]) => ip.includes(":") === v6);
+    const elements = mine.map(([ip, port]) => `${ip} . ${port}`).join(", ");
+    return mine.length
+      ? [`    ${family} daddr . tcp dport { ${elements} } redirect to :${CAPTURE_PORT}`]
+      : [];
+  });
   return [
-    "table ip aether_capture_test {",
+    "table inet aether_capture_test {",
     "  chain output {",
     "    type nat hook output priority -100; policy accept;",
-    `    ip daddr . tcp dport { ${elements} } redirect to :${CAPTURE_PORT}`,
+    ...rules,
     "  }",
     "}",
     "",
@@ -159,6 +168,8 @@ export async function startCaptureRig(o: CaptureRigOptions): Promise<CaptureRig>
     const ruleset = redirectRuleset(o.redirect(pods));
     for (const c of [clientA, clientB]) {
       await run(ip, ["netns", "exec", c.netns, nft, "-f", "-"], { stdin: ruleset });
+      // The bridge gives pods no IPv6 route: IPv6 VIPs get one (the rules redirect them first).
+      await run(ip, ["-n", c.netns, "-6", "route", "add", `${VIP6_PREFIX}::/64`, "dev", "lo"]);
     }
     const view: NodePod[] = [
       { namespace: "a", name: "client-a", pod: clientA },

@@ -3,7 +3,7 @@
  * nftables rules redirect the scenario's VIP:ports (and one pod IP) to the capture listener
  * `127.0.0.1:15001` in their netns; backends in pods of their own. Proves: HTTP by VIP obeys the
  * producer routes, and a's consumer route; the dialled VIP picks the routes, not the Host header
- * (MeshFrontendHostname); gRPC (appProtocol grpc, and sniffed on a port without one) and sniffed
+ * (MeshFrontendHostname), for an IPv6 VIP too ([::1]:15001); gRPC (appProtocol grpc, and sniffed on a port without one) and sniffed
  * HTTP/1.1 are split per request on one connection, sniffed h2c is HTTP too; raw TCP on a tcp
  * port and on a sniffed port; a server that speaks first on a tcp port answers although the
  * detection timeout is a minute (no inspector runs there); a redirected pod IP passes through to
@@ -21,6 +21,7 @@ import {
   scenarioMesh,
   scenarioRedirect,
   VIP,
+  VIP6_ECHO_V1,
 } from "./_capture_scenario_test_utils.ts";
 
 /** Requests with curl inside `pod`; each as `<status> <x-route or -> <body>`. */
@@ -89,6 +90,8 @@ Deno.test({
         await one(b, `http://${VIP["echo-v1"]}/f`, host("echo-v2")),
         "200 - backend v1 /f",
       );
+      // Dual stack: echo-v1's IPv6 VIP is captured at [::1]:15001 and routed the same way.
+      assert.equal(await one(a, `http://[${VIP6_ECHO_V1}]/6`, ["-g"]), "200 - backend v1 /6");
 
       // A cold service: the first request is routed by its route (x-route) and succeeds.
       const [cold] = await curl(rig, a, `http://${VIP.cold}/c`);

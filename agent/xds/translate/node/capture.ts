@@ -1,7 +1,7 @@
 /**
  * The node proxy's capture listeners, one per pod: `capture|<namespace>/<pod>` on
  * `127.0.0.1:<port>` (15001) inside the pod's netns, where the pod's nftables rules REDIRECT its
- * TCP to mesh VIP:ports. The listener filters restore the dialled address (`original_dst`) and,
+ * TCP to mesh VIP:ports (and on `[::1]:<port>` too when a VIP is IPv6). The listener filters restore the dialled address (`original_dst`) and,
  * for sniffed ports only, detect TLS and HTTP; the filter chain matcher (capture_match.ts) then
  * picks the service port's chain by the dialled VIP:port — never by the Host header:
  *
@@ -172,8 +172,11 @@ export function captureListener(
   o: CaptureListenerOptions,
 ): NamedResource {
   const name = captureListenerName(pod);
-  const socketAddress: Obj = { address: "127.0.0.1", port_value: o.port };
-  if (pod.netnsPath) socketAddress.network_namespace_filepath = pod.netnsPath;
+  const at = (address: string): Obj => ({
+    address,
+    port_value: o.port,
+    ...(pod.netnsPath ? { network_namespace_filepath: pod.netnsPath } : {}),
+  });
   // One stat prefix per pod: per-chain prefixes would make every chain's counters.
   const stats = `${o.statPrefix}_capture_${statName(`${pod.namespace}_${pod.name}`)}`;
   const sniffed = sniffedPorts(targets);
@@ -204,7 +207,12 @@ export function captureListener(
     resource: {
       name,
       stat_prefix: `${o.statPrefix}_${statName(name)}`,
-      address: { socket_address: socketAddress },
+      address: { socket_address: at("127.0.0.1") },
+      // IPv6 VIPs are redirected to [::1]:<port> (only listened on when there is one: a pod
+      // netns without IPv6 could not bind it).
+      ...(targets.some((t) => t.service.vips.some((v) => v.includes(":")))
+        ? { additional_addresses: [{ address: { socket_address: at("::1") } }] }
+        : {}),
       listener_filters: listenerFilters,
       listener_filters_timeout: duration(o.detectionTimeoutMs),
       continue_on_listener_filters_timeout: true,

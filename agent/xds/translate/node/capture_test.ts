@@ -81,6 +81,10 @@ Deno.test("capture listener: per pod in its netns, the dialled VIP:port picks th
       port_value: 15001,
       network_namespace_filepath: `/var/run/netns/pod-${ns}`,
     });
+    // plain has an IPv6 VIP: its connections are redirected to [::1]:15001.
+    assert.deepEqual(l.additional_addresses, [{
+      address: { socket_address: { ...addr, address: "::1" } },
+    }]);
     assert.equal(l.continue_on_listener_filters_timeout, true);
     const m = l.filter_chain_matcher as Obj;
     // By address only: echo-v1's VIP is echo-v1's chain whatever the request's Host will be.
