@@ -103,11 +103,6 @@ export function redirectRuleset(pairs: readonly [string, number][]): string {
   ].join("\n");
 }
 
-/** Envoy's log without its warnings about work-in-progress protos (the xds matcher types). */
-function quiet(log: string): string {
-  return log.split("\n").filter((l) => !l.includes("work-in-progress")).join("\n");
-}
-
 /** Starts the pods, servers, rules, control plane and Envoy; cleans up if any step fails. */
 export async function startCaptureRig(o: CaptureRigOptions): Promise<CaptureRig> {
   const [ip, nft] = [await ensurePeer("ip"), await ensurePeer("nft")];
@@ -275,11 +270,11 @@ export async function startCaptureRig(o: CaptureRigOptions): Promise<CaptureRig>
         const m = text.match(/: (\d+)/);
         return m ? Number(m[1]) : 0;
       },
-      envoyLogs: () => quiet(started.logs()),
+      envoyLogs: () => started.logs(),
       close,
     };
   } catch (e) {
-    const logs = quiet(envoy?.logs() ?? "");
+    const logs = envoy?.logs() ?? "";
     await close();
     throw new Error(`${(e as Error).message}\nenvoy log:\n${logs}`);
   }

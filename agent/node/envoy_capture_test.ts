@@ -157,6 +157,8 @@ Deno.test({
         assert.ok(rig.asked.includes(`${name}.${D}`), `${name} on demand (${rig.asked})`);
       }
       assert.equal(rig.server.lastNack("node-1"), undefined);
+      // No work-in-progress proto in the config (Envoy warns once per use, at every update).
+      assert.ok(!rig.envoyLogs().includes("work-in-progress"), "no work-in-progress warning");
     } catch (e) {
       throw new Error(`${(e as Error).message}\nenvoy log:\n${rig.envoyLogs()}`);
     } finally {

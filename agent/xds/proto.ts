@@ -36,7 +36,6 @@ const entryFiles = [
   "envoy/extensions/filters/listener/http_inspector/v3/http_inspector.proto",
   "envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.proto",
   "envoy/extensions/matching/common_inputs/network/v3/network_inputs.proto",
-  "xds/type/matcher/v3/ip.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
   "envoy/extensions/bootstrap/internal_listener/v3/internal_listener.proto",
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",

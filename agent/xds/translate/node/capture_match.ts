@@ -8,7 +8,7 @@
  * protocol whose server speaks first, a silent client past the detection timeout) → TCP.
  *
  * The filter chain matcher (xds unified matcher) is a tree, never a scan of chains: destination
- * IP (an `IPMatcher` LC-trie over the VIPs) → destination port (exact map) → for sniffed ports
+ * IP (exact map of the VIPs) → destination port (exact map) → for sniffed ports
  * transport protocol (`raw_buffer`) and application protocol (exact map) → chain name; every
  * level's no-match is the pass-through chain (or a sniffed port's TCP chain). The inspectors run
  * only for the port numbers some service sniffs (`filter_disabled` elsewhere), so a known
@@ -115,40 +115,38 @@ function sniffed(http: string, tcp: string): Obj {
   };
 }
 
-function cidr(ip: string): Obj {
-  return { address_prefix: ip, prefix_len: { value: ip.includes(":") ? 128 : 32 } };
+/**
+ * The text Envoy's DestinationIPInput gives for `ip`: IPv6 compressed and lower case (as
+ * inet_ntop writes it), IPv4 as it is.
+ */
+export function canonicalIp(ip: string): string {
+  return ip.includes(":") ? new URL(`http://[${ip}]`).hostname.slice(1, -1) : ip;
 }
 
 /**
- * The listener's `filter_chain_matcher` over `targets` (sorted, one service's ports adjacent);
- * what matches no target goes to the `passthrough` chain.
+ * The listener's `filter_chain_matcher` over `targets` (sorted, one service's ports adjacent):
+ * an exact map of the VIPs (a hash lookup; the xds `IPMatcher` trie would do as well, but Envoy
+ * 1.40 logs a work-in-progress warning for each of its ranges at every listener update, tens of
+ * thousands of lines for a node of a large mesh). What matches no target goes to `passthrough`.
  */
 export function captureMatcher(targets: readonly CaptureTarget[], passthrough: string): Obj {
   const byService = new Map<MeshService, CaptureTarget[]>();
   for (const t of targets) byService.set(t.service, [...byService.get(t.service) ?? [], t]);
-  const ranges = [...byService].map(([service, ts]) => {
+  const vips: Record<string, Obj> = {};
+  for (const [service, ts] of byService) {
     const ports: Record<string, Obj> = {};
     for (const t of ts) {
       const { http, tcp } = targetChains(t);
       ports[String(t.port.port)] = http && tcp ? sniffed(http, tcp) : chain((http ?? tcp)!);
     }
-    return {
-      ranges: service.vips.map(cidr),
-      on_match: {
+    for (const vip of service.vips.map(canonicalIp)) {
+      // A VIP is one Service's; should two claim one, the first (by authority) keeps it.
+      vips[vip] ??= {
         matcher: exactMap("destination_port", "DestinationPortInput", ports, chain(passthrough)),
-      },
-    };
-  });
-  return {
-    matcher_tree: {
-      input: input("destination_ip", "DestinationIPInput"),
-      custom_match: {
-        name: "vips",
-        typed_config: any("xds.type.matcher.v3.IPMatcher", { range_matchers: ranges }),
-      },
-    },
-    on_no_match: chain(passthrough),
-  };
+      };
+    }
+  }
+  return exactMap("destination_ip", "DestinationIPInput", vips, chain(passthrough));
 }
 
 /** The port numbers some target sniffs, sorted, each once. */

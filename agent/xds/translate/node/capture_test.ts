@@ -8,7 +8,7 @@ import {
   PASSTHROUGH_CLUSTER,
   translateNode,
 } from "./mod.ts";
-import { inspectorsDisabled } from "./capture_match.ts";
+import { canonicalIp, inspectorsDisabled } from "./capture_match.ts";
 import { nodeGoldenCases } from "./_test_utils.ts";
 
 type Obj = Record<string, unknown>;
@@ -33,12 +33,7 @@ function pick(m: Obj, conn: { ip: string; port: number; transport?: string; alpn
   for (;;) {
     const tree = node.matcher_tree as Obj;
     const input = (tree.input as Obj).name as string;
-    let hit: Obj | undefined;
-    if (tree.custom_match) {
-      const ranges = ((tree.custom_match as Obj).typed_config as Obj).range_matchers as Obj[];
-      hit = ranges.find((r) => (r.ranges as Obj[]).some((c) => c.address_prefix === inputs[input]))
-        ?.on_match as Obj | undefined;
-    } else hit = ((tree.exact_match_map as Obj).map as Record<string, Obj>)[inputs[input]];
+    const hit = ((tree.exact_match_map as Obj).map as Record<string, Obj>)[inputs[input]];
     const next = hit ?? (node.on_no_match as Obj);
     if (next.action) return (next.action as Obj).name as string;
     node = next.matcher as Obj;
@@ -53,6 +48,12 @@ Deno.test("captureProtocol: appProtocol picks HTTP or TCP, none is sniffed", () 
   for (const p of ["tcp", "kubernetes.io/ws", "kubernetes.io/wss", "https", "redis", "mysql"]) {
     assert.equal(captureProtocol({ appProtocol: p }), "tcp", p);
   }
+});
+
+Deno.test("canonicalIp: the VIP text Envoy's destination IP input gives", () => {
+  assert.equal(canonicalIp("10.96.0.10"), "10.96.0.10");
+  assert.equal(canonicalIp("FD00:0096:0:0070:0:0:0:11"), "fd00:96:0:70::11");
+  assert.equal(canonicalIp("1:0:0:2:0:0:0:3"), "1:0:0:2::3");
 });
 
 Deno.test("captureTargets: VIP services' TCP ports, the TCP one of two equal numbers", () => {
