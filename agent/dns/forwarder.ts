@@ -1,10 +1,13 @@
 /**
- * Forwarding of non-mesh names to upstream resolvers. Each exchange uses a fresh transaction ID and
- * a fresh UDP source port, both from the crypto RNG; a reply counts only when it comes from the
- * upstream's address and port, carries our ID and echoes our question. A timeout or error moves on
- * to the next upstream; a truncated UDP reply is retried over TCP with the same upstream. The
- * client's EDNS0 OPT record travels unchanged (the query bytes are forwarded as sent, only the ID
- * differs).
+ * Forwarding to upstream resolvers. Each exchange uses a fresh transaction ID and a fresh UDP
+ * source port, both from the crypto RNG; a reply counts only when it comes from the upstream's
+ * address and port, carries our ID and echoes our question. A timeout or error moves on to the next
+ * upstream. The client's bytes travel unchanged but for the ID (EDNS0 OPT, TSIG and every other
+ * record as sent; TSIG carries the original ID for exactly this, RFC 8945 §4.2), and the reply
+ * comes back with the client's ID. `forward` (queries the responder caches): a truncated UDP reply
+ * is retried over TCP with the same upstream. `relay` (other opcodes, zone transfers): the
+ * client's own transport, the reply as the upstream sent it (TC included), over TCP a stream of
+ * messages (a zone transfer) passed on one by one.
  * @module
  */
 import dgram from "node:dgram";
@@ -90,10 +93,9 @@ export function randomPort(): number {
   return 1024 + (crypto.getRandomValues(new Uint32Array(1))[0] % (65536 - 1024));
 }
 
-/** True when `resp` is a response with this ID whose single question equals ours (any case). */
-export function matchesQuery(resp: Uint8Array, query: Uint8Array, questionEnd: number): boolean {
-  if (resp.length < questionEnd || !(resp[2] & 0x80)) return false;
-  if (u16(resp, 0) !== u16(query, 0) || u16(resp, 4) !== 1) return false;
+/** True when `resp` holds the question `query[12..questionEnd)` at offset 12 (any case). */
+function sameQuestion(resp: Uint8Array, query: Uint8Array, questionEnd: number): boolean {
+  if (resp.length < questionEnd) return false;
   for (let i = 12; i < questionEnd; i++) {
     let a = resp[i], b = query[i];
     if (a >= 0x41 && a <= 0x5a) a += 0x20;
@@ -102,6 +104,26 @@ export function matchesQuery(resp: Uint8Array, query: Uint8Array, questionEnd: n
   }
   return true;
 }
+
+/** True when `resp` is a response with this ID whose single question equals ours (any case). */
+export function matchesQuery(resp: Uint8Array, query: Uint8Array, questionEnd: number): boolean {
+  if (resp.length < questionEnd || !(resp[2] & 0x80)) return false;
+  if (u16(resp, 0) !== u16(query, 0) || u16(resp, 4) !== 1) return false;
+  return sameQuestion(resp, query, questionEnd);
+}
+
+/**
+ * The reply to a relayed message: a response with our ID whose first question, when it has one,
+ * equals ours. Servers answer an opcode they do not implement with no question at all, and later
+ * messages of a zone transfer may omit it.
+ */
+export function matchesRelay(resp: Uint8Array, sent: Uint8Array, questionEnd: number): boolean {
+  if (resp.length < 12 || !(resp[2] & 0x80) || u16(resp, 0) !== u16(sent, 0)) return false;
+  return u16(resp, 4) === 0 || questionEnd <= 12 || sameQuestion(resp, sent, questionEnd);
+}
+
+/** Whether a received message is the reply to what was sent. */
+type Matcher = (resp: Uint8Array) => boolean;
 
 function bindRandom(family: 4 | 6): Promise<dgram.Socket> {
   return new Promise((resolve, reject) => {
@@ -127,7 +149,7 @@ function bindRandom(family: 4 | 6): Promise<dgram.Socket> {
 async function exchangeUdp(
   u: Upstream,
   msg: Uint8Array,
-  questionEnd: number,
+  matches: Matcher,
   timeoutMs: number,
 ): Promise<Uint8Array | undefined> {
   const sock = await bindRandom(u.host.includes(":") ? 6 : 4);
@@ -137,7 +159,7 @@ async function exchangeUdp(
       sock.on("message", (m: Buffer, rinfo: { address: string; port: number }) => {
         if (rinfo.port !== u.port || rinfo.address !== u.host) return;
         const b = new Uint8Array(m.buffer, m.byteOffset, m.byteLength);
-        if (!matchesQuery(b, msg, questionEnd)) return;
+        if (!matches(b)) return;
         clearTimeout(timer);
         resolve(b);
       });
@@ -157,21 +179,31 @@ async function exchangeUdp(
   }
 }
 
-/** Exchanges one query over TCP (2-byte length prefix); resolves undefined on timeout. */
+/**
+ * Exchanges one message over TCP (2-byte length prefix); resolves undefined on timeout. With
+ * `more`, the answer may be several messages: each reply is offered to `more`, which keeps it and
+ * returns true while others follow, and the timeout runs per message.
+ */
 export async function exchangeTcp(
   u: Upstream,
   msg: Uint8Array,
-  questionEnd: number,
+  matches: Matcher,
   timeoutMs: number,
+  more?: (reply: Uint8Array) => boolean,
 ): Promise<Uint8Array | undefined> {
   let conn: Deno.TcpConn | undefined;
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    try {
-      conn?.close();
-    } catch { /* already closed */ }
-  }, timeoutMs);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        conn?.close();
+      } catch { /* already closed */ }
+    }, timeoutMs);
+  };
+  arm();
   try {
     conn = await Deno.connect({ hostname: u.host, port: u.port });
     if (timedOut) return undefined;
@@ -192,7 +224,9 @@ export async function exchangeTcp(
       while (buf.length >= 2 && buf.length >= 2 + u16(buf, 0)) {
         const m = buf.slice(2, 2 + u16(buf, 0));
         buf = buf.slice(2 + m.length);
-        if (matchesQuery(m, msg, questionEnd)) return m;
+        if (!matches(m)) continue;
+        if (!more?.(m)) return m;
+        arm();
       }
     }
   } catch (e) {
@@ -204,6 +238,15 @@ export async function exchangeTcp(
       conn?.close();
     } catch { /* closed by the timer */ }
   }
+}
+
+/**
+ * A multi-message answer relayed over TCP (a zone transfer): `last(reply)` says whether a reply
+ * ends it; `part(reply)` passes on one that does not (with the client's ID).
+ */
+export interface ReplyStream {
+  last(reply: Uint8Array): boolean;
+  part(reply: Uint8Array): void;
 }
 
 /** Forwards queries to a list of upstreams, in order. */
@@ -229,24 +272,59 @@ export class Forwarder {
     for (const u of this.upstreams) {
       const msg = query.slice();
       put16(msg, 0, randomId());
+      const matches = (m: Uint8Array) => matchesQuery(m, msg, questionEnd);
       let reply = await this.#attempt(
         u,
         "udp",
-        () => exchangeUdp(u, msg, questionEnd, this.timeoutMs),
+        () => exchangeUdp(u, msg, matches, this.timeoutMs),
       );
       if (reply && (reply[2] & 0x02)) {
         put16(msg, 0, randomId());
         reply = await this.#attempt(
           u,
           "tcp",
-          () => exchangeTcp(u, msg, questionEnd, this.timeoutMs),
+          () => exchangeTcp(u, msg, matches, this.timeoutMs),
         );
       }
-      if (reply) {
-        const out = reply.slice();
-        put16(out, 0, clientId);
-        return out;
-      }
+      if (reply) return withId(reply, clientId);
+    }
+    return undefined;
+  }
+
+  /**
+   * Relays a message as received (only the ID differs on the way) over `transport`, the one the
+   * client used, and returns the upstream's reply as sent, with the client's ID; undefined when
+   * every upstream failed, or when `stream` (TCP only) already passed on part of the answer and the
+   * upstream then broke off — no other upstream can continue it.
+   */
+  async relay(
+    query: Uint8Array,
+    questionEnd: number,
+    transport: "udp" | "tcp",
+    stream?: ReplyStream,
+  ): Promise<Uint8Array | undefined> {
+    const clientId = u16(query, 0);
+    for (const u of this.upstreams) {
+      const msg = query.slice();
+      put16(msg, 0, randomId());
+      const matches = (m: Uint8Array) => matchesRelay(m, msg, questionEnd);
+      let parts = 0;
+      const more = stream && ((m: Uint8Array) => {
+        if (stream.last(m)) return false;
+        parts++;
+        stream.part(withId(m, clientId));
+        return true;
+      });
+      const reply = await this.#attempt(
+        u,
+        transport,
+        () =>
+          transport === "udp"
+            ? exchangeUdp(u, msg, matches, this.timeoutMs)
+            : exchangeTcp(u, msg, matches, this.timeoutMs, more),
+      );
+      if (reply) return withId(reply, clientId);
+      if (parts) return undefined;
     }
     return undefined;
   }
@@ -269,4 +347,11 @@ export class Forwarder {
       this.#onAttempt?.(u, (this.#now() - t0) / 1000, result, transport);
     }
   }
+}
+
+/** A copy of `reply` carrying `id`. */
+function withId(reply: Uint8Array, id: number): Uint8Array {
+  const out = reply.slice();
+  put16(out, 0, id);
+  return out;
 }

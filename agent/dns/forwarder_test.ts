@@ -6,6 +6,7 @@ import dnsPacket from "dns-packet";
 import {
   Forwarder,
   matchesQuery,
+  matchesRelay,
   parseUpstream,
   reachesSelf,
   upstreamsFromResolvConf,
@@ -133,4 +134,61 @@ Deno.test("forwarder: timeout moves on, all dead → undefined", async () => {
     await silent.close();
     await ok.close();
   }
+});
+
+/** An UPDATE for example.org with a (fake) TSIG record: bytes the relay must not touch. */
+function update(id: number): Uint8Array {
+  const b = new Uint8Array(dnsPacket.encode({
+    id,
+    type: "query",
+    questions: [{ name: "example.org", type: "SOA" }],
+    authorities: [{ name: "new.example.org", type: "A", ttl: 300, data: "192.0.2.1" }],
+    additionals: [{ name: "key.", type: "TXT", class: "ANY", ttl: 0, data: ["mac"] }],
+  } as dnsPacket.Packet));
+  b[2] = (b[2] & 0x87) | (5 << 3);
+  return b;
+}
+
+Deno.test("forwarder relay: the message as sent but the ID; the reply as sent, TC and all", async () => {
+  const seen: Uint8Array[] = [];
+  const up = await fakeUpstream((q, send) => {
+    seen.push(q);
+    const r = q.slice(0, 12);
+    r[2] |= 0x82; // a response, truncated
+    r[3] = 0x04; // NOTIMP
+    r[5] = 0; // no question: servers answer an opcode they lack so
+    send(new Uint8Array([...r.subarray(0, 4), 0, 0, 0, 0, 0, 0, 0, 0]));
+  });
+  const f = new Forwarder({ upstreams: [{ host: "127.0.0.1", port: up.port }], timeoutMs: 5000 });
+  try {
+    const msg = update(0x0a0b);
+    const qe = parseQuery(msg).query!.questionEnd;
+    const reply = await f.relay(msg, qe, "udp");
+    assert.equal(seen.length, 1, "no TCP retry of a TC reply: the client decides");
+    assert.deepEqual(seen[0].subarray(2), msg.subarray(2), "every byte but the ID as sent");
+    assert.notEqual(u16(seen[0], 0), 0x0a0b);
+    assert.deepEqual(
+      reply,
+      new Uint8Array([0x0a, 0x0b, msg[2] | 0x82, 0x04, 0, 0, 0, 0, 0, 0, 0, 0]),
+    );
+  } finally {
+    await up.close();
+  }
+});
+
+Deno.test("forwarder relay: a reply must carry our ID and, when it has one, our question", () => {
+  const sent = update(7);
+  const qe = parseQuery(sent).query!.questionEnd;
+  const reply = (edit: (b: Uint8Array) => void) => {
+    const b = sent.slice(0, qe);
+    b[2] |= 0x80;
+    edit(b);
+    return b;
+  };
+  assert.ok(matchesRelay(reply(() => {}), sent, qe));
+  assert.ok(matchesRelay(reply((b) => (b[5] = 0)).subarray(0, 12), sent, qe), "no question");
+  assert.ok(matchesRelay(reply((b) => (b[13] = 0x45)), sent, qe), "any case");
+  assert.ok(!matchesRelay(reply((b) => (b[1] ^= 1)), sent, qe), "another ID");
+  assert.ok(!matchesRelay(reply((b) => (b[14] = 0x79)), sent, qe), "another zone");
+  assert.ok(!matchesRelay(sent, sent, qe), "not a response");
 });

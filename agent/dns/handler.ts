@@ -1,7 +1,11 @@
 /**
  * One query in, one answer (or nothing) out — the transport-independent core shared by the UDP and
  * TCP servers: rate limit → strict parse → mesh zone (synchronous, precomputed) or cache → forward
- * (identical in-flight queries share one upstream exchange) → size fit → metrics.
+ * (identical in-flight queries share one upstream exchange) → size fit → metrics. What the
+ * responder does not own is relayed upstream as received and answered as the upstream answers:
+ * every opcode but QUERY (UPDATE, NOTIFY, …) and zone transfers outside the mesh zone — never
+ * cached, never shared, over the client's transport (a transfer over TCP streamed message by
+ * message).
  * @module
  */
 import type { Logger } from "../../lib/log/mod.ts";
@@ -12,14 +16,18 @@ import type { Forwarder } from "./forwarder.ts";
 import type { DnsMetrics } from "./metrics.ts";
 import type { RateLimiter } from "./rate_limit.ts";
 import type { MeshRecords } from "./records.ts";
+import { TransferTracker } from "./transfer.ts";
 import {
   type Edns,
   errorResponse,
   fitUdp,
+  OPCODE,
+  opcodeLabel,
   parseQuery,
   put16,
   type Query,
   RCODE,
+  rcodeLabel,
   truncatedResponse,
   TYPE,
   udpLimit,
@@ -62,8 +70,17 @@ export class QueryHandler {
     this.#d = deps;
   }
 
-  /** Handles one message from `source` (an IP address string). Never throws. */
-  handle(raw: Uint8Array, source: string, transport: Transport): Reply {
+  /**
+   * Handles one message from `source` (an IP address string). Never throws. `stream` (TCP) takes
+   * the messages of a multi-message answer (a relayed zone transfer) before the last, which is the
+   * reply.
+   */
+  handle(
+    raw: Uint8Array,
+    source: string,
+    transport: Transport,
+    stream?: (reply: Uint8Array) => void,
+  ): Reply {
     const d = this.#d;
     try {
       const verdict = d.limiter.check(source);
@@ -82,8 +99,10 @@ export class QueryHandler {
         return errorResponse(raw, r.rcode, r.questionEnd, edns, d.zone.ednsSize);
       }
       const q = parsed.query;
+      if (q.relay) return this.#relay(raw, q, transport);
       const limit = transport === "udp" ? udpLimit(q.edns, d.zone.ednsSize) : 65535;
       if (q.qtype === TYPE.AXFR || q.qtype === TYPE.IXFR) {
+        if (!d.zone.contains(q.qname)) return this.#transfer(raw, q, transport, stream);
         d.metrics.answered(q.qtype, RCODE.REFUSED, "error");
         return errorResponse(raw, RCODE.REFUSED, q.questionEnd, q.edns, d.zone.ednsSize);
       }
@@ -126,6 +145,73 @@ export class QueryHandler {
     const p = parseQuery(raw);
     if (!p.query) return undefined;
     return truncatedResponse(raw, p.query, RCODE.NOERROR, d.zone.ednsSize);
+  }
+
+  /**
+   * Another opcode than QUERY, or a query without a question: relayed, unless it names the mesh
+   * zone, which is ours and read-only — UPDATE and NOTIFY there are REFUSED, other opcodes NOTIMP.
+   */
+  #relay(raw: Uint8Array, q: Query, transport: Transport): Reply {
+    const d = this.#d;
+    const opcode = opcodeLabel(q.opcode);
+    if (q.questionEnd > 12 && d.zone.contains(q.qname)) {
+      const own = q.opcode === OPCODE.UPDATE || q.opcode === OPCODE.NOTIFY;
+      const rcode = own ? RCODE.REFUSED : RCODE.NOTIMP;
+      d.metrics.relayed.inc({ opcode, rcode: rcodeLabel(rcode) }); // counted, though not relayed
+      return errorResponse(raw, rcode, q.questionEnd, q.edns, d.zone.ednsSize);
+    }
+    return d.forwarder.relay(raw, q.questionEnd, transport).then((reply) => {
+      const out = reply ??
+        errorResponse(raw, RCODE.SERVFAIL, q.questionEnd, q.edns, d.zone.ednsSize);
+      d.metrics.relayed.inc({ opcode, rcode: rcodeLabel(out[3] & 0xf) });
+      d.logger.debug("dns message relayed", {
+        opcode,
+        name: q.qname,
+        transport,
+        rcode: rcodeLabel(out[3] & 0xf),
+        ...(reply ? {} : { upstream: "none answered" }),
+      });
+      return out;
+    });
+  }
+
+  /**
+   * A zone transfer outside the mesh zone: relayed, never cached; over TCP its answer is streamed
+   * through `stream` until the closing SOA.
+   */
+  async #transfer(
+    raw: Uint8Array,
+    q: Query,
+    transport: Transport,
+    stream?: (reply: Uint8Array) => void,
+  ): Promise<Uint8Array | undefined> {
+    const d = this.#d;
+    const tracker = new TransferTracker(raw, q.qtype);
+    let parts = 0;
+    const reply = await d.forwarder.relay(
+      raw,
+      q.questionEnd,
+      transport,
+      transport === "tcp" && stream
+        ? {
+          last: (m) => tracker.last(m),
+          part: (m) => {
+            parts++;
+            stream(m);
+          },
+        }
+        : undefined,
+    );
+    if (reply) {
+      this.#count(q, reply, "forward");
+      return reply;
+    }
+    if (parts) {
+      d.logger.warn("dns zone transfer broken off by the upstream", { name: q.qname, parts });
+      return undefined;
+    }
+    d.metrics.answered(q.qtype, RCODE.SERVFAIL, "forward");
+    return errorResponse(raw, RCODE.SERVFAIL, q.questionEnd, q.edns, d.zone.ednsSize);
   }
 
   async #forward(raw: Uint8Array, q: Query, limit: number, transport: Transport) {

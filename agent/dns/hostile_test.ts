@@ -23,7 +23,7 @@ function rcode(b: Uint8Array): number {
   return b[3] & 0xf;
 }
 
-Deno.test("hostile input over UDP: FORMERR / NOTIMP / REFUSED / BADVERS or drop", async () => {
+Deno.test("hostile input over UDP: FORMERR / NOTIMP / REFUSED / SERVFAIL / BADVERS or drop", async () => {
   const { responder, port } = await startResponder({ records });
   const send = (m: Uint8Array, ms = 5000) => udpQuery("127.0.0.1", port, m, ms);
   try {
@@ -42,12 +42,19 @@ Deno.test("hostile input over UDP: FORMERR / NOTIMP / REFUSED / BADVERS or drop"
     put16(zero, 4, 0);
     assert.equal(rcode((await send(zero))!), RCODE.FORMERR);
 
+    // Other opcodes are relayed, except in the mesh zone, which is ours and read-only (relaying
+    // itself is proven against real servers in relay_test.ts).
     const status = query("web.mesh.internal");
     status[2] = (status[2] & 0x87) | (2 << 3); // opcode STATUS
     assert.equal(rcode((await send(status))!), RCODE.NOTIMP);
-    const update = query("web.mesh.internal");
+    const update = query("mesh.internal", "SOA");
     update[2] = (update[2] & 0x87) | (5 << 3); // opcode UPDATE
-    assert.equal(rcode((await send(update))!), RCODE.NOTIMP);
+    assert.equal(rcode((await send(update))!), RCODE.REFUSED);
+    const elsewhere = query("example.org", "SOA");
+    elsewhere[2] = (elsewhere[2] & 0x87) | (5 << 3);
+    assert.equal(rcode((await send(elsewhere))!), RCODE.SERVFAIL, "relayed: no upstream here");
+    const cutUpdate = elsewhere.slice(0, elsewhere.length - 1);
+    assert.equal(rcode((await send(cutUpdate))!), RCODE.FORMERR, "a malformed UPDATE stays here");
 
     const trailing = new Uint8Array([...query("web.mesh.internal"), 0xde, 0xad]);
     assert.equal(rcode((await send(trailing))!), RCODE.FORMERR);

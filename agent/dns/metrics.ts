@@ -11,6 +11,7 @@
  * | `aether_dns_dropped_total` | counter | `reason` (malformed, response) |
  * | `aether_dns_truncated_total` | counter | |
  * | `aether_dns_tcp_connections` | gauge | |
+ * | `aether_dns_relayed_total` | counter | `opcode` (UPDATE, NOTIFY, …), `rcode` — messages relayed upstream as received |
  * @module
  */
 import type { Counter, Gauge, Histogram, Registry } from "../../lib/metrics/mod.ts";
@@ -31,6 +32,7 @@ export class DnsMetrics {
   readonly truncated: Counter;
   readonly tcpConnections: Gauge;
   readonly udpFallbacks: Counter;
+  readonly relayed: Counter;
   readonly #labels = new Map<number, Record<string, string>>();
   /** Pending per-series counts, folded into `queries` by `flush()` (the hot path stays cheap). */
   readonly #pending = new Map<number, number>();
@@ -62,6 +64,10 @@ export class DnsMetrics {
     this.udpFallbacks = reg.counter(
       "aether_dns_udp_fallbacks_total",
       "Times the batched UDP loop failed and the plain UDP path took over",
+    );
+    this.relayed = reg.counter(
+      "aether_dns_relayed_total",
+      "Messages of another opcode than QUERY (and questionless queries) relayed upstream, by the rcode returned",
     );
   }
 

@@ -1,8 +1,9 @@
 /**
  * The TCP listener (RFC 7766): 2-byte length-prefixed messages, pipelined — every complete message
  * in the buffer is handled at once and answers are written as they become ready (possibly out of
- * order, matched by ID). Bounded: connections, in-flight queries per connection, idle timeout. A
- * zero length or a framing error closes the connection.
+ * order, matched by ID); a relayed zone transfer's messages are written in order as they arrive.
+ * Bounded: connections, in-flight queries per connection, idle timeout. A zero length or a framing
+ * error closes the connection.
  * @module
  */
 import type { Logger } from "../../lib/log/mod.ts";
@@ -111,7 +112,7 @@ export class TcpServer {
         if (buf.length - o - 2 < len) break;
         const msg = buf.slice(o + 2, o + 2 + len);
         o += 2 + len;
-        const r = this.handler.handle(msg, source, "tcp");
+        const r = this.handler.handle(msg, source, "tcp", write);
         if (r instanceof Promise) {
           inflight++;
           r.then((x) => x && write(x), () => {}).finally(() => {

@@ -22,6 +22,16 @@ export const TYPE = {
   ANY: 255,
 } as const;
 
+/** Opcodes (RFC 1035, 1996, 2136, 8490). Only QUERY is answered here; the others are relayed. */
+export const OPCODE = {
+  QUERY: 0,
+  IQUERY: 1,
+  STATUS: 2,
+  NOTIFY: 4,
+  UPDATE: 5,
+  DSO: 6,
+} as const;
+
 /** Response codes (RFC 1035, 6891). */
 export const RCODE = {
   NOERROR: 0,
@@ -30,13 +40,16 @@ export const RCODE = {
   NXDOMAIN: 3,
   NOTIMP: 4,
   REFUSED: 5,
+  NOTAUTH: 9,
   BADVERS: 16,
 } as const;
 
 /** Class IN. */
 export const CLASS_IN = 1;
-/** Largest query the responder accepts; anything longer is answered FORMERR. */
+/** Largest QUERY the responder accepts; anything longer is answered FORMERR. */
 export const MAX_QUERY_BYTES = 4096;
+/** Largest relayed message (any opcode but QUERY): the TCP length prefix's limit. */
+export const MAX_RELAY_BYTES = 65535;
 /** Classic UDP payload limit without EDNS0. */
 export const UDP_LIMIT_NO_EDNS = 512;
 
@@ -70,6 +83,15 @@ export interface Query {
   nameLen: number;
   /** Present when the query carried an OPT record. */
   edns: Edns | undefined;
+  /**
+   * Set when the message is not a one-question QUERY — another opcode (UPDATE, NOTIFY, IQUERY,
+   * STATUS, DSO, unassigned) or a QUERY without a question but with EDNS (a cookie probe, RFC 7873
+   * §5.4; without EDNS it is FORMERR): such a message is
+   * relayed upstream as received, never answered here. `qname`/`qtype`/`qclass` are then those of
+   * its first question (UPDATE: the zone), or "" / 0 / 0 without one (`questionEnd` is 12), and
+   * `edns` is not judged (the upstream answers BADVERS itself).
+   */
+  relay?: true;
 }
 
 /** Why a packet is not a usable query: drop it, or answer with this rcode. */
@@ -121,16 +143,19 @@ export function skipName(b: Uint8Array, o: number): number {
 
 /**
  * Parses and validates a query: header, exactly one uncompressed question, the remaining sections
- * walked to the exact end of the message, at most one OPT record (root owner). Never throws.
+ * walked to the exact end of the message, at most one OPT record (root owner). A message of
+ * another opcode, or a QUERY without a question, comes back with `relay` set (structure checked
+ * the same way, contents not judged). Never throws.
  */
 export function parseQuery(b: Uint8Array): Parsed {
   if (b.length < 12) return reject(RCODE.FORMERR, 0, true);
   const flags = u16(b, 2);
   if (flags & FLAG_QR) return reject(RCODE.FORMERR, 0, true); // a response: never answer one
-  if (b.length > MAX_QUERY_BYTES) return reject(RCODE.FORMERR);
   const opcode = (flags >> 11) & 0xf;
   const qd = u16(b, 4);
-  if (qd !== 1) return reject(opcode === 0 ? RCODE.FORMERR : RCODE.NOTIMP);
+  if (b.length > (opcode === 0 ? MAX_QUERY_BYTES : MAX_RELAY_BYTES)) return reject(RCODE.FORMERR);
+  if (opcode === 0 && qd > 1) return reject(RCODE.FORMERR);
+  if (qd === 0) return relayed(b, flags, opcode, 0, "", 0, 0, 12, 0);
   // Question name: no compression allowed (nothing precedes it to point at).
   let o = 12;
   let name = "";
@@ -156,7 +181,7 @@ export function parseQuery(b: Uint8Array): Parsed {
   const qclass = u16(b, o + 2);
   o += 4;
   const questionEnd = o;
-  if (opcode !== 0) return reject(RCODE.NOTIMP, questionEnd);
+  if (opcode !== 0) return relayed(b, flags, opcode, qd, name, qtype, qclass, questionEnd, nameLen);
   const rrs = u16(b, 6) + u16(b, 8) + u16(b, 10);
   const arStart = u16(b, 6) + u16(b, 8);
   let edns: Edns | undefined;
@@ -168,11 +193,7 @@ export function parseQuery(b: Uint8Array): Parsed {
     const rdlen = u16(b, o + 8);
     if (type === TYPE.OPT) {
       if (i < arStart || edns || o !== nameStart + 1) return reject(RCODE.FORMERR, questionEnd);
-      edns = {
-        udpSize: u16(b, o + 2),
-        version: b[o + 5],
-        dnssecOk: (b[o + 6] & 0x80) !== 0,
-      };
+      edns = ednsAt(b, o);
     }
     o += 10 + rdlen;
     if (o > b.length) return reject(RCODE.FORMERR, questionEnd);
@@ -183,6 +204,55 @@ export function parseQuery(b: Uint8Array): Parsed {
   }
   return {
     query: { id: u16(b, 0), flags, opcode, qname: name, qtype, qclass, questionEnd, nameLen, edns },
+  };
+}
+
+function ednsAt(b: Uint8Array, o: number): Edns {
+  return { udpSize: u16(b, o + 2), version: b[o + 5], dnssecOk: (b[o + 6] & 0x80) !== 0 };
+}
+
+/**
+ * A message to relay (see {@link Query.relay}): the rest of it — further questions (names may be
+ * compressed there), then every record — is walked to the exact end, so only a well-formed message
+ * leaves the responder; at most one OPT, in the additional section. Its contents are not judged.
+ */
+function relayed(
+  b: Uint8Array,
+  flags: number,
+  opcode: number,
+  qd: number,
+  qname: string,
+  qtype: number,
+  qclass: number,
+  questionEnd: number,
+  nameLen: number,
+): Parsed {
+  let o = questionEnd;
+  for (let i = 1; i < qd; i++) {
+    o = skipName(b, o);
+    if (o < 0 || o + 4 > b.length) return reject(RCODE.FORMERR, questionEnd);
+    o += 4;
+  }
+  const rrs = u16(b, 6) + u16(b, 8) + u16(b, 10);
+  const arStart = u16(b, 6) + u16(b, 8);
+  let edns: Edns | undefined;
+  for (let i = 0; i < rrs; i++) {
+    const nameStart = o;
+    o = skipName(b, o);
+    if (o < 0 || o + 10 > b.length) return reject(RCODE.FORMERR, questionEnd);
+    if (u16(b, o) === TYPE.OPT) {
+      if (i < arStart || edns || o !== nameStart + 1) return reject(RCODE.FORMERR, questionEnd);
+      edns = ednsAt(b, o);
+    }
+    o += 10 + u16(b, o + 8);
+    if (o > b.length) return reject(RCODE.FORMERR, questionEnd);
+  }
+  if (o !== b.length) return reject(RCODE.FORMERR, questionEnd);
+  // A QUERY without a question is a cookie or keepalive probe only with EDNS (RFC 7873 §5.4).
+  if (opcode === 0 && !edns) return reject(RCODE.FORMERR);
+  const id = u16(b, 0);
+  return {
+    query: { id, flags, opcode, qname, qtype, qclass, questionEnd, nameLen, edns, relay: true },
   };
 }
 
@@ -231,7 +301,7 @@ export function responseFlags(queryFlags: number, rcode: number, aa: boolean, tc
 /**
  * Builds a response that echoes the question bytes `raw[12..questionEnd)` exactly (so the case the
  * client sent is preserved) and truncates to `limit` (header + question + OPT, TC set) when the
- * full answer would not fit. `ednsSize` is our advertised size; the OPT is added only when the
+ * full answer would not fit. `additional` records go before our OPT. `ednsSize` is our advertised size; the OPT is added only when the
  * query had one. Positional arguments: this runs once per query.
  */
 export function buildResponse(
@@ -248,11 +318,14 @@ export function buildResponse(
   nscount: number,
   ednsSize: number,
   limit: number,
+  additional?: Uint8Array,
+  arcount = 0,
 ): Uint8Array {
   const an = answers === undefined ? 0 : answers.length;
   const ns = authority === undefined ? 0 : authority.length;
+  const ar = additional === undefined ? 0 : additional.length;
   const opt = edns === undefined ? 0 : OPT_LEN;
-  let size = questionEnd + an + ns + opt;
+  let size = questionEnd + an + ns + ar + opt;
   const tc = size > limit;
   if (tc) size = questionEnd + opt;
   const out = alloc(size);
@@ -264,7 +337,7 @@ export function buildResponse(
     put16(out, 6, ancount);
     put16(out, 8, nscount);
   }
-  out[11] = opt ? 1 : 0;
+  put16(out, 10, (tc ? 0 : arcount) + (opt ? 1 : 0));
   if (hasQ) out.set(raw.subarray(12, questionEnd), 12);
   let o = questionEnd;
   if (!tc) {
@@ -272,6 +345,8 @@ export function buildResponse(
     o += an;
     if (authority !== undefined) out.set(authority, o);
     o += ns;
+    if (additional !== undefined) out.set(additional, o);
+    o += ar;
   }
   if (edns !== undefined) writeOpt(out, o, ednsSize, rcode, edns.dnssecOk);
   return out;
@@ -380,6 +455,13 @@ const typeNames = new Map<number, string>(Object.entries(TYPE).map(([k, v]) => [
 /** A bounded metric label for a query type: its mnemonic for common types, else "other". */
 export function typeLabel(t: number): string {
   return typeNames.get(t) ?? "other";
+}
+
+const opcodeNames = new Map<number, string>(Object.entries(OPCODE).map(([k, v]) => [v, k]));
+
+/** A metric label for an opcode: its mnemonic, else OPCODE<n> (at most 16 values). */
+export function opcodeLabel(op: number): string {
+  return opcodeNames.get(op) ?? `OPCODE${op}`;
 }
 
 const rcodeNames = new Map<number, string>(Object.entries(RCODE).map(([k, v]) => [v, k]));
