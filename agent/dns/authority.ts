@@ -1,12 +1,14 @@
 /**
  * Authoritative answers for the mesh domain — pure: bytes in, bytes out, no I/O and no clock.
  * A → the VIPs, AAAA → the IPv6 VIPs, anything else (or no address of that family) → NODATA with the
- * zone's SOA in authority, an unknown name → NXDOMAIN with the SOA. Answer sections are precomputed
- * once per record set (owner = a compression pointer to the question), so a query costs one lookup
- * and one copy.
+ * zone's SOA in authority, an unknown name → NXDOMAIN with the SOA. A named service port answers
+ * SRV at `_<port>._<proto>.<mesh name>` (target: the mesh name, its addresses in the additional
+ * section); `_<proto>.<mesh name>` is then an empty non-terminal (NODATA, not NXDOMAIN: RFC 8020).
+ * Answer sections are precomputed once per record set (owner = a compression pointer to the
+ * question), so a query costs one lookup and one copy.
  * @module
  */
-import type { MeshRecords, RecordSet } from "./records.ts";
+import type { MeshRecords, RecordSet, SrvPort } from "./records.ts";
 import { ipv4Bytes, ipv6Bytes } from "./records.ts";
 import {
   buildResponse,
@@ -37,13 +39,14 @@ interface Precomputed {
   aaaaCount: number;
 }
 
-function rrs(addrs: Uint8Array[], type: number, ttl: number): Uint8Array {
+/** Address records; `owner` is a compression pointer (default: the question name at offset 12). */
+function rrs(addrs: Uint8Array[], type: number, ttl: number, owner = 0xc00c): Uint8Array {
   if (!addrs.length) return new Uint8Array(0);
   const len = 12 + addrs[0].length;
   const out = new Uint8Array(addrs.length * len);
   addrs.forEach((ip, i) => {
     const o = i * len;
-    put16(out, o, 0xc00c); // owner: pointer to the question name at offset 12
+    put16(out, o, owner);
     put16(out, o + 2, type);
     put16(out, o + 4, CLASS_IN);
     put32(out, o + 6, ttl);
@@ -133,7 +136,7 @@ export class MeshZone {
       return this.#negative(raw, q, RCODE.NOERROR, limit);
     }
     const set = records.lookup(q.qname);
-    if (set === undefined) return this.#negative(raw, q, RCODE.NXDOMAIN, limit);
+    if (set === undefined) return this.#service(raw, q, records, limit);
     const p = this.#precompute(set);
     if (q.qtype === TYPE.A && p.aCount) {
       return this.#reply(raw, q, RCODE.NOERROR, limit, p.a, p.aCount);
@@ -144,6 +147,58 @@ export class MeshZone {
     return this.#negative(raw, q, RCODE.NOERROR, limit);
   }
 
+  /**
+   * A name under the zone that is not a mesh name: `_<port>._<proto>.<mesh name>` of a named port
+   * (SRV; other types NODATA), `_<proto>.<mesh name>` above one (NODATA), else NXDOMAIN.
+   */
+  #service(raw: Uint8Array, q: Query, records: MeshRecords, limit: number): Uint8Array {
+    const name = q.qname;
+    const dot = name.indexOf(".");
+    if (name.charCodeAt(0) !== 0x5f || dot < 0) {
+      return this.#negative(raw, q, RCODE.NXDOMAIN, limit);
+    }
+    const first = name.slice(1, dot), rest = name.slice(dot + 1);
+    if (records.lookup(rest)?.srv?.some((p) => p.proto === first)) {
+      return this.#negative(raw, q, RCODE.NOERROR, limit); // an empty non-terminal
+    }
+    const dot2 = rest.indexOf(".");
+    if (rest.charCodeAt(0) !== 0x5f || dot2 < 0) {
+      return this.#negative(raw, q, RCODE.NXDOMAIN, limit);
+    }
+    const target = rest.slice(dot2 + 1);
+    const set = records.lookup(target);
+    const port = set?.srv?.find((p) => p.service === first && p.proto === rest.slice(1, dot2));
+    if (!set || !port) return this.#negative(raw, q, RCODE.NXDOMAIN, limit);
+    if (q.qtype !== TYPE.SRV && q.qtype !== TYPE.ANY) {
+      return this.#negative(raw, q, RCODE.NOERROR, limit);
+    }
+    const { answer, additional, arcount } = this.#srv(set, port, target, q.questionEnd);
+    return this.#reply(raw, q, RCODE.NOERROR, limit, answer, 1, additional, arcount);
+  }
+
+  /** The SRV record `0 100 <port> <target>.` and the target's addresses (owner: a pointer to it). */
+  #srv(set: RecordSet, port: SrvPort, target: string, questionEnd: number) {
+    const name = encodeName(target);
+    const answer = new Uint8Array(18 + name.length);
+    put16(answer, 0, 0xc00c);
+    put16(answer, 2, TYPE.SRV);
+    put16(answer, 4, CLASS_IN);
+    put32(answer, 6, this.ttl);
+    put16(answer, 10, 6 + name.length);
+    put16(answer, 12, 0); // priority
+    put16(answer, 14, 100); // weight
+    put16(answer, 16, port.port);
+    answer.set(name, 18);
+    const at = 0xc000 | (questionEnd + 18); // the target name inside the SRV record
+    const a = set.a.map(ipv4Bytes).filter((x): x is Uint8Array => !!x);
+    const aaaa = set.aaaa.map(ipv6Bytes).filter((x): x is Uint8Array => !!x);
+    const v4 = rrs(a, TYPE.A, this.ttl, at), v6 = rrs(aaaa, TYPE.AAAA, this.ttl, at);
+    const additional = new Uint8Array(v4.length + v6.length);
+    additional.set(v4);
+    additional.set(v6, v4.length);
+    return { answer, additional, arcount: a.length + aaaa.length };
+  }
+
   #reply(
     raw: Uint8Array,
     q: Query,
@@ -151,6 +206,8 @@ export class MeshZone {
     limit: number,
     answers?: Uint8Array,
     ancount = 0,
+    additional?: Uint8Array,
+    arcount = 0,
   ): Uint8Array {
     const aa = rcode !== RCODE.REFUSED;
     return buildResponse(
@@ -167,6 +224,8 @@ export class MeshZone {
       0,
       this.ednsSize,
       limit,
+      additional,
+      arcount,
     );
   }
 

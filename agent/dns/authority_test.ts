@@ -10,7 +10,7 @@ const recs = new StaticRecords({
   "WEB.mesh.internal": { a: ["10.0.0.1", "10.0.0.2"], aaaa: ["fd00::1"] },
 });
 
-function ask(name: string, type: string, edns = false, limit = 512) {
+function ask(name: string, type: string, edns = false, limit = 512, records = recs) {
   const raw = new Uint8Array(dnsPacket.encode({
     id: 42,
     type: "query",
@@ -19,7 +19,7 @@ function ask(name: string, type: string, edns = false, limit = 512) {
     additionals: edns ? [{ type: "OPT", name: ".", udpPayloadSize: 4096 }] : [],
   }));
   const q = parseQuery(raw).query!;
-  return dnsPacket.decode(Buffer.from(zone.answer(raw, q, recs, limit)));
+  return dnsPacket.decode(Buffer.from(zone.answer(raw, q, records, limit)));
 }
 
 Deno.test("authority: A and AAAA answers, compressed owner, case preserved", () => {
@@ -75,4 +75,61 @@ Deno.test("authority: truncation at the limit, OPT only when asked", () => {
   assert.equal(e.additionals[0].type, "OPT");
   assert.equal(e.additionals[0].udpPayloadSize, 1232);
   assert.equal(RCODE.NOERROR, 0);
+});
+
+Deno.test("authority: SRV of a named port, its _proto non-terminal, other names NXDOMAIN", () => {
+  const ports = new StaticRecords({
+    "web.mesh.internal": {
+      a: ["10.0.0.1"],
+      aaaa: ["fd00::1"],
+      srv: [{ service: "http", proto: "tcp", port: 8080 }, {
+        service: "dns",
+        proto: "udp",
+        port: 53,
+      }],
+    },
+  });
+  const ask2 = (name: string, type: string, limit = 512) => ask(name, type, false, limit, ports);
+  const srv = ask2("_HTTP._tcp.Web.mesh.internal", "SRV");
+  assert.equal(srv.rcode, "NOERROR");
+  assert.equal(srv.flag_aa, true);
+  assert.deepEqual(srv.answers.map((r: { name: string; ttl: number }) => [r.name, r.ttl]), [
+    ["_HTTP._tcp.Web.mesh.internal", 7],
+  ]);
+  assert.deepEqual(srv.answers[0].data, {
+    priority: 0,
+    weight: 100,
+    port: 8080,
+    target: "web.mesh.internal",
+  });
+  assert.deepEqual(
+    srv.additionals.map((
+      r: { name: string; type: string; data: string },
+    ) => [r.name, r.type, r.data]),
+    [["web.mesh.internal", "A", "10.0.0.1"], ["web.mesh.internal", "AAAA", "fd00::1"]],
+  );
+  assert.equal(ask2("_dns._udp.web.mesh.internal", "ANY").answers[0].data.port, 53);
+  for (
+    const [name, type] of [["_http._tcp.web.mesh.internal", "A"], ["_tcp.web.mesh.internal", "SRV"]]
+  ) {
+    const r = ask2(name, type);
+    assert.equal(r.rcode, "NOERROR", `${name} ${type} exists: NODATA`);
+    assert.equal(r.answers.length, 0);
+    assert.equal(r.authorities[0].type, "SOA");
+  }
+  for (
+    const name of [
+      "_http._udp.web.mesh.internal",
+      "_grpc._tcp.web.mesh.internal",
+      "_sctp.web.mesh.internal",
+      "_http._tcp.other.mesh.internal",
+      "_x.mesh.internal",
+    ]
+  ) {
+    assert.equal(ask2(name, "SRV").rcode, "NXDOMAIN", name);
+  }
+  assert.equal(ask("_http._tcp.web.mesh.internal", "SRV").rcode, "NXDOMAIN", "no named ports");
+  const tc = ask2("_http._tcp.web.mesh.internal", "SRV", 60);
+  assert.equal(tc.flag_tc, true);
+  assert.equal(tc.additionals.length, 0);
 });

@@ -5,12 +5,23 @@
  */
 import { normalizeName } from "./wire.ts";
 
+/** One named port of a mesh service: answers SRV at `_<service>._<proto>.<mesh name>`. */
+export interface SrvPort {
+  /** The port's name, lower-case (the Service port's `name`). */
+  service: string;
+  /** "tcp", "udp" or "sctp" (the port's `protocol`, lower-case). */
+  proto: string;
+  port: number;
+}
+
 /** The addresses of one mesh name. */
 export interface RecordSet {
   /** IPv4 VIPs (dotted quads). */
   a: string[];
   /** IPv6 VIPs. */
   aaaa: string[];
+  /** Named ports (RFC 2782 SRV, named as Kubernetes names Service ports); absent = none. */
+  srv?: SrvPort[];
 }
 
 /** Where the responder looks mesh names up. Names are passed lower-case, without a trailing dot. */

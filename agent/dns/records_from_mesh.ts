@@ -3,23 +3,55 @@
  * gets its IPv4 VIPs as A and its IPv6 VIPs as AAAA. The MeshIR holds one service per mesh name —
  * the owner resolve chose (the oldest Service of that name; a missing creationTimestamp counts as
  * oldest) — so DNS answers exactly the Service the proxies route `<svc>.<meshDomain>` to.
- * Headless and VIP-less services get no record.
+ * Headless and VIP-less services get no record. The owner's named ports (from its Service object in
+ * the same revision) answer SRV at `_<port>._<proto>.<svc>.<meshDomain>`, as Kubernetes DNS names
+ * Service ports.
  * @module
  */
 import type { MeshIR } from "../../lib/ir/mod.ts";
+import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
 import type { Sink } from "../../lib/engine/mod.ts";
-import type { RecordSet } from "./records.ts";
+import type { RecordSet, SrvPort } from "./records.ts";
 import { ipv4Bytes, ipv6Bytes } from "./records.ts";
 import { normalizeName } from "./wire.ts";
 
-/** The record map of a MeshIR's services, keyed by normalized authority. */
-export function recordsFromMesh(mesh: Pick<MeshIR, "services">): Map<string, RecordSet> {
+interface ServicePortSpec {
+  name?: string;
+  protocol?: string;
+  port?: number;
+}
+
+/** The named ports of Service `svc` that the mesh service serves. */
+function srvPorts(svc: KubeObject | undefined, served: ReadonlySet<number>): SrvPort[] {
+  const ports = (svc?.spec?.ports ?? []) as ServicePortSpec[];
+  return ports.filter((p) => p.name && typeof p.port === "number" && served.has(p.port))
+    .map((p) => ({
+      service: p.name!.toLowerCase(),
+      proto: (p.protocol ?? "TCP").toLowerCase(),
+      port: p.port!,
+    }));
+}
+
+/**
+ * The record map of a MeshIR's services, keyed by normalized authority; `objects` (the revision's
+ * objects) add the SRV ports.
+ */
+export function recordsFromMesh(
+  mesh: Pick<MeshIR, "services">,
+  objects: readonly KubeObject[] = [],
+): Map<string, RecordSet> {
   const records = new Map<string, RecordSet>();
+  const services = new Map<string, KubeObject>();
+  for (const o of objects) {
+    if (o.kind === "Service") services.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+  }
   for (const svc of mesh.services) {
     const a = svc.vips.filter((ip) => ipv4Bytes(ip));
     const aaaa = svc.vips.filter((ip) => ipv6Bytes(ip));
     if (!a.length && !aaaa.length) continue; // headless, ExternalName or no VIP yet
-    records.set(normalizeName(svc.authority), { a, aaaa });
+    const served = new Set(svc.ports.map((p) => p.port));
+    const srv = srvPorts(services.get(`${svc.namespace}/${svc.name}`), served);
+    records.set(normalizeName(svc.authority), { a, aaaa, ...(srv.length ? { srv } : {}) });
   }
   return records;
 }
@@ -33,6 +65,6 @@ export function meshRecordsSink(
 ): Sink {
   return {
     name: "dns",
-    apply: ({ result }) => responder.setRecords(recordsFromMesh(result.mesh)),
+    apply: ({ input, result }) => responder.setRecords(recordsFromMesh(result.mesh, input.objects)),
   };
 }

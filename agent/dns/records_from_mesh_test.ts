@@ -63,3 +63,31 @@ Deno.test("recordsFromMesh: an older Service owns the name even when its VIP is 
   assert.deepEqual(mesh.services.map((s) => `${s.namespace}/${s.name}`), ["a/api"]);
   assert.equal(recordsFromMesh(mesh).has("api.mesh.internal"), false);
 });
+
+Deno.test("recordsFromMesh: the owner's named ports become SRV ports", () => {
+  const objects = [
+    service("a", "web", {
+      clusterIP: "10.96.0.1",
+      ports: [
+        { name: "HTTP", port: 80 },
+        { name: "dns", port: 53, protocol: "UDP" },
+        { port: 9000 },
+      ],
+    }),
+    service(
+      "b",
+      "web",
+      { clusterIP: "10.96.0.2", ports: [{ name: "other", port: 81 }] },
+      "2030-01-01T00:00:00Z",
+    ),
+    service("a", "solo", { clusterIP: "10.96.0.3", ports: [{ port: 80 }] }),
+  ];
+  const { mesh } = resolve(objects, { meshDomain: "mesh.internal" });
+  const m = recordsFromMesh(mesh, objects);
+  assert.deepEqual(m.get("web.mesh.internal")?.srv, [
+    { service: "http", proto: "tcp", port: 80 },
+    { service: "dns", proto: "udp", port: 53 },
+  ]);
+  assert.deepEqual(m.get("solo.mesh.internal"), { a: ["10.96.0.3"], aaaa: [] }, "unnamed: none");
+  assert.equal(recordsFromMesh(mesh).get("web.mesh.internal")?.srv, undefined, "no objects: none");
+});
