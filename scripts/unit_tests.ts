@@ -36,6 +36,7 @@ export const PEER_TESTS: readonly string[] = [
   "agent/dns/hostile_test.ts",
   "agent/dns/loopback_upstream_test.ts",
   "agent/dns/netns_test.ts",
+  "agent/dns/relay_test.ts",
   "agent/identity/spire_reconnect_test.ts",
   "agent/identity/spire_test.ts",
   "agent/node/capabilities_test.ts",

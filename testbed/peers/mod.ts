@@ -24,9 +24,12 @@ export const ENVOY_VERSION = "1.40.0";
 /** Debian packages per command, installed with apt-get when the command is missing. */
 const debianPeers: Record<string, { command: string; pkg: string }> = {
   dig: { command: "dig", pkg: "dnsutils" },
+  nsupdate: { command: "nsupdate", pkg: "dnsutils" },
   dnsperf: { command: "dnsperf", pkg: "dnsperf" },
   unbound: { command: "unbound", pkg: "unbound" },
   dnsmasq: { command: "dnsmasq", pkg: "dnsmasq" },
+  // An authoritative server that takes UPDATE, NOTIFY and zone transfers (the relay's upstream).
+  knot: { command: "knotd", pkg: "knot" },
   etcd: { command: "etcd", pkg: "etcd-server" },
   nft: { command: "nft", pkg: "nftables" },
   ip: { command: "ip", pkg: "iproute2" },
