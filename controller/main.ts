@@ -9,6 +9,9 @@ import { runMain, untilSignal } from "../lib/cli/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { controllerDefaults as d, runController } from "./mod.ts";
+import { podWebhookDefaults } from "./webhook/mod.ts";
+
+const w = podWebhookDefaults("");
 
 const usage = `usage: controller (--kubeconfig <file> | --in-cluster) [flags]
 
@@ -41,6 +44,18 @@ flags:
   --edge-service-account <sa>  ServiceAccount of the edge pods (default aether-edge)
   --edge-address-pools <list>  comma-separated CIDRs the cluster's LoadBalancer assigns from; a
                                Gateway spec.address outside them is AddressNotUsable (default: any)
+  --pod-ndots-webhook          serve the pod-ndots mutating webhook (default off: the API server
+                               must reach this process; the chart sets it with injectPodNdots)
+  --webhook-address <h:p>      its HTTPS address (default ${w.hostname}:${w.port})
+  --webhook-namespace <ns>     where its Secret and Service are; never mutated (default the
+                               --lease-namespace)
+  --webhook-service <name>     the Service the API server calls (default ${w.serviceName})
+  --webhook-secret <name>      Secret of its certificate, made and renewed here (default ${w.secretName})
+  --webhook-configuration <n>  MutatingWebhookConfiguration whose caBundle is kept current
+                               (default ${w.configName})
+  --pod-ndots <n>              the ndots written (default ${w.ndots})
+  --webhook-excluded-namespaces <list>  comma-separated namespaces never mutated besides the
+                               webhook's own (default ${w.excludedNamespaces.join(",")})
 `;
 
 function seconds(flag: string, v: string | undefined, dflt: number): number {
@@ -55,6 +70,27 @@ function positive(flag: string, v: string | undefined, dflt: number): number {
   const n = Number(v);
   if (!(n > 0)) throw new Error(`--${flag} must be a positive number, got ${v}`);
   return n;
+}
+
+/** The webhook's options from its flags. */
+function podWebhookFlags(v: Record<string, string | boolean | undefined>, leaseNamespace: string) {
+  const [hostname, port] = String(v["webhook-address"]).split(/:(?=\d+$)/);
+  const ndots = v["pod-ndots"] === undefined ? w.ndots : Number(v["pod-ndots"]);
+  if (!Number.isInteger(ndots) || ndots < 1 || ndots > 15) {
+    throw new Error(`--pod-ndots must be an integer from 1 to 15 (resolv.conf caps it at 15)`);
+  }
+  if (!port) throw new Error(`--webhook-address must be host:port, got ${v["webhook-address"]}`);
+  return {
+    ...podWebhookDefaults(String(v["webhook-namespace"] ?? leaseNamespace)),
+    hostname: hostname.replace(/^\[(.*)\]$/, "$1"),
+    port: Number(port),
+    serviceName: String(v["webhook-service"]),
+    secretName: String(v["webhook-secret"]),
+    configName: String(v["webhook-configuration"]),
+    ndots,
+    excludedNamespaces: String(v["webhook-excluded-namespaces"]).split(",").map((s) => s.trim())
+      .filter(Boolean),
+  };
 }
 
 async function main(args: string[]): Promise<number> {
@@ -80,6 +116,14 @@ async function main(args: string[]): Promise<number> {
       "edge-image": { type: "string", default: "aether.local/aether:dev" },
       "edge-service-account": { type: "string", default: "aether-edge" },
       "edge-address-pools": { type: "string" },
+      "pod-ndots-webhook": { type: "boolean" },
+      "webhook-address": { type: "string", default: `${w.hostname}:${w.port}` },
+      "webhook-namespace": { type: "string" },
+      "webhook-service": { type: "string", default: w.serviceName },
+      "webhook-secret": { type: "string", default: w.secretName },
+      "webhook-configuration": { type: "string", default: w.configName },
+      "pod-ndots": { type: "string" },
+      "webhook-excluded-namespaces": { type: "string", default: w.excludedNamespaces.join(",") },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -131,6 +175,9 @@ async function main(args: string[]): Promise<number> {
             .filter(Boolean),
         },
       }
+      : {}),
+    ...(values["pod-ndots-webhook"]
+      ? { podWebhook: podWebhookFlags(values, values["lease-namespace"]!) }
       : {}),
   });
   const [hostname, port] = values["admin-address"]!.split(/:(?=\d+$)/);

@@ -3,6 +3,7 @@
  * while this process holds the leader Lease — writes the status of the GatewayClasses, Gateways
  * and routes it owns (edge and mesh controllerNames) and runs each Gateway's edge. Standbys
  * resolve too, so a new leader starts from a warm state; status writes never hold up anything else.
+ * With `podWebhook`, every replica (leader or not) also serves the pod-ndots admission webhook.
  * @module
  */
 import { Logger } from "../lib/log/mod.ts";
@@ -14,6 +15,7 @@ import { EdgeReconciler } from "./edge_reconcile.ts";
 import type { EdgeOptions } from "./edge.ts";
 import { StatusSink } from "./status_sink.ts";
 import { StatusWriter } from "./status_writer.ts";
+import { type PodWebhook, type PodWebhookOptions, startPodWebhook } from "./webhook/mod.ts";
 
 /** Options of the controller (flag names in docs/kubernetes.md). */
 export interface ControllerOptions {
@@ -44,6 +46,11 @@ export interface ControllerOptions {
    * and take its addresses from the Service. Unset: no edges, addresses from --gateway-address.
    */
   edge?: EdgeOptions;
+  /**
+   * --pod-ndots-webhook: serve the pod-ndots mutating webhook (its certificate made and renewed
+   * here, the MutatingWebhookConfiguration's caBundle kept current). Unset: no webhook.
+   */
+  podWebhook?: PodWebhookOptions;
 }
 
 /**
@@ -86,6 +93,8 @@ export interface Controller {
   elector: LeaderElector;
   writer: StatusWriter;
   source: KubeSource;
+  /** The pod-ndots webhook, when enabled. */
+  podWebhook?: PodWebhook;
   /** The `/status` document: leader state, queue, last revision. */
   status(): Record<string, unknown>;
   /**
@@ -156,6 +165,15 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     showStatuses: false,
     logProblems: false,
   });
+  // Not awaited: the webhook gets its certificate in the background (a pod admitted meanwhile is
+  // admitted unchanged: failurePolicy Ignore), and it never holds up status.
+  const podWebhook = opts.podWebhook
+    ? startPodWebhook(opts.podWebhook, {
+      client: opts.client,
+      logger: logger.child("webhook"),
+      metrics,
+    })
+    : undefined;
   await source.start((snap) => engine.apply(snap));
   elector.start((leader) => {
     if (!leader) return;
@@ -170,12 +188,14 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     writer,
     source,
     engine,
+    podWebhook,
     status: () => ({
       identity: opts.identity,
       leader: elector.isLeader,
       revision: engine.input?.revision,
       watched: source.watchedKinds,
       ...(engine.status.error ? { error: engine.status.error } : {}),
+      ...(podWebhook ? { podNdotsWebhook: podWebhook.status() } : {}),
     }),
     ready: () => {
       const bad = source.unhealthyKinds(READY_FAILING_MS);
@@ -188,6 +208,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     },
     close: async ({ abandon = false } = {}) => {
       await writer.stop();
+      await podWebhook?.close();
       await edges?.stop();
       await elector.stop(!abandon);
       await source.stop();
