@@ -2,8 +2,9 @@
  * charts/aether: `helm lint`; `helm template` refuses flags of parts not built yet; the rendered
  * manifests pass `kubectl apply --dry-run=server` on a real kube-apiserver (CRDs created first);
  * and the chart's RBAC is exactly what the code reads and writes — the ClusterRoles list the
- * resources of lib/kube's kinds, and a controller and a node-agent source running with the
- * chart's ServiceAccount tokens on an RBAC-enforcing API server do their work without a refusal.
+ * resources of lib/kube's kinds, and a controller (with the pod-ndots webhook's certificate
+ * rounds) and a node-agent source running with the chart's ServiceAccount tokens on an
+ * RBAC-enforcing API server do their work without a refusal.
  */
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
@@ -15,6 +16,7 @@ import { defaultKinds, kindSpec, KubeClient, KubeSource } from "../lib/kube/mod.
 import { ROUTE_KINDS } from "../lib/gatewayapi/mod.ts";
 import { nodeKinds } from "../agent/config_source.ts";
 import { controllerDefaults, runController } from "../controller/mod.ts";
+import { podWebhookDefaults } from "../controller/webhook/mod.ts";
 import { type Kube, startKube } from "./peers/kube.ts";
 import { exec, waitFor } from "./peers/proc.ts";
 
@@ -62,15 +64,18 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
   const dir = await Deno.makeTempDir({ prefix: "aether-chart-" });
   let kube: Kube | undefined;
   try {
-    await t.step("helm lint (defaults and with the node agent)", async () => {
-      for (const extra of [[], ["--set", "agent.gamma=true"]]) {
-        const r = await exec(helm, ["lint", chart, ...extra]);
-        assertEquals(r.code, 0, r.stdout + r.stderr);
-      }
-    });
+    await t.step(
+      "helm lint (defaults, with the node agent, with the pod-ndots webhook)",
+      async () => {
+        for (const extra of [[], ["--set", "agent.gamma=true"], ["--set", "injectPodNdots=true"]]) {
+          const r = await exec(helm, ["lint", chart, ...extra]);
+          assertEquals(r.code, 0, r.stdout + r.stderr);
+        }
+      },
+    );
 
     await t.step("flags of parts not built yet refuse to render", async () => {
-      for (const flag of ["transparentCapture", "injectPodNdots", "generateMeshServices"]) {
+      for (const flag of ["transparentCapture", "generateMeshServices"]) {
         const r = await exec(helm, ["template", "aether", chart, "--set", `${flag}=true`]);
         assert(r.code !== 0 && r.stderr.includes(`${flag} is not built yet`), r.stderr);
       }
@@ -85,6 +90,8 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
       "--include-crds",
       "--set",
       "agent.gamma=true",
+      "--set",
+      "injectPodNdots=true",
     ]);
     assertEquals(rendered.code, 0, rendered.stderr);
     const docs: Any[] = parseAllDocuments(rendered.stdout).map((d) => d.toJS()).filter(Boolean);
@@ -251,6 +258,14 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
           leaseNamespace: NS,
           logger: new Logger("controller", (l) => logs.push(l), "debug"),
           metrics,
+          // renewAt 0: every sync takes a step, so create, update and the caBundle patch all run.
+          podWebhook: {
+            ...podWebhookDefaults(NS),
+            hostname: "127.0.0.1",
+            port: 0,
+            syncIntervalMs: 0,
+            policy: { certLifetimeMs: 86_400_000, renewAt: 0 },
+          },
         });
         try {
           await waitFor(
@@ -271,6 +286,12 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
             "True",
           );
           assert(controller.elector.isLeader);
+          for (let i = 0; i < 3; i++) await controller.podWebhook!.sync(); // create, stage, promote
+          const mwc = await k.request(
+            "GET",
+            "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/aether-pod-ndots",
+          );
+          assert(mwc.json.webhooks[0].clientConfig.caBundle, "caBundle set under the chart's RBAC");
           assertEquals(logs.filter((l) => /forbidden|HTTP 403/i.test(l)), []);
           assertEquals(
             metrics.render().match(/aether_kube_watch_errors_total\{[^}]*\} [1-9]/),
