@@ -58,6 +58,7 @@ export const PEER_TESTS: readonly string[] = [
   "agent/xds/translate/node/envoy_validate_node_test.ts",
   "controller/controller_test.ts",
   "controller/edge_test.ts",
+  "controller/webhook/pod_webhook_kube_test.ts",
   "controller/webhook/x509_test.ts",
   "lib/gatewayapi/admission/crd/vendored_test.ts",
   "lib/kube/source_test.ts",
