@@ -51,6 +51,10 @@ flags:
                            dials pods with a known identity over mTLS presenting it
   --trust-domain <td>      SPIFFE trust domain, e.g. cluster.local
   --spiffe-id-template <t> SPIFFE ID of a service account (default spiffe://{td}/ns/{ns}/sa/{sa})
+  --capture                (node) transparent capture: each served pod's TCP to a mesh VIP goes
+                           to the node proxy (nftables in the pod's netns; docs/capture.md)
+  --capture-dns <ip>       (node, with --capture) a cluster DNS server IP whose queries from pods
+                           go to this agent's --dns-address instead (repeatable)
 ${limitFlagsUsage}`;
 
 async function main(args: string[]): Promise<number> {
@@ -86,6 +90,8 @@ async function main(args: string[]): Promise<number> {
       "spire-socket": { type: "string" },
       "trust-domain": { type: "string" },
       "spiffe-id-template": { type: "string" },
+      capture: { type: "boolean" },
+      "capture-dns": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
       ...limitFlagSpecs,
     },
@@ -133,6 +139,8 @@ async function main(args: string[]): Promise<number> {
       spireSocket: values["spire-socket"],
       trustDomain: values["trust-domain"],
       spiffeIdTemplate: values["spiffe-id-template"],
+      capture: values.capture,
+      captureDns: values["capture-dns"],
     })
     : await (await import("./edge/mod.ts")).runStandalone({
       ...common,

@@ -30,7 +30,8 @@ export function meshCaptureSpec(mesh: MeshIR, options: MeshSpecOptions = {}): Ca
     if (options.captured && !options.captured(svc)) continue;
     for (const address of svc.vips) {
       if (!parseIp(address)) continue;
-      for (const p of svc.ports) vips.push({ address, port: p.port });
+      // TCP ports only (a UDP or SCTP port has `protocol`), as the capture listener serves.
+      for (const p of svc.ports) if (!p.protocol) vips.push({ address, port: p.port });
     }
   }
   return normalizeSpec({

@@ -24,6 +24,7 @@ import {
   WorkloadApiClient,
 } from "../identity/mod.ts";
 import { bundleSecret, svidSecret } from "../xds/translate/mod.ts";
+import { CaptureSink, DEFAULT_CAPTURE_PORT, NftApplier } from "../capture/mod.ts";
 
 /** Options of `agent node`. */
 export interface NodeAgentOptions extends SourceFlags {
@@ -58,6 +59,17 @@ export interface NodeAgentOptions extends SourceFlags {
   trustDomain?: string;
   /** --spiffe-id-template (default `spiffe://{td}/ns/{ns}/sa/{sa}`). */
   spiffeIdTemplate?: string;
+  /**
+   * --capture: transparent capture (docs/capture.md). Each served pod's netns gets the
+   * `inet aether` table (TCP to a mesh VIP:port → the node proxy's capture listener
+   * `127.0.0.1:15001` in that netns) and the node proxy a capture listener per pod.
+   */
+  capture?: boolean;
+  /**
+   * --capture-dns: the cluster DNS server IPs whose queries (UDP and TCP :53) each captured pod
+   * sends to this agent's DNS responder (`--dns-address`) instead. Empty: pods' DNS untouched.
+   */
+  captureDns?: string[];
 }
 
 /**
@@ -113,9 +125,14 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
   }
   const snapshots = new NodeSnapshots({
     cache,
-    // No identity holds an SVID until SPIRE delivers one (setSecrets says which do).
-    translate: scheme && {
-      identity: { trustDomain: scheme.trustDomain, template: scheme.template, certified: [] },
+    translate: {
+      // No identity holds an SVID until SPIRE delivers one (setSecrets says which do).
+      ...(scheme
+        ? {
+          identity: { trustDomain: scheme.trustDomain, template: scheme.template, certified: [] },
+        }
+        : {}),
+      ...(opts.capture ? { capture: { port: DEFAULT_CAPTURE_PORT } } : {}),
     },
     onInvalid: (typeUrl, name, error) => {
       invalid.inc({ type_url: typeUrl });
@@ -157,11 +174,21 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     },
   });
   const dns = meshDnsResponder({ ...opts, logger, metrics });
+  const capture = opts.capture
+    ? new CaptureSink({
+      nodeName: opts.nodeName,
+      applier: new NftApplier(),
+      logger: logger.child("capture"),
+      metrics,
+      capturePort: DEFAULT_CAPTURE_PORT,
+      dns: captureDnsRedirect(opts),
+    })
+    : undefined;
   const engine = new Engine({
     logger: logger.child("config"),
     metrics,
     resolve: { meshDomain: opts.meshDomain },
-    sinks: [sink, ...(dns ? [meshRecordsSink(dns)] : [])],
+    sinks: [sink, ...(capture ? [capture] : []), ...(dns ? [meshRecordsSink(dns)] : [])],
   });
   const status = (): NodeStatus => ({
     ...nodeConfigStatus(engine.status, engine.input?.admitted === true),
@@ -215,9 +242,34 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     status,
     close: async (c) => {
       await source.stop();
+      // The pods' tables stay: an agent that stops never takes the capture with it.
+      capture?.close();
       identities?.close();
       own?.close();
       await runtime.close(c);
     },
   };
+}
+
+/**
+ * Where captured pods' DNS goes: the cluster DNS servers' queries to this agent's responder
+ * (`--dns-address`); none without `--capture-dns` or without a responder.
+ */
+function captureDnsRedirect(
+  opts: Pick<NodeAgentOptions, "captureDns" | "dnsAddress">,
+): { servers: string[]; addresses: string[]; port: number } | undefined {
+  if (!opts.captureDns?.length || opts.dnsAddress === "none") return undefined;
+  const at = opts.dnsAddress.lastIndexOf(":");
+  const address = opts.dnsAddress.slice(0, at).replace(/^\[|\]$/g, "");
+  const port = Number(opts.dnsAddress.slice(at + 1));
+  if (at < 0 || !Number.isInteger(port)) {
+    throw new Error(`--dns-address ${opts.dnsAddress}: want <ip>:<port> to redirect pods' DNS`);
+  }
+  if (address === "127.0.0.1" || address === "::1") {
+    throw new Error(
+      `--capture-dns needs --dns-address on a node address (a pod cannot reach the node's ` +
+        `loopback), not ${opts.dnsAddress}`,
+    );
+  }
+  return { servers: opts.captureDns, addresses: [address], port };
 }
