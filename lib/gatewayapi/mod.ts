@@ -24,5 +24,12 @@ export { MESH_CONTROLLER_NAME } from "./mesh/attachment.ts";
 export { compareHostnames, covers, intersectHostname, routeHostnames } from "./hostnames.ts";
 export { parseDuration } from "./duration.ts";
 export { mergeConditions, mergeStatus, parentKey, withOtherParents } from "./status/mod.ts";
-export { NETNS_ANNOTATION, podsOnNode } from "./mesh/pods.ts";
+export {
+  NETNS_ANNOTATION,
+  POD_NETWORK_API_VERSION,
+  POD_NETWORK_KIND,
+  podNetworkObject,
+  type PodNetworkSpec,
+  podsOnNode,
+} from "./mesh/pods.ts";
 export { HTTP_ROUTE } from "./routes/http.ts";

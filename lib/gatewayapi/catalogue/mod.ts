@@ -27,8 +27,29 @@ function core(kind: string, group: string, plural: string, namespaced = true): C
   return { kind, group, versions: ["v1"], storage: "v1", plural, namespaced };
 }
 
-/** aether's catalogue: the CRD kinds, then the core kinds. */
-export const CATALOGUE: readonly CatalogueKind[] = [...CRD_KINDS, ...CORE_KINDS];
+/**
+ * aether's node-local kinds: objects a node agent's own sources deliver, never stored in or read
+ * from the API server (no CRD; the API-server source never lists them, `readKinds` leaves them
+ * out), admitted by their envelope only. PodNetwork: the pod network records the CNI plugin
+ * reports (agent/capture/cni_source.ts), joined with Pods in lib/gatewayapi/mesh/pods.ts.
+ */
+export const NODE_LOCAL_KINDS: readonly CatalogueKind[] = [
+  {
+    kind: "PodNetwork",
+    group: "aether.io",
+    versions: ["v1alpha1"],
+    storage: "v1alpha1",
+    plural: "podnetworks",
+    namespaced: true,
+  },
+];
+
+/** aether's catalogue: the CRD kinds, the core kinds, then the node-local kinds. */
+export const CATALOGUE: readonly CatalogueKind[] = [
+  ...CRD_KINDS,
+  ...CORE_KINDS,
+  ...NODE_LOCAL_KINDS,
+];
 
 /** The entry of `kind` in `catalogue`; throws on a kind it does not hold. */
 export function catalogueKind(
@@ -58,6 +79,11 @@ export function gatewayReadKinds(routeKinds: readonly { readonly kind: string }[
 /** Every kind aether reads: {@link gatewayReadKinds}, then the core kinds (Pod last). */
 export function readKinds(routeKinds: readonly { readonly kind: string }[]): string[] {
   return [...gatewayReadKinds(routeKinds), ...CORE_KINDS.map((k) => k.kind)];
+}
+
+/** Every kind resolve admits: {@link readKinds}, then the node-local kinds. */
+export function admittedKinds(routeKinds: readonly { readonly kind: string }[]): string[] {
+  return [...readKinds(routeKinds), ...NODE_LOCAL_KINDS.map((k) => k.kind)];
 }
 
 /**

@@ -3,10 +3,12 @@ import { CATALOGUE_OUTPUT, generateCatalogue, renderCatalogue } from "../../../t
 import { FACTS } from "../admission/mod.ts";
 import { ROUTE_KINDS } from "../routes/registry.ts";
 import {
+  admittedKinds,
   CATALOGUE,
   catalogueKind,
   CRD_KINDS,
   gatewayReadKinds,
+  NODE_LOCAL_KINDS,
   readKinds,
   watchVersions,
 } from "./mod.ts";
@@ -60,8 +62,11 @@ Deno.test("catalogue: aether reads the registry's route kinds between Gateways a
   for (const k of read) catalogueKind(k);
   assert.deepEqual(
     CATALOGUE.map((k) => k.kind).filter((k) => !read.includes(k)),
-    ["BackendTLSPolicy", "ListenerSet", "XBackendTrafficPolicy", "XMesh"],
+    ["BackendTLSPolicy", "ListenerSet", "XBackendTrafficPolicy", "XMesh", "PodNetwork"],
   );
+  // The node-local kinds are admitted, never read from the API server.
+  assert.deepEqual(admittedKinds(ROUTE_KINDS), [...read, ...NODE_LOCAL_KINDS.map((k) => k.kind)]);
+  assert.deepEqual(NODE_LOCAL_KINDS.map((k) => k.kind), ["PodNetwork"]);
 });
 
 Deno.test("catalogue: watch versions are served ones, the storage version first", () => {
