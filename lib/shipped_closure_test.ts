@@ -40,6 +40,11 @@ const DATA_FILES: readonly DataFile[] = [
     readBy: "agent/identity/proto.ts",
     why: "protobufjs parses SPIRE's Delegated Identity API .proto text at run time",
   },
+  {
+    path: "cni/forwarder.c",
+    why: "not run: the source of the image's /usr/local/bin/aether-cni (compiled static by the " +
+      "image builder and the Dockerfile), beside the TypeScript it forwards to (cni/handler.ts)",
+  },
 ];
 
 /** Why each module of a closure may not ship, sorted (pure; empty: it may). */

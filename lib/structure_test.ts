@@ -3,7 +3,8 @@
  * a cycle is a cycle), and nothing imports upward. The import graph is Deno's own (`deno info
  * --json` of a module importing every source file), so it sees exactly what `deno check` sees.
  *
- * Layers, lowest first: `lib/`; `agent/` and `controller/` (each imports only itself and lower
+ * Layers, lowest first: `lib/`; `cni/` (the CNI plugin: its binary imports only lib/, and the node
+ * agent runs its request handling); `agent/` and `controller/` (each imports only itself and lower
  * layers); `testbed/` (the workshop: local cluster, peers, conformance runner, test builders);
  * `e2e/` and `tools/`; `bench/`, `scripts/` and `examples/`. Tests (`*_test.ts`) and private test
  * support (`_test_utils.ts`, `_<topic>_test_utils.ts`) are leaves only tests and test support
@@ -25,6 +26,7 @@ const SKIP: readonly string[] = [".cache", ".git", "node_modules", "testdata", "
 /** Top-level folders by layer, lowest first. */
 const LAYERS: readonly (readonly string[])[] = [
   ["lib"],
+  ["cni"],
   ["agent", "controller"],
   ["testbed"],
   ["e2e", "tools"],

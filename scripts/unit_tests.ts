@@ -18,6 +18,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** Folders (from the project root) whose test files are unit tests, bar {@link PEER_TESTS}. */
 export const UNIT_ROOTS: readonly string[] = [
   "lib",
+  "cni",
   "agent",
   "controller",
   "testbed",

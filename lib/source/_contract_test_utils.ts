@@ -8,7 +8,10 @@
 import { assert, assertEquals } from "../../testbed/assert.ts";
 import type { Source, SourceObject, SourceRevision } from "./types.ts";
 
-/** What a source under test provides: it starts holding Service `one`; `addTwo` adds Service `two`. */
+/**
+ * What a source under test provides: it starts holding Service `one`; `addTwo` adds Service `two`
+ * (a source of another kind: an object of that kind, named so).
+ */
 export interface ContractSubject {
   source: Source;
   addTwo: () => Promise<void>;
@@ -22,15 +25,19 @@ export const contractService = (name: string, namespace = "default"): SourceObje
   spec: { ports: [{ port: 80 }] },
 });
 
-// Only the subject's Services count (a real API server has its own, e.g. default/kubernetes).
-const services = (s: SourceRevision) =>
-  s.objects.filter((o) => o.kind === "Service" && ["one", "two"].includes(o.metadata.name));
-
-/** Runs the shared Source contract against a fresh subject; `timeoutMs` bounds each wait. */
+/**
+ * Runs the shared Source contract against a fresh subject; `timeoutMs` bounds each wait. `kind`:
+ * the kind of the subject's objects (default Service; a source that holds one kind only, as the
+ * CNI source's PodNetwork records, names its own).
+ */
 export async function sourceContract(
   make: () => Promise<ContractSubject>,
   timeoutMs = 10_000,
+  kind = "Service",
 ): Promise<void> {
+  // Only the subject's objects count (a real API server has its own, e.g. default/kubernetes).
+  const services = (s: SourceRevision) =>
+    s.objects.filter((o) => o.kind === kind && ["one", "two"].includes(o.metadata.name));
   const { source, addTwo } = await make();
   const seen: SourceRevision[] = [];
   let wake: () => void = () => {};

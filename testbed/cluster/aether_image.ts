@@ -5,7 +5,8 @@
  * Envoy from the PyPI wheel — plus the glibc shared libraries Deno and Envoy link against (found
  * with ldd), since both are dynamic executables, and libnftables (Debian `libnftables1`, which
  * the agent's capture loads with `Deno.dlopen`) with the libraries it links against. The
- * top-level `Dockerfile` builds the same contents for users with Docker.
+ * CNI plugin binary too, static, from cni/forwarder.c. The top-level `Dockerfile` builds the same
+ * contents for users with Docker.
  *
  * Run it as `<image> agent/main.ts …` or `<image> controller/main.ts …` (the entrypoint is
  * `deno run -A --cached-only`, the working directory `/app`).
@@ -16,6 +17,7 @@ import { basename, join, relative } from "node:path";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
 import { exists, run } from "../peers/mod.ts";
 import { entryPoints, imageSources } from "../image_files.ts";
+import { buildCniForwarder } from "../cni_forwarder.ts";
 import { imageNames } from "./images.ts";
 import { buildImage, type ImageFile, type ImageSpec } from "./oci.ts";
 
@@ -104,6 +106,16 @@ export async function ensureAetherArchive(imagesDir: string): Promise<string> {
 }
 
 /**
+ * The CNI plugin binary, `/usr/local/bin/aether-cni`: the static forwarder built from
+ * cni/forwarder.c into `stageDir` (`cni/main.ts install` copies it onto the node).
+ */
+async function cniForwarderFile(stageDir: string): Promise<ImageFile> {
+  await Deno.mkdir(stageDir, { recursive: true });
+  const source = await buildCniForwarder(join(stageDir, "aether-cni"));
+  return { path: "/usr/local/bin/aether-cni", source, mode: 0o755 };
+}
+
+/**
  * The shared libraries the image carries, each at the path the loader asks for: what Deno and
  * Envoy link against, and libnftables with what it links against (libnftnl, libmnl, libjansson,
  * libgmp, libxtables), so `Deno.dlopen("libnftables.so.1")` finds it on the loader's default
@@ -145,6 +157,7 @@ export async function aetherImageSpec(stageDir: string): Promise<ImageSpec> {
     // …and as `wget`: the node-proxy pod's readiness probe asks Envoy's loopback admin /ready.
     { path: "/bin/wget", source: await ensurePeer("busybox"), mode: 0o755 },
     ...await imageLibraries(),
+    await cniForwarderFile(stageDir),
   );
   return {
     name: imageNames.aether,
