@@ -154,6 +154,7 @@ export function cniCapture(opts: {
   socketPath: string;
   captured: CapturedWait;
   logger: Logger;
+  readTimeoutMs?: number;
 }): CniCapture {
   const source = new CniSource({ dir: `${opts.stateDir}/cni-pods`, logger: opts.logger });
   const server = new CniServer({ ...opts, source });

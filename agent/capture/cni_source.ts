@@ -132,6 +132,7 @@ export class CniSource implements Source {
     const key = `${a.namespace}/${a.name}`;
     await this.#queue(async () => {
       const path = this.#path(key), tmp = `${path}.tmp`;
+      await Deno.mkdir(this.dir, { recursive: true });
       await Deno.writeTextFile(tmp, JSON.stringify(o) + "\n", { mode: 0o600 });
       await Deno.rename(tmp, path);
     });
