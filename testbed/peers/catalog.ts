@@ -162,6 +162,17 @@ export const goPeers: Record<string, GoPeer> = {
     coldMinutes: 1,
     env: staticEnv,
   },
+  // libcni's own driver (containerd 1.6 vendors libcni v1.1.1; v1.1.2 is that line's last): runs a
+  // conflist's plugins the way the runtime does, for the CNI plugin's invocation tests.
+  cnitool: {
+    name: "cnitool",
+    tools: "cnitool",
+    module: "github.com/containernetworking/cni",
+    pkg: "github.com/containernetworking/cni/cnitool",
+    kind: "build",
+    coldMinutes: 1,
+    env: staticEnv,
+  },
   egctl: {
     name: "egctl",
     tools: "envoy-gateway",

@@ -54,6 +54,7 @@ export const peerSets: Readonly<Record<string, readonly string[]>> = {
     "istio-echo-server",
     "istio-echo-client",
     "metallb-controller",
+    "cnitool",
     ...NODE,
   ],
 };
