@@ -230,6 +230,7 @@ Deno.test("chain: agent down → the runtime gets error 11 saying what to do", a
     n.gate("shop/web").resolve();
     const again = await n.cni("add", "web", path);
     assert.equal(again.code, 0, again.stderr);
+    assert.equal((await n.cni("del", "web", path)).code, 0);
   } finally {
     await n.close();
   }

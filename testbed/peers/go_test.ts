@@ -57,6 +57,7 @@ Deno.test("every Go peer's tools module pins the expected release", async () => 
     "echo-basic-static": "v1.5.1",
     "metallb-controller": "v0.15.2",
     fortio: "v1.75.3",
+    cnitool: "v1.1.2",
   };
   assert.deepEqual(Object.keys(goPeers).sort(), Object.keys(want).sort());
   for (const [name, peer] of Object.entries(goPeers)) {
