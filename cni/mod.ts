@@ -1,8 +1,9 @@
 /**
  * aether's CNI plugin, as the node agent uses it: the handling of a forwarded invocation
  * (handler.ts), the wire to the plugin binary (protocol.ts), the CNI facts (spec.ts) and the
- * plugin's configuration keys (conf.ts). The binaries themselves are cni/main.ts (`deno
- * compile`) and the static forwarder cni/forwarder.c; the installer is cni/install.ts.
+ * plugin's configuration keys (conf.ts); the plugin as cni/main.ts runs it (forward.ts) and the
+ * installer (install.ts, conflist.ts). The binaries themselves are cni/main.ts (`deno compile`)
+ * and the static forwarder cni/forwarder.c.
  * @module
  */
 export { type Attachments, handleCni, type PodAttachment, resultIps } from "./handler.ts";
@@ -25,3 +26,6 @@ export {
   parseConf,
   POD_ANNOTATIONS_CAPABILITY,
 } from "./conf.ts";
+export { runPlugin } from "./forward.ts";
+export { installOnce, uninstall, watchInstall } from "./install.ts";
+export { pluginEntry } from "./conflist.ts";

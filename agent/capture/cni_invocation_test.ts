@@ -12,10 +12,8 @@ import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { buildCniForwarder } from "../../testbed/cni_forwarder.ts";
 import { Logger } from "../../lib/log/mod.ts";
 import type { SourceRevision } from "../../lib/source/mod.ts";
-import { installOnce } from "../../cni/install.ts";
-import { pluginEntry } from "../../cni/conflist.ts";
 import { deferred, podArgs } from "../../cni/_test_utils.ts";
-import type { PodAttachment } from "../../cni/mod.ts";
+import { installOnce, pluginEntry, type PodAttachment } from "../../cni/mod.ts";
 import { type CniCapture, cniCapture } from "./cni_server.ts";
 
 interface Ran {

@@ -7,9 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Logger } from "../../lib/log/mod.ts";
 import type { SourceRevision } from "../../lib/source/mod.ts";
-import { runPlugin } from "../../cni/forward.ts";
 import { deferred, pluginConf, podEnv, PREV_RESULT } from "../../cni/_test_utils.ts";
-import type { PodAttachment } from "../../cni/mod.ts";
+import { type PodAttachment, runPlugin } from "../../cni/mod.ts";
 import { type CapturedWait, cniCapture } from "./cni_server.ts";
 
 const enc = new TextEncoder();
