@@ -60,6 +60,22 @@ Deno.test("ADD past the bound, or a failed capture: error 11 saying what to do",
   assert.match(failed.msg, /could not capture shop\/api: netns gone/);
 });
 
+Deno.test("a wait that rejects once told to stop (as the capture sink's does) is no loose end", async () => {
+  const store = new FakeAttachments();
+  let aborted = false;
+  store.captured = (_pod, signal) =>
+    new Promise((_, reject) =>
+      signal.addEventListener("abort", () => {
+        aborted = true;
+        reject(new Error("aborted: not captured yet"));
+      })
+    );
+  const r = errorOf(await call(store, podEnv("ADD", "web"), pluginConf({ timeoutSeconds: 0.05 })));
+  assert.equal(r.code, 11);
+  assert.equal(aborted, true);
+  await tick(); // an unhandled rejection would fail the test here
+});
+
 Deno.test("skipped: not a pod, excluded namespaces, opted-out pods (prevResult, no capture)", async () => {
   const cases: [string, Record<string, string>, Record<string, unknown>][] = [
     ["not Kubernetes", { ...podEnv("ADD", "x"), CNI_ARGS: "" }, pluginConf()],

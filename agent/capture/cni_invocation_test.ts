@@ -14,7 +14,12 @@ import { Logger } from "../../lib/log/mod.ts";
 import type { SourceRevision } from "../../lib/source/mod.ts";
 import { deferred, podArgs } from "../../cni/_test_utils.ts";
 import { installOnce, pluginEntry, type PodAttachment } from "../../cni/mod.ts";
-import { type CniCapture, cniCapture } from "./cni_server.ts";
+import { type CapturedWait, type CniCapture, cniCapture } from "./cni_server.ts";
+import type { CniSource } from "./cni_source.ts";
+import { Registry } from "../../lib/metrics/mod.ts";
+import { Engine, MergedSource } from "../../lib/engine/mod.ts";
+import { MemorySource } from "../../testbed/memory_source.ts";
+import { CaptureSink, NftApplier } from "./mod.ts";
 
 interface Ran {
   code: number;
@@ -76,17 +81,21 @@ async function node(keys: { timeoutSeconds?: number } = {}) {
   const waits: PodAttachment[] = [];
   const revisions: SourceRevision[] = [];
   let agent: CniCapture | undefined;
-  const start = async () => {
+  /** Starts the agent; by default `captured` waits on the pod's gate, the source stands alone. */
+  const start = async (o: {
+    captured?: CapturedWait;
+    run?: (source: CniSource) => Promise<void>;
+  } = {}) => {
     agent = cniCapture({
       stateDir: join(root, "state"),
       socketPath,
       logger: new Logger("test", () => {}),
-      captured: (pod) => {
+      captured: o.captured ?? ((pod) => {
         waits.push(pod);
         return gate(`${pod.namespace}/${pod.name}`).promise;
-      },
+      }),
     });
-    await agent.source.start((r) => revisions.push(r));
+    await (o.run ?? ((s) => s.start((r) => revisions.push(r))))(agent.source);
     await agent.server.start();
   };
   const stopAgent = async () => {
@@ -130,6 +139,7 @@ async function node(keys: { timeoutSeconds?: number } = {}) {
   };
   return {
     root,
+    host,
     binDir,
     socketPath,
     gate,
@@ -350,6 +360,83 @@ Deno.test("chain: concurrent ADDs; a restarted agent reloads its pods from the s
     for (const [i, p] of pods.entries()) assert.equal((await n.cni("del", p, paths[i])).code, 0);
     assert.deepEqual(n.names(), []);
   } finally {
+    await n.close();
+  }
+});
+
+Deno.test("chain + capture sink: the ADD returns once the pod's nft table is in its netns", async () => {
+  const nft = await ensurePeer("nft");
+  const ip = await ensurePeer("ip");
+  const n = await node();
+  const quiet = new Logger("test", () => {}, "error");
+  const metrics = new Registry();
+  const sink = new CaptureSink({
+    nodeName: "n1",
+    applier: new NftApplier(),
+    logger: quiet,
+    metrics,
+    every: () => () => {},
+  });
+  const engine = new Engine({
+    logger: quiet,
+    metrics,
+    resolve: { meshDomain: "aether.internal" },
+    sinks: [sink],
+  });
+  const api = new MemorySource([
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "echo", namespace: "shop" },
+      spec: { clusterIP: "10.96.0.10", ports: [{ name: "http", port: 80, protocol: "TCP" }] },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Pod",
+      // As the API server has it while the sandbox is made: no IP yet, no netns annotation.
+      metadata: { name: "web", namespace: "shop", uid: "uid-web" },
+      spec: { nodeName: "n1" },
+      status: { phase: "Pending" },
+    },
+  ]);
+  let merged: MergedSource | undefined;
+  try {
+    await n.start({
+      // What the node agent wires: wait for the capture sink to have the pod's table in place.
+      captured: (pod, signal) => sink.whenCaptured(pod.netnsPath, signal).then(() => {}),
+      run: async (cni) => {
+        merged = new MergedSource([{ origin: "kube", source: api }, {
+          origin: "cni",
+          source: cni,
+        }]);
+        await merged.start((r) => void engine.apply(r));
+      },
+    });
+    const path = await n.netns("web");
+    const table = () =>
+      exec(ip, [
+        "netns",
+        "exec",
+        path.split("/").pop()!,
+        nft,
+        "-j",
+        "list",
+        "table",
+        "inet",
+        "aether",
+      ]);
+    assert.notEqual((await table()).code, 0, "no table before the ADD");
+    const add = await n.cni("add", "web", path);
+    assert.equal(add.code, 0, add.stderr);
+    const listed = await table();
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /10\.96\.0\.10/, "the Service VIP is in the pod's capture set");
+    assert.equal(sink.pod(path)?.state, "captured");
+    assert.equal((await n.cni("del", "web", path)).code, 0);
+  } finally {
+    await n.stopAgent();
+    await merged?.stop();
+    sink.close();
     await n.close();
   }
 });

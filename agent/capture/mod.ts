@@ -15,3 +15,5 @@ export { type ApplyOutcome, type CaptureApplier, NftApplier } from "./applier.ts
 export { CaptureError, type NftResult } from "./ffi.ts";
 export { DEFAULT_CAPTURE_PORT, meshCaptureSpec, type MeshSpecOptions } from "./mesh_spec.ts";
 export { CaptureSink, type CaptureSinkOptions, type Every, type PodCapture } from "./sink.ts";
+export { type CapturedWait, type CniCapture, cniCapture, CniServer } from "./cni_server.ts";
+export { CniSource } from "./cni_source.ts";
