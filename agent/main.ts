@@ -55,6 +55,8 @@ flags:
                            to the node proxy (nftables in the pod's netns; docs/capture.md)
   --capture-dns <ip>       (node, with --capture) a cluster DNS server IP whose queries from pods
                            go to this agent's --dns-address instead (repeatable)
+  --cni-socket <path>      (node, with --capture) the CNI plugin's socket: pods are learnt from
+                           aether's CNI plugin, each ADD waits for its capture
 ${limitFlagsUsage}`;
 
 async function main(args: string[]): Promise<number> {
@@ -92,6 +94,7 @@ async function main(args: string[]): Promise<number> {
       "spiffe-id-template": { type: "string" },
       capture: { type: "boolean" },
       "capture-dns": { type: "string", multiple: true },
+      "cni-socket": { type: "string" },
       help: { type: "boolean", short: "h" },
       ...limitFlagSpecs,
     },
@@ -141,6 +144,7 @@ async function main(args: string[]): Promise<number> {
       spiffeIdTemplate: values["spiffe-id-template"],
       capture: values.capture,
       captureDns: values["capture-dns"],
+      cniSocket: values["cni-socket"],
     })
     : await (await import("./edge/mod.ts")).runStandalone({
       ...common,

@@ -24,7 +24,8 @@ import {
   WorkloadApiClient,
 } from "../identity/mod.ts";
 import { bundleSecret, svidSecret } from "../xds/translate/mod.ts";
-import { CaptureSink, DEFAULT_CAPTURE_PORT, NftApplier } from "../capture/mod.ts";
+import { CaptureSink, cniCapture, DEFAULT_CAPTURE_PORT, NftApplier } from "../capture/mod.ts";
+import { MergedSource } from "../../lib/engine/mod.ts";
 
 /** Options of `agent node`. */
 export interface NodeAgentOptions extends SourceFlags {
@@ -70,6 +71,12 @@ export interface NodeAgentOptions extends SourceFlags {
    * sends to this agent's DNS responder (`--dns-address`) instead. Empty: pods' DNS untouched.
    */
   captureDns?: string[];
+  /**
+   * --cni-socket: with --capture, where the CNI plugin reaches this agent (e.g.
+   * `/run/aether/cni.sock`): pods are learnt from the plugin (their netns, IPs), and a pod's ADD
+   * returns only once its capture is in place (docs/capture.md).
+   */
+  cniSocket?: string;
 }
 
 /**
@@ -118,6 +125,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     "aether_xds_invalid_resources_total",
     "Resources left out of a snapshot.",
   );
+  if (opts.cniSocket && !opts.capture) throw new Error("--cni-socket needs --capture");
   let scheme: IdentityScheme | undefined;
   if (opts.spireAdminSocket) {
     if (!opts.trustDomain) throw new Error("--spire-admin-socket needs --trust-domain");
@@ -226,12 +234,29 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     }),
   });
 
-  const source = opts.source ?? await configSource(opts, {
+  const configured = opts.source ?? await configSource(opts, {
     logger,
     metrics,
     nodeName: opts.nodeName,
     keepDir: join(runtime.stateDir, "last-good"),
   });
+  // The plugin's pods are a partition of their own; its server starts first, so an ADD that
+  // comes while the API server is still listing waits for its capture like any other.
+  const cni = capture && opts.cniSocket
+    ? cniCapture({
+      stateDir: runtime.stateDir,
+      socketPath: opts.cniSocket,
+      logger: logger.child("cni"),
+      captured: (pod, signal) => capture.whenCaptured(pod.netnsPath, signal).then(() => {}),
+    })
+    : undefined;
+  if (cni) await cni.server.start();
+  const source = cni
+    ? new MergedSource([
+      { origin: "config", source: configured },
+      { origin: "cni", source: cni.source },
+    ])
+    : configured;
   await source.start((snap) => engine.apply(snap));
   await runtime.startEnvoy();
   return {
@@ -241,6 +266,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     metrics,
     status,
     close: async (c) => {
+      await cni?.close();
       await source.stop();
       // The pods' tables stay: an agent that stops never takes the capture with it.
       capture?.close();
