@@ -75,7 +75,7 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
     );
 
     await t.step("flags of parts not built yet refuse to render", async () => {
-      for (const flag of ["transparentCapture", "generateMeshServices"]) {
+      for (const flag of ["generateMeshServices"]) {
         const r = await exec(helm, ["template", "aether", chart, "--set", `${flag}=true`]);
         assert(r.code !== 0 && r.stderr.includes(`${flag} is not built yet`), r.stderr);
       }
@@ -136,6 +136,21 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
       assertEquals(
         env.find((e: Any) => e.name === "NODE_NAME").valueFrom.fieldRef.fieldPath,
         "spec.nodeName",
+      );
+      // Transparent capture (on by default): the agent programs pods' netns and learns pods
+      // from the CNI plugin, which its installer container puts on the node.
+      const [agentC, install] = ds.spec.template.spec.containers;
+      for (const flag of ["--capture", "--cni-socket=/run/aether/cni.sock"]) {
+        assert(agentC.args.includes(flag), agentC.args.join(" "));
+      }
+      assertEquals(install.name, "cni-install");
+      assert(install.args.includes(`--exclude-namespace=${NS}`), install.args.join(" "));
+      const hostPaths = Object.fromEntries(
+        ds.spec.template.spec.volumes.map((v: Any) => [v.name, v.hostPath?.path]),
+      );
+      assertEquals(
+        [hostPaths.netns, hostPaths["cni-bin"], hostPaths["cni-conf"], hostPaths.state],
+        ["/run/netns", "/opt/cni/bin", "/etc/cni/net.d", "/var/lib/aether"],
       );
     });
 

@@ -14,7 +14,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 
 {{/* Refuse flags of parts that are not built yet. */}}
 {{- define "aether.unbuilt" -}}
-{{- range $flag := list "transparentCapture" "generateMeshServices" }}
+{{- range $flag := list "generateMeshServices" }}
 {{- if index $.Values $flag }}
 {{- fail (printf "%s is not built yet in aether; set it to false (docs/kubernetes.md)" $flag) }}
 {{- end }}
