@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { imageNames, withCluster } from "../testbed/cluster/mod.ts";
+import { chartNodeValues, imageNames, withCluster } from "../testbed/cluster/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
 import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
 import { request } from "./http_client.ts";
@@ -78,6 +78,7 @@ Deno.test({
           "--set=image.pullPolicy=Never",
           "--set=agent.gamma=true",
           "--set=controller.replicas=1",
+          ...chartNodeValues(c.layout),
         ]);
 
         await rollout(c.kubeconfig, ns, "deployment/aether-controller");

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { imageNames } from "../testbed/cluster/mod.ts";
+import { chartNodeValues, imageNames } from "../testbed/cluster/mod.ts";
 import type { Cluster } from "../testbed/cluster/mod.ts";
 import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
@@ -178,6 +178,7 @@ export async function setUp(c: Cluster, sets: string[] = []): Promise<HaEnv> {
     "--set=image.pullPolicy=Never",
     "--set=agent.gamma=true",
     "--set=controller.replicas=1",
+    ...chartNodeValues(c.layout),
     ...sets.map((s) => `--set=${s}`),
   ]);
   try {

@@ -100,3 +100,17 @@ export const kubeletSysctls = ["vm.overcommit_memory", "kernel.panic", "kernel.p
 
 /** containerd 1.6 hard-wires shim sockets and fifos here, whatever its `state` says. */
 export const containerdRunDirs = ["/run/containerd/fifo", "/run/containerd/s", "/run/containerd"];
+
+/**
+ * The chart values that fit this node (`--set` arguments): its CNI folders, where aether's CNI
+ * plugin goes, and its cluster DNS address, whose queries captured pods send to the node agent.
+ * Everything else stays the chart's default, as a user's install would.
+ */
+export function chartNodeValues(l: Layout): string[] {
+  const p = paths(l);
+  return [
+    `--set=cni.binDir=${p.cniBinDir}`,
+    `--set=cni.confDir=${p.cniConfDir}`,
+    `--set=capture.clusterDns={${l.bridgeIp}}`,
+  ];
+}

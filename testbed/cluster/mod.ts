@@ -228,6 +228,6 @@ export async function clusterStatus(opts: ClusterOptions = {}): Promise<ClusterS
   };
 }
 export { archiveLayerPaths } from "./oci.ts";
-export { paths } from "./layout.ts";
+export { chartNodeValues, paths } from "./layout.ts";
 export { readSysctls } from "./node.ts";
 export { openApi, poll } from "./api.ts";
