@@ -92,6 +92,8 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
       "agent.gamma=true",
       "--set",
       "injectPodNdots=true",
+      "--set",
+      "transparentCapture=true",
     ]);
     assertEquals(rendered.code, 0, rendered.stderr);
     const docs: Any[] = parseAllDocuments(rendered.stdout).map((d) => d.toJS()).filter(Boolean);
