@@ -2,7 +2,8 @@
  * aether's CNI plugin, as the node agent uses it: the handling of a forwarded invocation
  * (handler.ts), the wire to the plugin binary (protocol.ts), the CNI facts (spec.ts) and the
  * plugin's configuration keys (conf.ts); the plugin as cni/main.ts runs it (forward.ts) and the
- * installer (install.ts, conflist.ts). The binaries themselves are cni/main.ts (`deno compile`)
+ * installer (install.ts, conflist.ts) and its check whether aether is being uninstalled
+ * (uninstall_check.ts). The binaries themselves are cni/main.ts (`deno compile`)
  * and the static forwarder cni/forwarder.c.
  * @module
  */
@@ -28,4 +29,12 @@ export {
 } from "./conf.ts";
 export { runPlugin } from "./forward.ts";
 export { installOnce, uninstall, watchInstall } from "./install.ts";
+export {
+  type DaemonSetRef,
+  inClusterGet,
+  type KubeGet,
+  parseDaemonSetRef,
+  releaseUninstalling,
+  type UninstallVerdict,
+} from "./uninstall_check.ts";
 export { pluginEntry } from "./conflist.ts";
