@@ -5,7 +5,8 @@
  * written to a temp file with the original's mode, then renamed). `watchInstall` repeats that
  * whenever either dir changes (`Deno.watchFs`: primary CNIs rewrite their file, e.g. on their own
  * upgrade) and every `resyncMs` in case an event was missed; on its way out it uninstalls only when
- * told to (`uninstallOnExit`): an agent restart or upgrade leaves the plugin in place, so new pods
+ * told to (`uninstallOnExit`, or when the function given there says so, asked then: see
+ * cni/uninstall_check.ts): an agent restart or upgrade leaves the plugin in place, so new pods
  * wait for the next agent rather than start uncaptured.
  * @module
  */
@@ -121,8 +122,11 @@ export interface WatchOptions extends InstallOptions {
   signal: AbortSignal;
   /** A pass this often even without events (default 30 s). */
   resyncMs?: number;
-  /** Remove entry and binary when `signal` aborts (an uninstall; not an upgrade or restart). */
-  uninstallOnExit?: boolean;
+  /**
+   * Remove entry and binary when `signal` aborts (an uninstall; not an upgrade or restart); a
+   * function is asked then, once the watch stopped (a rejection keeps them).
+   */
+  uninstallOnExit?: boolean | (() => Promise<boolean>);
   /** Told of every pass that changed something, or failed. */
   onPass?: (outcome: InstallOutcome | Error) => void;
 }
@@ -170,8 +174,9 @@ export async function watchInstall(o: WatchOptions): Promise<void> {
     clearInterval(resync);
     await running;
   }
-  if (o.uninstallOnExit) {
+  const when = o.uninstallOnExit;
+  if (typeof when === "function" ? await when().catch(() => false) : when) {
     const edited = await uninstall(o);
     log?.info("cni uninstalled", { confs: edited });
-  }
+  } else if (when) log?.info("cni left installed");
 }

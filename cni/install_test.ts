@@ -120,7 +120,10 @@ Deno.test("uninstall: every conflist loses the entry, the binary goes", async ()
 });
 
 /** A watchInstall under test: its passes, and a wait for one that meets a condition. */
-function watched(n: Awaited<ReturnType<typeof node>>, uninstallOnExit = false) {
+function watched(
+  n: Awaited<ReturnType<typeof node>>,
+  uninstallOnExit: boolean | (() => Promise<boolean>) = false,
+) {
   const passes: (InstallOutcome | Error)[] = [];
   let wake = () => {};
   const stop = new AbortController();
@@ -187,6 +190,38 @@ Deno.test("watch: with uninstallOnExit, stopping removes entry and binary", asyn
     await w.done;
     assert.deepEqual(await types(first), ["bridge", "portmap"]);
     assert.deepEqual([...Deno.readDirSync(n.binDir)], []);
+  } finally {
+    await Deno.remove(n.root, { recursive: true });
+  }
+});
+
+Deno.test("watch: uninstallOnExit as a question, asked once on the way out", async () => {
+  const n = await node();
+  const first = join(n.confDir, "10-pods.conflist");
+  try {
+    await Deno.writeTextFile(first, JSON.stringify(bridge));
+    for (const answer of [false, "throws", true] as const) {
+      let asked = 0;
+      const w = watched(n, () => {
+        asked++;
+        return answer === "throws"
+          ? Promise.reject(new Error("no answer"))
+          : Promise.resolve(answer);
+      });
+      await w.until("installed", async () => (await types(first)).includes("aether-cni"));
+      assert.equal(asked, 0, "not asked while running");
+      w.stop.abort();
+      await w.done;
+      assert.equal(asked, 1);
+      const bin = [...Deno.readDirSync(n.binDir)].map((e) => e.name);
+      if (answer === true) {
+        assert.deepEqual(await types(first), ["bridge", "portmap"]);
+        assert.deepEqual(bin, []);
+      } else {
+        assert.deepEqual(await types(first), ["bridge", "portmap", "aether-cni"], String(answer));
+        assert.deepEqual(bin, ["aether-cni"]);
+      }
+    }
   } finally {
     await Deno.remove(n.root, { recursive: true });
   }
