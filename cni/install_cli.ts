@@ -4,13 +4,16 @@
  *
  *   install   [--cni-bin-dir <dir>] [--cni-conf-dir <dir>] [--plugin <binary>]
  *             [--socket <path>] [--timeout-seconds <s>] [--exclude-namespace <ns>]…
- *             [--once] [--uninstall-on-exit] [--resync-seconds <s>]
+ *             [--once] [--uninstall-on-exit | --uninstall-when-gone <ns>/<daemonset>]
+ *             [--resync-seconds <s>]
  *   uninstall [--cni-bin-dir <dir>] [--cni-conf-dir <dir>]
  *
  * `install` installs, then keeps watching until SIGTERM or SIGINT (`--once`: one pass). Excluded
  * namespaces default to kube-system and `$POD_NAMESPACE` (aether's own, from the downward API).
  * `--uninstall-on-exit` is the uninstall switch: without it (an upgrade, a restart) the plugin
- * stays, and new pods wait for the next agent.
+ * stays, and new pods wait for the next agent. `--uninstall-when-gone` (the chart's) decides on
+ * the way out: entry and binary go when that DaemonSet is gone or being deleted, asked of the API
+ * server with the pod's service account (cni/uninstall_check.ts); with no answer they stay.
  * @module
  */
 import { parseArgs } from "node:util";
@@ -21,11 +24,18 @@ import {
   DEFAULT_TIMEOUT_SECONDS,
 } from "./conf.ts";
 import { installOnce, uninstall, watchInstall } from "./install.ts";
+import {
+  type DaemonSetRef,
+  inClusterGet,
+  parseDaemonSetRef,
+  releaseUninstalling,
+} from "./uninstall_check.ts";
 
 const usage =
   `usage: cni/main.ts install [--cni-bin-dir <dir>] [--cni-conf-dir <dir>] [--plugin <binary>]
          [--socket <path>] [--timeout-seconds <s>] [--exclude-namespace <ns>]...
-         [--once] [--uninstall-on-exit] [--resync-seconds <s>]
+         [--once] [--uninstall-on-exit | --uninstall-when-gone <ns>/<daemonset>]
+         [--resync-seconds <s>]
        cni/main.ts uninstall [--cni-bin-dir <dir>] [--cni-conf-dir <dir>]
 
   --cni-bin-dir <dir>        the node's CNI bin dir as mounted (default /host/opt/cni/bin)
@@ -37,6 +47,10 @@ const usage =
                              ${DEFAULT_EXCLUDED_NAMESPACES.join(", ")} and $POD_NAMESPACE)
   --once                     one pass, then exit
   --uninstall-on-exit        remove entry and binary on SIGTERM (uninstall; not for upgrades)
+  --uninstall-when-gone <ns>/<daemonset>
+                             on SIGTERM, remove them only when that DaemonSet is gone or being
+                             deleted (asked of the API server with the pod's service account;
+                             kept when it cannot be asked)
   --resync-seconds <s>       a pass this often besides file events (default 30)`;
 
 /** Runs `install`/`uninstall` with `args` (its name first); returns the exit code. */
@@ -52,6 +66,7 @@ export async function installCommand(args: string[]): Promise<number> {
       "exclude-namespace": { type: "string", multiple: true },
       once: { type: "boolean" },
       "uninstall-on-exit": { type: "boolean" },
+      "uninstall-when-gone": { type: "string" },
       "resync-seconds": { type: "string", default: "30" },
       help: { type: "boolean", short: "h" },
     },
@@ -65,6 +80,21 @@ export async function installCommand(args: string[]): Promise<number> {
   if (args[0] === "uninstall") {
     logger.info("cni uninstalled", { confs: await uninstall(dirs) });
     return 0;
+  }
+  let gone: DaemonSetRef | undefined;
+  try {
+    gone = values["uninstall-when-gone"] === undefined
+      ? undefined
+      : parseDaemonSetRef(values["uninstall-when-gone"]);
+  } catch (e) {
+    console.error(`cni install: --uninstall-when-gone: ${(e as Error).message}\n\n${usage}`);
+    return 2;
+  }
+  if (gone && values["uninstall-on-exit"]) {
+    console.error(
+      `cni install: --uninstall-on-exit or --uninstall-when-gone, not both\n\n${usage}`,
+    );
+    return 2;
   }
   const timeoutSeconds = Number(values["timeout-seconds"]);
   const resync = Number(values["resync-seconds"]);
@@ -95,7 +125,20 @@ export async function installCommand(args: string[]): Promise<number> {
     ...o,
     signal: stop.signal,
     resyncMs: resync * 1000,
-    uninstallOnExit: values["uninstall-on-exit"] === true,
+    uninstallOnExit: gone ? () => uninstalling(gone, logger) : values["uninstall-on-exit"] === true,
   });
   return 0;
+}
+
+/** Whether `ds` is gone or going, logged; `KUBERNETES_SERVICE_*` and the pod's token. */
+async function uninstalling(ds: DaemonSetRef, logger: Logger): Promise<boolean> {
+  const v = await releaseUninstalling(ds, inClusterGet());
+  if (!v.known) {
+    logger.warn("cannot tell whether aether is being uninstalled: leaving the plugin installed", {
+      reason: v.reason,
+    });
+  } else {logger.info(v.uninstalling ? "aether is being uninstalled" : "not an uninstall", {
+      reason: v.reason,
+    });}
+  return v.uninstalling;
 }

@@ -1,6 +1,7 @@
 /**
  * cni/main.ts as a process: the plugin (stdin, stdout, exit code as a runtime sees them) and the
- * `install --once` / `uninstall` subcommands.
+ * `install --once` / `uninstall` subcommands, and `install --uninstall-when-gone` with no API
+ * server to ask (the plugin stays).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -59,6 +60,49 @@ Deno.test("cni/main.ts install --once, then uninstall", async () => {
     assert.equal(JSON.parse(await Deno.readTextFile(list)).plugins.length, 1);
     const bad = await run(["install", "--once", ...dirs, "--timeout-seconds", "500"], {});
     assert.equal(bad.code, 2);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("cni/main.ts install --uninstall-when-gone: no API server to ask keeps the plugin", async () => {
+  const root = await Deno.makeTempDir({ prefix: "aether-cni-main-" });
+  try {
+    const binDir = join(root, "bin"), confDir = join(root, "net.d");
+    await Deno.mkdir(confDir, { recursive: true });
+    const list = join(confDir, "10-pods.conflist");
+    await Deno.writeTextFile(list, JSON.stringify({ name: "p", plugins: [{ type: "bridge" }] }));
+    const plugin = join(root, "plugin");
+    await Deno.writeTextFile(plugin, "binary");
+    const dirs = ["--cni-bin-dir", binDir, "--cni-conf-dir", confDir, "--plugin", plugin];
+    const flag = "--uninstall-when-gone";
+    for (const bad of [[flag, "aether-agent"], [flag, "a/b", "--uninstall-on-exit"]]) {
+      assert.equal((await run(["install", "--once", ...dirs, ...bad], {})).code, 2, bad.join(" "));
+    }
+    // A closed port: the check gets no answer (nor a token, outside a pod).
+    const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = String(closed.addr.port);
+    closed.close();
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", main, "install", ...dirs, flag, "aether-system/aether-agent"],
+      env: { NO_COLOR: "1", KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: port },
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const installed = async () =>
+      (await Deno.readTextFile(list)).includes("aether-cni") &&
+      await Deno.stat(join(binDir, "aether-cni")).then(() => true, () => false);
+    for (let i = 0; !(await installed()); i++) {
+      assert.ok(i < 600, "installed within a minute");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill("SIGTERM");
+    const out = await child.output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, stderr);
+    assert.ok(await installed(), "left installed");
+    assert.match(stderr, /cannot tell whether aether is being uninstalled/);
+    assert.match(stderr, /cni left installed/);
   } finally {
     await Deno.remove(root, { recursive: true });
   }
