@@ -6,7 +6,8 @@
  * drifted (missing, foreign pieces, other elements). One pod's failure (its netns gone) is that
  * pod's state; the others apply. Per-pod state is {@link CaptureSink.pods} (for `/debug/capture`),
  * totals are Prometheus metrics, and {@link CaptureSink.whenCaptured} is what the CNI plugin's
- * ADD waits on. {@link CaptureSink.close} leaves the tables in place.
+ * ADD waits on. {@link CaptureSink.close} leaves the tables in place; {@link CaptureSink.removeAll}
+ * (an uninstall) takes them all away.
  * @module
  */
 import type { Resolved, Sink } from "../../lib/engine/mod.ts";
@@ -156,6 +157,7 @@ export class CaptureSink implements Sink {
   }
 
   apply({ input, result }: Resolved): void {
+    if (this.#closed) return;
     const o = this.#o;
     // A new MeshIR object is a new revision of it; an invalid DNS option throws here, before
     // any pod is touched (the engine reports it and this sink keeps what it has).
@@ -236,6 +238,22 @@ export class CaptureSink implements Sink {
     this.#applyPod(e, true);
   }
 
+  /**
+   * Removes every pod's table and forgets the pods (aether is being uninstalled: the node proxy's
+   * capture listeners go with it, and a pod whose mesh traffic still went there would lose it);
+   * revisions after it are ignored. Returns the pods whose table went, and those whose removal
+   * failed (logged). {@link close} is still to be called.
+   */
+  removeAll(): { removed: string[]; failed: string[] } {
+    this.#closed = true;
+    const out = { removed: [] as string[], failed: [] as string[] };
+    for (const e of this.pods().map((p) => this.#pods.get(p.key)!)) {
+      (this.#remove(e) ? out.removed : out.failed).push(e.pod.key);
+    }
+    this.#gauges();
+    return out;
+  }
+
   /** Stops the repair timer, rejects the waiters and frees the applier; the tables stay. */
   close(): void {
     this.#closed = true;
@@ -301,12 +319,13 @@ export class CaptureSink implements Sink {
     p.error = message;
   }
 
-  #remove(e: Entry): void {
+  #remove(e: Entry): boolean {
     this.#pods.delete(e.pod.key);
     try {
       this.#o.applier.remove(e.pod.netnsPath);
       this.#m.removals.inc();
       this.#o.logger.info("capture removed", { pod: e.pod.key, netns: e.pod.netnsPath });
+      return true;
     } catch (err) {
       this.#m.failures.inc({ code: err instanceof CaptureError ? err.code : "error" });
       this.#o.logger.warn("capture removal failed", {
@@ -314,6 +333,7 @@ export class CaptureSink implements Sink {
         netns: e.pod.netnsPath,
         error: err instanceof Error ? err.message : String(err),
       });
+      return false;
     }
   }
 

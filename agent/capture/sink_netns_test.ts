@@ -2,7 +2,8 @@
  * The capture sink with the FFI applier on real network namespaces (root; peers `ip`, `nft`):
  * two pods captured from one resolved revision, a table deleted by hand and another tampered
  * with repaired on the next timer tick (read back by the CLI, and by traffic), a pod whose netns
- * went away failing alone while the other syncs, and its removal once it left.
+ * went away failing alone while the other syncs, its removal once it left, and `removeAll` (an
+ * uninstall) leaving no table and the VIP reached directly.
  */
 import assert from "node:assert/strict";
 import { Logger } from "../../lib/log/mod.ts";
@@ -77,6 +78,12 @@ Deno.test("capture sink on real netns: apply, repair drift, survive a gone netns
     assert.deepEqual(sink.pods().map((p) => p.key), ["app/a"]);
     assert.equal(applier.contexts, 1);
     assert.equal(metrics.counter("aether_capture_removals_total", "").get(), 1);
+
+    // An uninstall: every table goes, and a's VIP traffic goes where it is addressed again.
+    assert.deepEqual(sink.removeAll(), { removed: ["app/a"], failed: [] });
+    assert.equal(await a.listed(), undefined);
+    assert.deepEqual(await probe(), { "tcp 10.96.0.10:80": "direct" });
+    assert.equal(applier.contexts, 0);
   } finally {
     sink.close();
     await a.remove();

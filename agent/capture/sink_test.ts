@@ -96,6 +96,42 @@ Deno.test("capture sink: a pod that left loses its table; a new sandbox replaces
   assert.equal(counter("aether_capture_removals_total"), 2);
 });
 
+Deno.test("capture sink: removeAll takes every table away, a failed pod's too; then ignores revisions", async () => {
+  const { applier, sink, timer, counter, gauge, lines } = setup();
+  applier.gone.add("/run/netns/gone");
+  const objects = [
+    ...services,
+    pod("app", "b", NODE, "/run/netns/b"),
+    pod("app", "a", NODE, "/run/netns/a"),
+    pod("app", "gone", NODE, "/run/netns/gone"),
+    pod("app", "stuck", NODE, "/run/netns/stuck"),
+  ];
+  sink.apply(resolved(objects, 1));
+  const remove = applier.remove.bind(applier);
+  applier.remove = (path) => {
+    if (path === "/run/netns/stuck") throw new Error("netlink says no");
+    remove(path);
+  };
+  applier.calls.length = 0;
+  assert.deepEqual(sink.removeAll(), {
+    removed: ["app/a", "app/b", "app/gone"],
+    failed: ["app/stuck"],
+  });
+  assert.deepEqual([...applier.tables.keys()], ["/run/netns/stuck"]);
+  assert.deepEqual(sink.pods(), []);
+  assert.equal(counter("aether_capture_removals_total"), 3);
+  assert.equal(gauge("aether_capture_pods", { state: "captured" }), 0);
+  assert.ok(
+    lines.some((l) => l.includes("capture removal failed") && l.includes("netlink says no")),
+  );
+  applier.calls.length = 0;
+  sink.apply(resolved(objects, 2));
+  await timer.tick();
+  assert.deepEqual(applier.calls, [], "nothing applied again after removeAll");
+  sink.close();
+  assert.ok(applier.closed);
+});
+
 Deno.test("capture sink: a pod whose netns is gone fails alone and is retried", () => {
   const { applier, sink, counter, gauge, lines } = setup();
   applier.gone.add("/run/netns/gone");
