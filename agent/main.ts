@@ -57,6 +57,10 @@ flags:
                            go to this agent's --dns-address instead (repeatable)
   --cni-socket <path>      (node, with --capture) the CNI plugin's socket: pods are learnt from
                            aether's CNI plugin, each ADD waits for its capture
+  --uninstall-when-gone <ns>/<daemonset>
+                           (node, with --capture) on SIGTERM, remove every pod's capture table
+                           when that DaemonSet is gone or being deleted (aether is being
+                           uninstalled; asked of the API server); else, or with no answer, keep
 ${limitFlagsUsage}`;
 
 async function main(args: string[]): Promise<number> {
@@ -95,6 +99,7 @@ async function main(args: string[]): Promise<number> {
       capture: { type: "boolean" },
       "capture-dns": { type: "string", multiple: true },
       "cni-socket": { type: "string" },
+      "uninstall-when-gone": { type: "string" },
       help: { type: "boolean", short: "h" },
       ...limitFlagSpecs,
     },
@@ -145,6 +150,7 @@ async function main(args: string[]): Promise<number> {
       capture: values.capture,
       captureDns: values["capture-dns"],
       cniSocket: values["cni-socket"],
+      uninstallWhenGone: values["uninstall-when-gone"],
     })
     : await (await import("./edge/mod.ts")).runStandalone({
       ...common,

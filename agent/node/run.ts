@@ -24,7 +24,14 @@ import {
   WorkloadApiClient,
 } from "../identity/mod.ts";
 import { bundleSecret, svidSecret } from "../xds/translate/mod.ts";
-import { CaptureSink, cniCapture, DEFAULT_CAPTURE_PORT, NftApplier } from "../capture/mod.ts";
+import {
+  type CaptureApplier,
+  CaptureSink,
+  cniCapture,
+  DEFAULT_CAPTURE_PORT,
+  NftApplier,
+} from "../capture/mod.ts";
+import { parseDaemonSetRef, releaseUninstalling, type UninstallVerdict } from "../../cni/mod.ts";
 import { MergedSource } from "../../lib/engine/mod.ts";
 
 /** Options of `agent node`. */
@@ -77,6 +84,17 @@ export interface NodeAgentOptions extends SourceFlags {
    * returns only once its capture is in place (docs/capture.md).
    */
   cniSocket?: string;
+  /**
+   * --uninstall-when-gone `<namespace>/<daemonset>`: with --capture, when the agent stops and that
+   * DaemonSet is gone or being deleted (aether is being uninstalled, cni/uninstall_check.ts;
+   * asked over --kubeconfig, else in cluster) every pod's table is removed; otherwise, and when
+   * the API server cannot say, they stay for the next agent.
+   */
+  uninstallWhenGone?: string;
+  /** The question asked for --uninstall-when-gone instead of the API server (tests). */
+  uninstallCheck?: () => Promise<UninstallVerdict>;
+  /** The applier of --capture instead of nftables (tests). */
+  captureApplier?: CaptureApplier;
 }
 
 /**
@@ -126,6 +144,12 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     "Resources left out of a snapshot.",
   );
   if (opts.cniSocket && !opts.capture) throw new Error("--cni-socket needs --capture");
+  if (opts.uninstallWhenGone !== undefined && !opts.capture) {
+    throw new Error("--uninstall-when-gone needs --capture");
+  }
+  const uninstalling = opts.uninstallWhenGone === undefined
+    ? undefined
+    : opts.uninstallCheck ?? uninstallCheck(opts, parseDaemonSetRef(opts.uninstallWhenGone));
   let scheme: IdentityScheme | undefined;
   if (opts.spireAdminSocket) {
     if (!opts.trustDomain) throw new Error("--spire-admin-socket needs --trust-domain");
@@ -185,7 +209,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
   const capture = opts.capture
     ? new CaptureSink({
       nodeName: opts.nodeName,
-      applier: new NftApplier(),
+      applier: opts.captureApplier ?? new NftApplier(),
       logger: logger.child("capture"),
       metrics,
       capturePort: DEFAULT_CAPTURE_PORT,
@@ -266,14 +290,69 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     metrics,
     status,
     close: async (c) => {
+      // Asked while the CNI server and the source stop: no pod is captured anew after those.
+      const verdict = uninstalling?.().catch((e): UninstallVerdict => ({
+        uninstalling: false,
+        known: false,
+        reason: String(e),
+      }));
       await cni?.close();
       await source.stop();
-      // The pods' tables stay: an agent that stops never takes the capture with it.
+      // The pods' tables stay (an agent that stops never takes the capture with it) unless aether
+      // is being uninstalled.
+      const v = await verdict;
+      if (capture && v) {
+        const log = logger.child("capture");
+        if (!v.known) {
+          log.warn("cannot tell whether aether is being uninstalled: leaving the pods' tables", {
+            reason: v.reason,
+          });
+        }
+        if (v.uninstalling) {
+          const { removed, failed } = capture.removeAll();
+          log.info("aether is being uninstalled: pods' tables removed", {
+            reason: v.reason,
+            removed: removed.length,
+            failed,
+          });
+        } else log.info("pods' tables left in place", { reason: v.reason });
+      }
       capture?.close();
       identities?.close();
       own?.close();
       await runtime.close(c);
     },
+  };
+}
+
+/**
+ * --uninstall-when-gone's question, over lib/kube's client (loaded then): the agent's kubeconfig,
+ * else the pod's service account. Credentials that cannot be loaded are no answer.
+ */
+function uninstallCheck(
+  opts: Pick<NodeAgentOptions, "kubeconfig" | "kubeContext">,
+  ds: { namespace: string; name: string },
+): () => Promise<UninstallVerdict> {
+  return async () => {
+    const { KubeClient } = await import("../../lib/kube/mod.ts");
+    let client: InstanceType<typeof KubeClient>;
+    try {
+      client = new KubeClient(
+        opts.kubeconfig ? { kubeconfig: opts.kubeconfig, context: opts.kubeContext } : {
+          inCluster: true,
+        },
+      );
+    } catch (e) {
+      return { uninstalling: false, known: false, reason: `no API credentials: ${e}` };
+    }
+    try {
+      return await releaseUninstalling(
+        ds,
+        (path, signal) => client.request("GET", path, undefined, undefined, signal),
+      );
+    } finally {
+      client.close();
+    }
   };
 }
 
