@@ -4,7 +4,9 @@
  * and the chart's RBAC is exactly what the code reads and writes — the ClusterRoles list the
  * resources of lib/kube's kinds, and a controller (with the pod-ndots webhook's certificate
  * rounds) and a node-agent source running with the chart's ServiceAccount tokens on an
- * RBAC-enforcing API server do their work without a refusal.
+ * RBAC-enforcing API server do their work without a refusal (the node agent's token also reads
+ * its DaemonSet for `--uninstall-when-gone`, and no other; e2e/uninstall_check_test.ts walks
+ * helm's uninstall order).
  */
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
@@ -17,6 +19,7 @@ import { ROUTE_KINDS } from "../lib/gatewayapi/mod.ts";
 import { nodeKinds } from "../agent/config_source.ts";
 import { controllerDefaults, runController } from "../controller/mod.ts";
 import { podWebhookDefaults } from "../controller/webhook/mod.ts";
+import { releaseUninstalling } from "../cni/mod.ts";
 import { type Kube, startKube } from "./peers/kube.ts";
 import { exec, waitFor } from "./peers/proc.ts";
 
@@ -132,6 +135,20 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
       assertEquals(granted(agent, "list"), readable(NODE_KINDS));
       assertEquals(granted(agent, "watch"), readable(NODE_KINDS));
       assertEquals(granted(agent, "patch"), []);
+      assertEquals(granted(agent, "get"), []);
+      // --uninstall-when-gone: its own DaemonSet, read only, in the release namespace.
+      const uninstall = rest.find((d) =>
+        d.kind === "Role" && d.metadata.name.endsWith("uninstall")
+      );
+      assertEquals(uninstall.metadata.namespace, NS);
+      assertEquals(uninstall.rules, [
+        {
+          apiGroups: ["apps"],
+          resources: ["daemonsets"],
+          resourceNames: ["aether-agent"],
+          verbs: ["get"],
+        },
+      ]);
       const ds = rest.find((d) => d.kind === "DaemonSet");
       assertEquals(ds.spec.template.spec.hostNetwork, true);
       const env = ds.spec.template.spec.containers[0].env;
@@ -146,6 +163,12 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
         assert(agentC.args.includes(flag), agentC.args.join(" "));
       }
       assertEquals(install.name, "cni-install");
+      for (const c of [agentC, install]) {
+        assert(c.args.includes(`--uninstall-when-gone=${NS}/aether-agent`), c.args.join(" "));
+      }
+      // Both ask with the pod's token, and have time to (5 s each at most, then the tables).
+      assert(ds.spec.template.spec.automountServiceAccountToken !== false);
+      assert(ds.spec.template.spec.terminationGracePeriodSeconds >= 15);
       assert(install.args.includes(`--exclude-namespace=${NS}`), install.args.join(" "));
       const hostPaths = Object.fromEntries(
         ds.spec.template.spec.volumes.map((v: Any) => [v.name, v.hostPath?.path]),
@@ -176,6 +199,8 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
         const out: Any[] = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean);
         assertEquals(envOf(agentOf(out), "KUBERNETES_SERVICE_HOST"), "localhost");
         assertEquals(envOf(agentOf(out), "KUBERNETES_SERVICE_PORT"), "7445");
+        const installEnv = agentOf(out).spec.template.spec.containers[1].env as Any[];
+        assertEquals(installEnv.map((e) => e.value), ["localhost", "7445"], "cni-install too");
         // The controller is on the pod network, where the node's localhost is not: ClusterIP.
         const controller = out.find((d) => d.kind === "Deployment");
         assertEquals(envOf(controller, "KUBERNETES_SERVICE_HOST"), undefined);
@@ -325,6 +350,17 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
           status: {},
         });
         assertEquals(write.status, 403);
+        // --uninstall-when-gone's question: its DaemonSet is readable ("in place", not a 403
+        // that would read as an uninstall), no other DaemonSet is.
+        const ds = { namespace: NS, name: "aether-agent" };
+        const check = await releaseUninstalling(
+          ds,
+          (p, s) => agentClient.request("GET", p, undefined, undefined, s),
+        );
+        assertEquals([check.uninstalling, check.known], [false, true], check.reason);
+        const apps = `/apis/apps/v1/namespaces/${NS}/daemonsets`;
+        assertEquals((await agentClient.request("GET", `${apps}/aether-node-proxy`)).status, 403);
+        assertEquals((await agentClient.request("GET", apps)).status, 403);
         agentClient.close();
         const nodeLogs: string[] = [];
         const nodeMetrics = new Registry();
