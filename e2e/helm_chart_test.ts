@@ -192,6 +192,7 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
           "aether",
           chart,
           "--set=agent.gamma=true",
+          "--set=transparentCapture=true",
           "--set=k8sServiceHost=localhost",
           "--set=k8sServicePort=7445",
         ]);

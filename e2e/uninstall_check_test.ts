@@ -39,7 +39,8 @@ Deno.test("uninstall check on a real API server, through helm's uninstall order"
   try {
     const r = await exec(helm, [
       ...["template", "aether", join(projectRoot, "charts", "aether"), "-n", NS],
-      ...["--set", "agent.gamma=true", "-s", "templates/node_agent.yaml"],
+      ...["--set", "agent.gamma=true", "--set", "transparentCapture=true"],
+      ...["-s", "templates/node_agent.yaml"],
       ...["-s", "templates/rbac.yaml"],
     ]);
     assertEquals(r.code, 0, r.stderr);
