@@ -457,11 +457,9 @@ export function typeLabel(t: number): string {
   return typeNames.get(t) ?? "other";
 }
 
-const opcodeNames = new Map<number, string>(Object.entries(OPCODE).map(([k, v]) => [v, k]));
-
 /** A metric label for an opcode: its mnemonic, else OPCODE<n> (at most 16 values). */
 export function opcodeLabel(op: number): string {
-  return opcodeNames.get(op) ?? `OPCODE${op}`;
+  return Object.entries(OPCODE).find(([, v]) => v === op)?.[0] ?? `OPCODE${op}`;
 }
 
 const rcodeNames = new Map<number, string>(Object.entries(RCODE).map(([k, v]) => [v, k]));

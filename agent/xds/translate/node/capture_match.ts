@@ -22,7 +22,7 @@ import { any } from "../util.ts";
 export type CaptureProtocol = "http" | "tcp" | "sniff";
 
 /** appProtocol values (lower case) whose traffic the HTTP chain serves. */
-const HTTP_APP_PROTOCOLS: ReadonlySet<string> = new Set([
+const HTTP_APP_PROTOCOLS: readonly string[] = Object.freeze([
   "http",
   "kubernetes.io/h2c",
   "grpc",
@@ -33,7 +33,7 @@ const HTTP_APP_PROTOCOLS: ReadonlySet<string> = new Set([
 /** The protocol of a service port, from its appProtocol (case-insensitive); sniff without one. */
 export function captureProtocol(port: Pick<MeshServicePort, "appProtocol">): CaptureProtocol {
   if (!port.appProtocol) return "sniff";
-  return HTTP_APP_PROTOCOLS.has(port.appProtocol.toLowerCase()) ? "http" : "tcp";
+  return HTTP_APP_PROTOCOLS.includes(port.appProtocol.toLowerCase()) ? "http" : "tcp";
 }
 
 /** One captured service port. */
