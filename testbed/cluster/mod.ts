@@ -158,16 +158,27 @@ async function lockedUp(opts: ClusterOptions, lock: string): Promise<Cluster> {
   }
   await Deno.writeTextFile(lock, `${l.dir}\n`);
   const peerImages = (opts.images ?? defaultImages).filter((k) => k !== "aether");
-  try {
-    await nodeUp(l, { images: peerImages, imagesDir, log });
-  } catch (e) {
-    log.error("cluster up failed; tearing down what started", { error: String(e) });
-    await nodeDown(l, log).catch((d) => log.error("teardown failed", { error: String(d) }));
-    throw e;
+  // A daemon that dies during start-up gets one more try from a clean node (seen once in CI:
+  // containerd exited right after the previous test's teardown, and came up on the next try);
+  // the first failure is logged whole, so its cause stays readable.
+  for (let attempt = 1;; attempt++) {
+    try {
+      await nodeUp(l, { images: peerImages, imagesDir, log });
+      break;
+    } catch (e) {
+      log.error("cluster up failed; tearing down what started", { attempt, error: String(e) });
+      await nodeDown(l, log).catch((d) => log.error("teardown failed", { error: String(d) }));
+      if (attempt >= 2 || !isStartupExit(e)) throw e;
+    }
   }
   if (opts.images?.includes("aether")) await c.importImage("aether");
   await ensureLoadBalancer(c, log);
   return c;
+}
+
+/** Whether `e` is a node daemon that exited while it started ({@link nodeUp}'s error). */
+function isStartupExit(e: unknown): boolean {
+  return e instanceof Error && / exited during start-up;/.test(e.message);
 }
 
 async function withLock<T>(fn: () => Promise<T>): Promise<T> {
