@@ -33,6 +33,8 @@ import {
 } from "../capture/mod.ts";
 import { parseDaemonSetRef, releaseUninstalling, type UninstallVerdict } from "../../cni/mod.ts";
 import { MergedSource } from "../../lib/engine/mod.ts";
+import { captureListenerName } from "../xds/translate/node/mod.ts";
+import { type ServedView, whenListenerServed } from "./listener_served.ts";
 
 /** Options of `agent node`. */
 export interface NodeAgentOptions extends SourceFlags {
@@ -258,6 +260,11 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     }),
   });
 
+  const served: ServedView = {
+    snapshot: () => cache.getSnapshot(opts.nodeName),
+    ready: () => runtime.xds.isReady(opts.nodeName),
+    onReady: (listener) => runtime.xds.onReady(opts.nodeName, listener),
+  };
   const configured = opts.source ?? await configSource(opts, {
     logger,
     metrics,
@@ -271,7 +278,12 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
       stateDir: runtime.stateDir,
       socketPath: opts.cniSocket,
       logger: logger.child("cni"),
-      captured: (pod, signal) => capture.whenCaptured(pod.netnsPath, signal).then(() => {}),
+      // Captured = the pod's table in place and its capture listener served by the node proxy:
+      // the pod's first connection to a VIP finds the listener the table sends it to.
+      captured: async (pod, signal) => {
+        const c = await capture.whenCaptured(pod.netnsPath, signal);
+        await whenListenerServed(served, captureListenerName(c), signal);
+      },
     })
     : undefined;
   if (cni) await cni.server.start();
