@@ -140,7 +140,8 @@ export async function podPids(uid: string): Promise<number[]> {
   return pids;
 }
 
-async function helm(c: Cluster, args: string[]): Promise<void> {
+/** Runs helm against the cluster in the release namespace; throws with its stderr. */
+export async function helm(c: Cluster, args: string[]): Promise<void> {
   const out = await new Deno.Command(await ensurePeer("helm"), {
     args: [...args, `--kubeconfig=${c.kubeconfig}`, `--namespace=${releaseNs}`],
     stdout: "piped",
