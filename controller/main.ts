@@ -20,7 +20,10 @@ flags:
   --kube-context <name>        kubeconfig context (default: its current-context)
   --in-cluster                 use the pod's service account
   --controller-name <name>     GatewayClass controllerName claimed (default ${d.controllerName})
-  --mesh-controller-name <n>   controllerName of mesh (Service parent) status (default ${d.meshControllerName})
+  --mesh-controller-name <n>   controllerName of mesh (Service parent) status and of the XMesh
+                               objects accepted (default ${d.meshControllerName})
+  --transparent-capture        the node agents capture pods' traffic (the chart's agent.gamma and
+                               transparentCapture): XMesh status lists the mesh features
   --gateway-address <ip>       address written to Gateway status.addresses (default ${d.gatewayAddress})
   --lease-namespace <ns>       namespace of the leader Lease (default ${d.leaseNamespace})
   --lease-name <name>          leader Lease name (default ${d.leaseName})
@@ -102,6 +105,7 @@ async function main(args: string[]): Promise<number> {
       "in-cluster": { type: "boolean" },
       "controller-name": { type: "string", default: d.controllerName },
       "mesh-controller-name": { type: "string", default: d.meshControllerName },
+      "transparent-capture": { type: "boolean" },
       "gateway-address": { type: "string", default: d.gatewayAddress },
       "lease-namespace": { type: "string", default: d.leaseNamespace },
       "lease-name": { type: "string", default: d.leaseName },
@@ -154,6 +158,7 @@ async function main(args: string[]): Promise<number> {
     client,
     controllerName: values["controller-name"]!,
     meshControllerName: values["mesh-controller-name"]!,
+    transparentCapture: values["transparent-capture"] === true,
     gatewayAddress: values["gateway-address"]!,
     leaseNamespace: values["lease-namespace"]!,
     leaseName: values["lease-name"]!,

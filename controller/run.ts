@@ -9,8 +9,13 @@
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import { Engine } from "../lib/engine/mod.ts";
-import { MESH_CONTROLLER_NAME, type ResolveOptions, ROUTE_KINDS } from "../lib/gatewayapi/mod.ts";
-import { defaultKinds, type KubeClient, KubeSource, LeaderElector } from "../lib/kube/mod.ts";
+import {
+  MESH_CONTROLLER_NAME,
+  MESH_FEATURES,
+  type ResolveOptions,
+  ROUTE_KINDS,
+} from "../lib/gatewayapi/mod.ts";
+import { controllerKinds, type KubeClient, KubeSource, LeaderElector } from "../lib/kube/mod.ts";
 import { EdgeReconciler } from "./edge_reconcile.ts";
 import type { EdgeOptions } from "./edge.ts";
 import { StatusSink } from "./status_sink.ts";
@@ -22,8 +27,16 @@ export interface ControllerOptions {
   client: KubeClient;
   /** --controller-name: GatewayClasses claimed (default gateway.aether.io/edge). */
   controllerName: string;
-  /** --mesh-controller-name: status entries for Service parents (default gateway.aether.io/mesh). */
+  /**
+   * --mesh-controller-name: status entries for Service parents and the XMesh objects accepted
+   * (default gateway.aether.io/mesh).
+   */
   meshControllerName: string;
+  /**
+   * --transparent-capture: the node agents capture pods' traffic (chart: agent.gamma and
+   * transparentCapture), so XMesh status lists the mesh features (MESH_FEATURES); else none.
+   */
+  transparentCapture?: boolean;
   /** --gateway-address: the address written to Gateway status.addresses. */
   gatewayAddress: string;
   /** --lease-namespace, --lease-name, --identity. */
@@ -117,7 +130,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
   const ours = new Set([opts.controllerName, opts.meshControllerName]);
   const source = new KubeSource({
     client: opts.client,
-    kinds: defaultKinds(ROUTE_KINDS),
+    kinds: controllerKinds(ROUTE_KINDS),
     logger: logger.child("kube"),
     metrics,
   });
@@ -156,6 +169,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     resolve: {
       controllerName: opts.controllerName,
       meshControllerName: opts.meshControllerName,
+      ...(opts.transparentCapture ? { meshFeatures: MESH_FEATURES } : {}),
       bindAddress: opts.gatewayAddress,
       ...edgeResolveOptions(opts.edge),
     },

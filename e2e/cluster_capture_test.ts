@@ -13,8 +13,7 @@
  * uninstall` leaves no table, no conflist entry and no binary, and pods keep networking.
  */
 import assert from "node:assert/strict";
-import { withCluster } from "../testbed/cluster/mod.ts";
-import { cniConflist } from "../testbed/cluster/config.ts";
+import { cniConflist, withCluster } from "../testbed/cluster/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
 import {
   type CaptureEnv,

@@ -1,7 +1,8 @@
 /**
- * The official Gateway API v1.5.1 conformance suite (profiles GATEWAY-HTTP, GATEWAY-GRPC and
- * GATEWAY-TLS: core plus every extended feature aether advertises in GatewayClass
- * `supportedFeatures`), and the tests outside every profile whose features aether advertises
+ * The official Gateway API v1.5.1 conformance suite (profiles GATEWAY-HTTP, GATEWAY-GRPC,
+ * GATEWAY-TLS, MESH-HTTP and MESH-GRPC: core plus every extended feature aether advertises in
+ * GatewayClass and XMesh `supportedFeatures`; the mesh through the node agents' transparent
+ * capture), and the tests outside every profile whose features aether advertises
  * (UDPRoute: the cluster gets the experimental channel's CRDs for the run, testbed/conformance/channel.ts),
  * against the local cluster with aether installed by its chart. Regenerates
  * the committed docs/conformance/v1.5.1-aether-report.yaml. Fails on any core failure, any failure
@@ -11,6 +12,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  brokenUpstream,
   defaultProfiles,
   parseReport,
   reportPath,
@@ -19,7 +21,8 @@ import {
 } from "../testbed/conformance/mod.ts";
 
 Deno.test({
-  name: "official Gateway API conformance v1.5.1: HTTP, GRPC, TLS core + advertised extended",
+  name:
+    "official Gateway API conformance v1.5.1: GATEWAY-HTTP/GRPC/TLS, MESH-HTTP/GRPC core + advertised extended",
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
@@ -54,5 +57,19 @@ Deno.test({
     assert.ok(r.features.includes("UDPRoute") && r.features.includes("TCPRoute"), `${r.features}`);
     assert.equal(r.run.tests.find((t) => t.name === "UDPRoute")?.verdict, "PASS", "UDPRoute ran");
     assert.ok(onDisk.succeededProvisionalTests?.includes("UDPRoute"), "UDPRoute in the report");
+
+    // The mesh, through transparent capture: MESH-HTTP core 7/7 and every MESH extended test
+    // (its features from the XMesh's status), MESH-GRPC, and the mesh tests of no profile
+    // (their HTTPRoute features come from the GatewayClass).
+    const meshHttp = onDisk.profiles.find((x) => x.name === "MESH-HTTP")!;
+    assert.equal(meshHttp.core.statistics.Passed, 7, "MESH-HTTP core 7/7");
+    assert.equal(meshHttp.extended?.statistics.Failed ?? 0, 0, "MESH-HTTP extended");
+    assert.ok((meshHttp.extended?.statistics.Passed ?? 0) >= 7, "every MESH extended test ran");
+    for (const name of ["MeshFrontend", "MeshFrontendHostname", "MeshPorts", "MeshConsumerRoute"]) {
+      assert.equal(r.run.tests.find((t) => t.name === name)?.verdict, "PASS", `${name} passed`);
+    }
+    for (const name of Object.keys(brokenUpstream)) {
+      assert.notEqual(r.run.tests.find((t) => t.name === name)?.verdict, "FAIL", `${name} skipped`);
+    }
   },
 });

@@ -14,7 +14,13 @@ import { assert, assertEquals } from "../testbed/assert.ts";
 import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
 import { Logger } from "../lib/log/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
-import { defaultKinds, kindSpec, KubeClient, KubeSource } from "../lib/kube/mod.ts";
+import {
+  controllerKinds,
+  defaultKinds,
+  kindSpec,
+  KubeClient,
+  KubeSource,
+} from "../lib/kube/mod.ts";
 import { ROUTE_KINDS } from "../lib/gatewayapi/mod.ts";
 import { nodeKinds } from "../agent/config_source.ts";
 import { controllerDefaults, runController } from "../controller/mod.ts";
@@ -55,6 +61,12 @@ function granted(role: Any, verb: string): string[] {
 }
 
 const DEFAULT_KINDS = defaultKinds(ROUTE_KINDS), NODE_KINDS = nodeKinds(ROUTE_KINDS);
+const CONTROLLER_KINDS = controllerKinds(ROUTE_KINDS);
+/** XMesh's CRD (experimental channel; the chart's crds/ holds the standard channel). */
+const XMESH_CRD = join(
+  projectRoot,
+  "tools/gateway-api/v1.5.1/experimental/gateway.networking.x-k8s.io_xmeshes.yaml",
+);
 const readable = (kinds: readonly string[]) =>
   [
     "apiextensions.k8s.io/customresourcedefinitions",
@@ -97,6 +109,9 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
       "injectPodNdots=true",
       "--set",
       "transparentCapture=true",
+      // The cluster serves XMesh (its CRD is created below): the chart makes the mesh's object.
+      "--api-versions",
+      "gateway.networking.x-k8s.io/v1alpha1/XMesh",
     ]);
     assertEquals(rendered.code, 0, rendered.stderr);
     const docs: Any[] = parseAllDocuments(rendered.stdout).map((d) => d.toJS()).filter(Boolean);
@@ -112,13 +127,26 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
         [...Deno.readDirSync(join(chart, "crds"))].filter((e) => !e.name.includes("vap")).length,
       );
       const controller = role("aether-controller"), agent = role("aether-agent");
-      assertEquals(granted(controller, "list"), readable(DEFAULT_KINDS));
-      assertEquals(granted(controller, "watch"), readable(DEFAULT_KINDS));
+      assertEquals(granted(controller, "list"), readable(CONTROLLER_KINDS));
+      assertEquals(granted(controller, "watch"), readable(CONTROLLER_KINDS));
       assertEquals(
         granted(controller, "patch"),
-        ["GatewayClass", "Gateway", "HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute"]
-          .map((k) => `gateway.networking.k8s.io/${kindSpec(k).plural}/status`).sort(),
+        [
+          "GatewayClass",
+          "Gateway",
+          "HTTPRoute",
+          "GRPCRoute",
+          "TLSRoute",
+          "TCPRoute",
+          "UDPRoute",
+          "XMesh",
+        ].map((k) => `${kindSpec(k).group}/${kindSpec(k).plural}/status`).sort(),
       );
+      const mesh = rest.find((d) => d.kind === "XMesh");
+      assertEquals(mesh?.spec.controllerName, controllerDefaults.meshControllerName);
+      const controllerArgs = rest.find((d) => d.kind === "Deployment")
+        .spec.template.spec.containers[0].args as string[];
+      assert(controllerArgs.includes("--transparent-capture"), controllerArgs.join(" "));
       for (const verb of ["get", "create", "update", "delete"]) {
         assertEquals(granted(controller, verb), []);
       }
@@ -216,7 +244,10 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
     await t.step("kubectl apply --dry-run=server of the rendered chart", async () => {
       const kc = ["--kubeconfig", k.kubeconfig];
       const crdFile = join(dir, "crds.yaml"), restFile = join(dir, "rest.yaml");
-      await Deno.writeTextFile(crdFile, crds.map((d) => JSON.stringify(d)).join("\n---\n"));
+      await Deno.writeTextFile(
+        crdFile,
+        [...crds.map((d) => JSON.stringify(d)), await Deno.readTextFile(XMESH_CRD)].join("\n---\n"),
+      );
       await Deno.writeTextFile(restFile, rest.map((d) => JSON.stringify(d)).join("\n---\n"));
       // The CRDs first, for real (what helm does with crds/); the rest needs them to exist.
       const created = await exec(kubectl, [...kc, "create", "-f", crdFile]);
@@ -301,6 +332,7 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
           leaseNamespace: NS,
           logger: new Logger("controller", (l) => logs.push(l), "debug"),
           metrics,
+          transparentCapture: true,
           // renewAt 0: every sync takes a step, so create, update and the caBundle patch all run.
           podWebhook: {
             ...podWebhookDefaults(NS),
@@ -320,6 +352,21 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
             60_000,
             k.procs,
           );
+          // The chart's XMesh: accepted, the mesh's features listed (capture on).
+          const meshFeatures = await waitFor(
+            "XMesh status written under the chart's RBAC",
+            async () => {
+              const r = await k.request(
+                "GET",
+                "/apis/gateway.networking.x-k8s.io/v1alpha1/xmeshes/aether",
+              );
+              const names = (r.json?.status?.supportedFeatures ?? []).map((f: Any) => f.name);
+              return names.length > 0 ? names as string[] : undefined;
+            },
+            60_000,
+            k.procs,
+          );
+          assert(meshFeatures.includes("Mesh") && meshFeatures.includes("MeshConsumerRoute"));
           const gc = await k.request(
             "GET",
             "/apis/gateway.networking.k8s.io/v1/gatewayclasses/aether",

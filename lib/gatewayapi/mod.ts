@@ -21,6 +21,7 @@ export { SUPPORTED_FEATURES } from "./gateways.ts";
 export { ROUTE_KINDS, servedRouteKinds } from "./routes/registry.ts";
 export type { RouteKindDef } from "./routes/kind.ts";
 export { MESH_CONTROLLER_NAME } from "./mesh/attachment.ts";
+export { MESH_FEATURES, type XMeshSpec, xmeshStatus } from "./mesh/xmesh.ts";
 export { compareHostnames, covers, intersectHostname, routeHostnames } from "./hostnames.ts";
 export { parseDuration } from "./duration.ts";
 export { mergeConditions, mergeStatus, parentKey, withOtherParents } from "./status/mod.ts";

@@ -6,6 +6,7 @@
 import type { EndpointSliceBody, SecretBody, ServiceSpec } from "./core_types.ts";
 import { NAMESPACE_NAME_LABEL } from "./core_types.ts";
 import { IdentityMemo } from "../memo/mod.ts";
+import type { XMeshSpec } from "./mesh/xmesh.ts";
 import type {
   GatewayClassSpec,
   GatewaySpec,
@@ -27,6 +28,8 @@ export interface ObjectIndex {
    */
   keyOf(o: KubeObject): string;
   gatewayClasses: Map<string, KubeObject & { spec: GatewayClassSpec }>;
+  /** XMesh objects (cluster-scoped) by name. */
+  meshes: Map<string, KubeObject & { spec: XMeshSpec }>;
   gateways: Obj<GatewaySpec>[];
   /** Routes by kind, one list (in age order) per kind of the route-kind registry. */
   routes: Map<string, Obj<RouteSpecCommon>[]>;
@@ -142,6 +145,7 @@ export function indexObjects(
   const s: ObjectIndex = {
     keyOf: (o) => nameOf(o).key,
     gatewayClasses: new Map(),
+    meshes: new Map(),
     gateways: [],
     routes: new Map(routeKinds.map((k) => [k, []])),
     grants: [],
@@ -157,6 +161,9 @@ export function indexObjects(
     switch (o.kind) {
       case "GatewayClass":
         s.gatewayClasses.set(o.metadata.name, o as KubeObject & { spec: GatewayClassSpec });
+        break;
+      case "XMesh":
+        s.meshes.set(o.metadata.name, o as KubeObject & { spec: XMeshSpec });
         break;
       case "Gateway":
         s.gateways.push(o as Obj<GatewaySpec>);

@@ -25,6 +25,7 @@ import {
   type MeshServices,
 } from "./mesh/attachment.ts";
 import { buildMesh, type MeshRouteState } from "./mesh/build.ts";
+import { xmeshStatus } from "./mesh/xmesh.ts";
 import { ROUTE_KINDS } from "./routes/registry.ts";
 import { admissionFor } from "./read_kinds.ts";
 import type { CatalogueKind } from "./catalogue/mod.ts";
@@ -64,8 +65,16 @@ export interface ResolveOptions {
   meshDomain?: string;
   /** lastTransitionTime of every condition; default "1970-01-01T00:00:00Z". */
   now?: string;
-  /** controllerName of status entries for Service parents (GAMMA); default MESH_CONTROLLER_NAME. */
+  /**
+   * controllerName of status entries for Service parents (GAMMA), and of the XMesh objects aether
+   * accepts; default MESH_CONTROLLER_NAME.
+   */
   meshControllerName?: string;
+  /**
+   * XMesh `supportedFeatures` (MESH_FEATURES where the node agents capture pods' traffic); default
+   * none.
+   */
+  meshFeatures?: readonly string[];
   /** The route kinds served; default the registry ROUTE_KINDS (a test may add its own). */
   routeKinds?: readonly RouteKindDef[];
   /**
@@ -301,13 +310,19 @@ export function resolve(
     const gc = indexed.gatewayClasses.get(name)!;
     statuses.push(statusOf(gc, gatewayClassStatus(gc.metadata.generation ?? 0, now, features)));
   }
+  const meshControllerName = options.meshControllerName ?? MESH_CONTROLLER_NAME;
+  for (const m of indexed.meshes.values()) {
+    if (m.spec?.controllerName !== meshControllerName) continue;
+    const status = xmeshStatus(m.metadata.generation ?? 0, now, options.meshFeatures ?? []);
+    statuses.push(statusOf(m, status));
+  }
   const byKey = (a: { k: string }, b: { k: string }) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
   for (const { g } of gateways.map((g) => ({ g, k: keyOf(g.gateway) })).sort(byKey)) {
     statuses.push(statusOf(g.gateway, gatewayStatus(g, now)));
   }
   const sides = [
     { controllerName, routes: settled },
-    { controllerName: options.meshControllerName ?? MESH_CONTROLLER_NAME, routes: meshRoutes },
+    { controllerName: meshControllerName, routes: meshRoutes },
   ];
   const kindNames = routeKinds.map((k) => k.kind);
   for (

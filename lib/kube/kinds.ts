@@ -10,6 +10,7 @@ import {
   type CatalogueKind,
   catalogueKind,
   isCoreKind,
+  MESH_KINDS,
   readKinds,
   watchVersions,
 } from "../gatewayapi/catalogue/mod.ts";
@@ -62,6 +63,11 @@ export function kindSpecs(
  */
 export function defaultKinds(routeKinds: readonly { readonly kind: string }[]): string[] {
   return readKinds(routeKinds).filter((k) => k !== "Pod");
+}
+
+/** What the controller reads: {@link defaultKinds} and the mesh kinds (it writes XMesh status). */
+export function controllerKinds(routeKinds: readonly { readonly kind: string }[]): string[] {
+  return [...defaultKinds(routeKinds), ...MESH_KINDS];
 }
 
 /** `apiVersion` for a group and version. */

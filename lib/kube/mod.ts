@@ -20,7 +20,7 @@ export {
   type KubeResponse,
 } from "./client.ts";
 export { KubeSource, type KubeSourceOptions } from "./source.ts";
-export { defaultKinds, type KindSpec, kindSpec, objectPath } from "./kinds.ts";
+export { controllerKinds, defaultKinds, type KindSpec, kindSpec, objectPath } from "./kinds.ts";
 export { type Backoff, Reflector } from "./reflector.ts";
 export { LeaderElector, type LeaseOptions, microTime } from "./lease.ts";
 export { type PatchResult, patchStatus, type StatusTarget } from "./status_patch.ts";

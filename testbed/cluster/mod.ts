@@ -240,5 +240,6 @@ export async function clusterStatus(opts: ClusterOptions = {}): Promise<ClusterS
 }
 export { archiveLayerPaths } from "./oci.ts";
 export { chartNodeValues, paths } from "./layout.ts";
+export { cniConflist } from "./config.ts";
 export { readSysctls } from "./node.ts";
 export { openApi, poll } from "./api.ts";

@@ -1,11 +1,13 @@
 /**
  * aether installed with its Helm chart (charts/aether) on the local cluster for the conformance
- * suite: a fresh release from the locally built image, then the GatewayClass Accepted and its
- * `supportedFeatures` read back (what the suite is told to test).
+ * suite: a fresh release from the locally built image with the mesh on (node agents with
+ * transparent capture, the chart's XMesh), then the GatewayClass Accepted with its
+ * `supportedFeatures` and, on the experimental channel, the XMesh's — what the suite is told to
+ * test.
  * @module
  */
 import { join } from "node:path";
-import { imageNames } from "../cluster/mod.ts";
+import { chartNodeValues, imageNames, type Layout } from "../cluster/mod.ts";
 import { poll } from "../cluster/mod.ts";
 import type { Logger } from "../../lib/log/mod.ts";
 import { ensurePeer, projectRoot } from "../peers/mod.ts";
@@ -13,10 +15,19 @@ import { run } from "../peers/mod.ts";
 import { type Channel, useChannel } from "./channel.ts";
 
 /** The release and namespace the suite's install uses. */
-export const release = { name: "aether", namespace: "aether-system", gatewayClass: "aether" };
+export const release = {
+  name: "aether",
+  namespace: "aether-system",
+  gatewayClass: "aether",
+  mesh: "aether",
+};
 
-/** The `helm install` arguments for the local image (pure). */
-export function installArgs(kubeconfig: string, addressPool: string): string[] {
+/**
+ * The `helm install` arguments for the local image (pure): the edge with its LoadBalancer pool, and
+ * the mesh — node agents (agent.gamma) with transparent capture, fitted to the node's CNI folders
+ * and cluster DNS.
+ */
+export function installArgs(kubeconfig: string, layout: Layout): string[] {
   const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
   return [
     "install",
@@ -30,17 +41,22 @@ export function installArgs(kubeconfig: string, addressPool: string): string[] {
     "--set=image.pullPolicy=Never",
     "--set=controller.replicas=1",
     `--set=edge.gatewayClassName=${release.gatewayClass}`,
-    `--set=edge.addressPools={${addressPool}}`,
+    `--set=edge.addressPools={${layout.lbCidr}}`,
+    "--set=agent.gamma=true",
+    "--set=transparentCapture=true",
+    `--set=meshName=${release.mesh}`,
+    ...chartNodeValues(layout),
   ];
 }
 
 /**
- * Reinstalls the chart (an earlier run's release is uninstalled first), waits for the controller,
- * then for the GatewayClass to be Accepted with its features; returns those features.
+ * Reinstalls the chart (an earlier run's release is uninstalled first), waits for the controller
+ * and the node agents, then for the GatewayClass to be Accepted with its features and, where the
+ * channel serves XMesh, for the XMesh to be Accepted with the mesh's; returns both, merged.
  */
 export async function installAether(
   kubeconfig: string,
-  addressPool: string,
+  layout: Layout,
   log: Logger,
   channel: Channel = "standard",
 ): Promise<string[]> {
@@ -53,24 +69,47 @@ export async function installAether(
   await deleteSuiteNamespaces(kubeconfig);
   // helm leaves CRDs that exist alone: the channel set here is the one the run gets.
   await useChannel(kubeconfig, channel, log.child("channel"));
-  await run(helm, installArgs(kubeconfig, addressPool));
-  await k([
-    "-n",
-    release.namespace,
-    "rollout",
-    "status",
-    "deployment/aether-controller",
-    "--timeout=300s",
-  ]);
+  await run(helm, installArgs(kubeconfig, layout));
+  for (
+    const what of [
+      "deployment/aether-controller",
+      "daemonset/aether-agent",
+      "daemonset/aether-node-proxy",
+    ]
+  ) {
+    await k(["-n", release.namespace, "rollout", "status", what, "--timeout=300s"]);
+  }
   const features = await poll("GatewayClass Accepted with supportedFeatures", async () => {
     const gc = JSON.parse(await k(["get", "gatewayclass", release.gatewayClass, "-o", "json"]));
-    // deno-lint-ignore no-explicit-any
-    const accepted = gc.status?.conditions?.find((c: any) => c.type === "Accepted");
-    const names = (gc.status?.supportedFeatures ?? []).map((f: { name: string }) => f.name);
-    return accepted?.status === "True" && names.length > 0 ? names as string[] : undefined;
+    return acceptedFeatures(gc);
   }, 180_000);
-  log.info("aether installed", { ms: Date.now() - started, features: features.length });
-  return features;
+  const mesh = channel === "experimental"
+    ? await poll("XMesh Accepted with supportedFeatures", async () => {
+      const m = JSON.parse(await k(["get", "xmesh", release.mesh, "-o", "json"]));
+      return acceptedFeatures(m);
+    }, 180_000)
+    : [];
+  log.info("aether installed", {
+    ms: Date.now() - started,
+    features: features.length,
+    meshFeatures: mesh.length,
+  });
+  return [...new Set([...features, ...mesh])].sort();
+}
+
+/**
+ * The `status.supportedFeatures` names of a GatewayClass or XMesh once it is Accepted and lists
+ * some (pure); undefined before.
+ */
+export function acceptedFeatures(o: {
+  status?: {
+    conditions?: { type: string; status: string }[];
+    supportedFeatures?: { name: string }[];
+  };
+}): string[] | undefined {
+  const accepted = o.status?.conditions?.find((c) => c.type === "Accepted");
+  const names = (o.status?.supportedFeatures ?? []).map((f) => f.name);
+  return accepted?.status === "True" && names.length > 0 ? names : undefined;
 }
 
 /**

@@ -24,7 +24,24 @@ export type { ConformanceReport, Gate };
 export const reportPath = join(projectRoot, "docs", "conformance", "v1.5.1-aether-report.yaml");
 
 /** The profiles a run reports on (every test of an advertised feature runs whatever the list). */
-export const defaultProfiles: readonly string[] = ["GATEWAY-HTTP", "GATEWAY-GRPC", "GATEWAY-TLS"];
+export const defaultProfiles: readonly string[] = [
+  "GATEWAY-HTTP",
+  "GATEWAY-GRPC",
+  "GATEWAY-TLS",
+  "MESH-HTTP",
+  "MESH-GRPC",
+];
+
+/**
+ * Tests of the v1.5.1 suite no implementation can pass, each with why: skipped in every run (the
+ * report lists them as skipped) and covered by aether's own tests instead.
+ */
+export const brokenUpstream: Readonly<Record<string, string>> = {
+  MeshHTTPRoute307Redirect:
+    "v1.5.1 applies the 303 test's manifest, which has no /temporary rule, so every mesh answers " +
+    "404 (kubernetes-sigs/gateway-api#4806, fixed after v1.5.1); aether's 307 redirect on the " +
+    "mesh: e2e/mesh_conformance_test.ts",
+};
 
 /** Options of {@link runConformance}. */
 export interface ConformanceOptions {
@@ -86,8 +103,9 @@ async function inCluster(
   await Deno.remove(reportFile).catch(() => {});
   const channel = opts.channel ?? "experimental";
   progress(`Gateway API CRDs: the ${channel} channel; installing aether with the chart`);
-  const features = await installAether(c.kubeconfig, c.layout.lbCidr, log, channel);
+  const features = await installAether(c.kubeconfig, c.layout, log, channel);
   progress(`GatewayClass advertises ${features.length} features: ${features.join(", ")}`);
+  for (const [test, why] of Object.entries(brokenUpstream)) progress(`skipping ${test}: ${why}`);
   progress(`running the suite (log: ${logFile})`);
   try {
     const run = await runSuite(
@@ -98,7 +116,7 @@ async function inCluster(
         features,
         reportOutput: reportFile,
         runTest: opts.runTest,
-        skipTests: opts.skipTests,
+        skipTests: [...(opts.skipTests ?? []), ...Object.keys(brokenUpstream)],
         timeoutMinutes: opts.timeoutMinutes ?? 120,
         keepBase: opts.keep,
         // One of MetalLB's pool; one of TEST-NET-1 (RFC 5737), which no pool here holds.

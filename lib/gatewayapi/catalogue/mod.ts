@@ -81,9 +81,15 @@ export function readKinds(routeKinds: readonly { readonly kind: string }[]): str
   return [...gatewayReadKinds(routeKinds), ...CORE_KINDS.map((k) => k.kind)];
 }
 
-/** Every kind resolve admits: {@link readKinds}, then the node-local kinds. */
+/**
+ * The mesh's own object, XMesh (experimental channel): only the controller reads it (it writes
+ * its status: the mesh's supported features); the agents have no use for it.
+ */
+export const MESH_KINDS: readonly string[] = ["XMesh"];
+
+/** Every kind resolve admits: {@link readKinds}, the mesh kinds, then the node-local kinds. */
 export function admittedKinds(routeKinds: readonly { readonly kind: string }[]): string[] {
-  return [...readKinds(routeKinds), ...NODE_LOCAL_KINDS.map((k) => k.kind)];
+  return [...readKinds(routeKinds), ...MESH_KINDS, ...NODE_LOCAL_KINDS.map((k) => k.kind)];
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   catalogueKind,
   CRD_KINDS,
   gatewayReadKinds,
+  MESH_KINDS,
   NODE_LOCAL_KINDS,
   readKinds,
   watchVersions,
@@ -64,8 +65,14 @@ Deno.test("catalogue: aether reads the registry's route kinds between Gateways a
     CATALOGUE.map((k) => k.kind).filter((k) => !read.includes(k)),
     ["BackendTLSPolicy", "ListenerSet", "XBackendTrafficPolicy", "XMesh", "PodNetwork"],
   );
-  // The node-local kinds are admitted, never read from the API server.
-  assert.deepEqual(admittedKinds(ROUTE_KINDS), [...read, ...NODE_LOCAL_KINDS.map((k) => k.kind)]);
+  // XMesh (the controller reads it, kube/kinds.ts controllerKinds) and the node-local kinds
+  // (never read from the API server) are admitted too.
+  assert.deepEqual(MESH_KINDS, ["XMesh"]);
+  assert.deepEqual(admittedKinds(ROUTE_KINDS), [
+    ...read,
+    ...MESH_KINDS,
+    ...NODE_LOCAL_KINDS.map((k) => k.kind),
+  ]);
   assert.deepEqual(NODE_LOCAL_KINDS.map((k) => k.kind), ["PodNetwork"]);
 });
 
