@@ -53,6 +53,8 @@ export interface RuntimeOptions {
   xds?: Partial<XdsServerOptions>;
   /** The role's part of the `/status` document. */
   status: () => Record<string, unknown>;
+  /** The `/debug/capture` document (the node role with capture). */
+  debugCapture?: () => unknown;
 }
 
 /** A running runtime. */
@@ -172,6 +174,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       lastNack: xds.lastNack(o.nodeId) ?? null,
     }),
     xds: () => ({ streams: xds.status(), ...(xdsDebug(cache) as Record<string, unknown>) }),
+    ...(o.debugCapture ? { capture: o.debugCapture } : {}),
   });
   logger.info("admin server listening", { address: admin.address });
   await state.update({

@@ -278,6 +278,22 @@ export async function nodeProxyStats(c: Cluster, filter: string): Promise<Map<st
   return stats;
 }
 
+/** The node agent's `/debug/capture` document (its admin port on the node address). */
+// deno-lint-ignore no-explicit-any
+export async function debugCapture(c: Cluster): Promise<any> {
+  const out = await new Deno.Command("nsenter", {
+    args: [
+      `--net=/run/netns/${c.layout.netns}`,
+      "curl",
+      "-sf",
+      `http://${c.layout.nodeIp}:15000/debug/capture`,
+    ],
+    stdout: "piped",
+  }).output();
+  assert.ok(out.success, "GET /debug/capture");
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
 /** The sum of the stats matching `filter` whose names end in `suffix`. */
 export async function statSum(c: Cluster, filter: string, suffix: string): Promise<number> {
   let n = 0;

@@ -17,6 +17,7 @@ import { cniConflist, withCluster } from "../testbed/cluster/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
 import {
   type CaptureEnv,
+  debugCapture,
   installCapture,
   nftIn,
   podPid,
@@ -62,6 +63,20 @@ Deno.test({
             }
           },
         );
+
+        await t.step("/debug/capture: each pod's table in place, its listener served", async () => {
+          const doc = await debugCapture(c);
+          const pod = (ns: string, name: string) =>
+            doc.pods.find((p: { key: string }) => p.key === `${ns}/${name}`);
+          for (const ns of [app, consumer]) {
+            const p = pod(ns, "client");
+            assert.ok(p, `${ns}/client among ${doc.pods.map((x: { key: string }) => x.key)}`);
+            assert.equal(p.state, "captured", JSON.stringify(p));
+            assert.equal(p.listenerServed, true, JSON.stringify(p));
+            assert.ok(p.vips > 0 && p.dnsServers === 1, JSON.stringify(p));
+          }
+          assert.equal(pod(app, "opted-out"), undefined, "the opted-out pod is not captured");
+        });
 
         await t.step(
           "a raw TCP Service through the TCP floor, and a sniffed TCP port",

@@ -1,7 +1,8 @@
 /**
  * The agent's admin HTTP server (default 127.0.0.1:15000): `/healthz`, `/readyz` (200 only when
  * Envoy has ACKed the current config), `/status` (every object with its computed status, JSON),
- * `/debug/xds` (resources per node, JSON) and `/metrics` (Prometheus text).
+ * `/debug/xds` (resources per node, JSON), `/debug/capture` (with transparent capture: each pod's
+ * nftables table and capture listener, JSON) and `/metrics` (Prometheus text).
  * @module
  */
 import type { Registry } from "../../lib/metrics/mod.ts";
@@ -14,6 +15,8 @@ export interface AdminHandlers {
   status(): unknown;
   /** The `/debug/xds` document. */
   xds(): unknown;
+  /** The `/debug/capture` document; absent where capture is off (404 then). */
+  capture?: () => unknown;
   metrics: Registry;
   /** Called before `/metrics` renders (e.g. to fold batched counters into the registry). */
   beforeMetrics?: () => void;
@@ -50,15 +53,22 @@ export function handleAdmin(handlers: AdminHandlers, req: Request): Response {
       return json(handlers.status());
     case "/debug/xds":
       return json(handlers.xds());
+    case "/debug/capture":
+      return handlers.capture
+        ? json(handlers.capture())
+        : new Response("transparent capture is off (agent node --capture)\n", { status: 404 });
     case "/metrics":
       handlers.beforeMetrics?.();
       return new Response(handlers.metrics.render(), {
         headers: { "content-type": "text/plain; version=0.0.4" },
       });
     default:
-      return new Response("not found; try /healthz /readyz /status /debug/xds /metrics\n", {
-        status: 404,
-      });
+      return new Response(
+        "not found; try /healthz /readyz /status /debug/xds /debug/capture /metrics\n",
+        {
+          status: 404,
+        },
+      );
   }
 }
 

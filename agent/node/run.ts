@@ -34,7 +34,7 @@ import {
 import { parseDaemonSetRef, releaseUninstalling, type UninstallVerdict } from "../../cni/mod.ts";
 import { MergedSource } from "../../lib/engine/mod.ts";
 import { captureListenerName } from "../xds/translate/node/mod.ts";
-import { type ServedView, whenListenerServed } from "./listener_served.ts";
+import { listenerServed, type ServedView, whenListenerServed } from "./listener_served.ts";
 
 /** Options of `agent node`. */
 export interface NodeAgentOptions extends SourceFlags {
@@ -258,6 +258,19 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
         }
         : {}),
     }),
+    // Each pod's table (as last applied and read back) and whether the node proxy serves its
+    // capture listener: what to look at when a pod's traffic is not captured.
+    ...(capture
+      ? {
+        debugCapture: () => ({
+          node: opts.nodeName,
+          pods: capture.pods().map((p) => {
+            const listener = captureListenerName(p);
+            return { ...p, listener, listenerServed: listenerServed(served, listener) };
+          }),
+        }),
+      }
+      : {}),
   });
 
   const served: ServedView = {
