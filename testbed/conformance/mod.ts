@@ -104,7 +104,7 @@ async function inCluster(
   const channel = opts.channel ?? "experimental";
   progress(`Gateway API CRDs: the ${channel} channel; installing aether with the chart`);
   const features = await installAether(c.kubeconfig, c.layout, log, channel);
-  progress(`GatewayClass advertises ${features.length} features: ${features.join(", ")}`);
+  progress(`GatewayClass and XMesh advertise ${features.length} features: ${features.join(", ")}`);
   for (const [test, why] of Object.entries(brokenUpstream)) progress(`skipping ${test}: ${why}`);
   progress(`running the suite (log: ${logFile})`);
   try {
