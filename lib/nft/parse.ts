@@ -159,7 +159,12 @@ export function parseTable(listing: string | unknown): ListedTable | undefined {
     } else if (what === "rule") {
       const rule = body.chain === CHAIN.name ? ruleOf(body.expr) : undefined;
       if (rule) rules.push(rule);
-      else problems.push(`foreign rule in chain ${body.chain} (handle ${body.handle})`);
+      else {
+        // The rule itself, shortened: what to compare with ours when a table keeps drifting.
+        const text = JSON.stringify(body.expr) ?? "";
+        const shown = text.length > 400 ? `${text.slice(0, 400)}…` : text;
+        problems.push(`foreign rule in chain ${body.chain} (handle ${body.handle}): ${shown}`);
+      }
     } else {
       problems.push(`foreign ${what} ${name}`);
     }
