@@ -77,6 +77,9 @@ export function paths(l: Layout) {
      */
     cniBinDir: d("cni", "bin"),
     cniIpamDir: d("cni", "ipam"),
+    /** The chart's agentRunDir and agentStateDir on this node (chartNodeValues). */
+    agentRunDir: d("aether", "run"),
+    agentStateDir: d("aether", "state"),
     kubeletConfig: d("kubelet-config.yaml"),
     kubeletRoot: d("kubelet-root"),
     kubeletLogs: d("kubelet-logs"),
@@ -103,8 +106,9 @@ export const containerdRunDirs = ["/run/containerd/fifo", "/run/containerd/s", "
 
 /**
  * The chart values that fit this node (`--set` arguments): its CNI folders, where aether's CNI
- * plugin goes, and its cluster DNS address, whose queries captured pods send to the node agent.
- * Everything else stays the chart's default, as a user's install would.
+ * plugin goes, its cluster DNS address, whose queries captured pods send to the node agent, and
+ * the node agent's host folders under the cluster's own. Everything else stays the chart's
+ * default, as a user's install would.
  */
 export function chartNodeValues(l: Layout): string[] {
   const p = paths(l);
@@ -112,5 +116,10 @@ export function chartNodeValues(l: Layout): string[] {
     `--set=cni.binDir=${p.cniBinDir}`,
     `--set=cni.confDir=${p.cniConfDir}`,
     `--set=capture.clusterDns={${l.bridgeIp}}`,
+    // The node agent's sockets and state under the cluster's folder, not the host's /run/aether
+    // and /var/lib/aether: the tests on this machine that run aether's CNI plugin with its default
+    // socket path must not find this cluster's agent there.
+    `--set=agentRunDir=${p.agentRunDir}`,
+    `--set=agentStateDir=${p.agentStateDir}`,
   ];
 }
