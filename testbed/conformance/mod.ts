@@ -84,7 +84,8 @@ export function runConformance(opts: ConformanceOptions = {}): Promise<Conforman
   return withCluster((c) => inCluster(c, opts, log), {
     // busybox is not the suite's, but the cluster's defaults: a later user reusing the cluster this
     // run brought up finds what a fresh one has.
-    images: ["aether", "echoBasic", "busybox", "coredns"],
+    // echo-advanced: Istio's echo server and client, the mesh profiles' app.
+    images: ["aether", "echoBasic", "echoAdvanced", "busybox", "coredns"],
     log,
   });
 }
