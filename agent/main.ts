@@ -53,8 +53,9 @@ flags:
   --spiffe-id-template <t> SPIFFE ID of a service account (default spiffe://{td}/ns/{ns}/sa/{sa})
   --capture                (node) transparent capture: each served pod's TCP to a mesh VIP goes
                            to the node proxy (nftables in the pod's netns; docs/capture.md)
-  --capture-dns <ip>       (node, with --capture) a cluster DNS server IP whose queries from pods
-                           go to this agent's --dns-address instead (repeatable)
+  --capture-dns <ip|ns/svc> (node, with --capture) a cluster DNS server IP, or its Service
+                           (e.g. kube-system/kube-dns: its cluster IPs), whose queries from pods go
+                           to this agent's --dns-address instead (repeatable)
   --cni-socket <path>      (node, with --capture) the CNI plugin's socket: pods are learnt from
                            aether's CNI plugin, each ADD waits for its capture
   --uninstall-when-gone <ns>/<daemonset>

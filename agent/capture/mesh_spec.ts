@@ -16,6 +16,11 @@ export interface MeshSpecOptions {
   capturePort?: number;
   /** DNS to the cluster DNS servers goes to the agent's responder. */
   dns?: DnsRedirect;
+  /**
+   * Services (`<namespace>/<name>`, e.g. `kube-system/kube-dns`) whose cluster IPs are cluster DNS
+   * servers too, beside `dns.servers`: found in the MeshIR, so the table follows the Service.
+   */
+  dnsServices?: readonly string[];
   /** Which mesh Services are captured; default every one (a Service without VIP adds none). */
   captured?: (service: MeshService) => boolean;
 }
@@ -34,9 +39,23 @@ export function meshCaptureSpec(mesh: MeshIR, options: MeshSpecOptions = {}): Ca
       for (const p of svc.ports) if (!p.protocol) vips.push({ address, port: p.port });
     }
   }
+  const dns = options.dns && withServiceServers(options.dns, mesh, options.dnsServices ?? []);
   return normalizeSpec({
     vips,
     capturePort: options.capturePort ?? DEFAULT_CAPTURE_PORT,
-    ...(options.dns ? { dns: options.dns } : {}),
+    ...(dns ? { dns } : {}),
   });
+}
+
+/** `dns` with the cluster IPs of the named Services added to its servers. */
+function withServiceServers(
+  dns: DnsRedirect,
+  mesh: MeshIR,
+  services: readonly string[],
+): DnsRedirect {
+  if (services.length === 0) return dns;
+  const wanted = new Set(services);
+  const vips = mesh.services.filter((s) => wanted.has(`${s.namespace}/${s.name}`))
+    .flatMap((s) => s.vips.filter((v) => parseIp(v) !== undefined));
+  return { ...dns, servers: [...dns.servers, ...vips] };
 }

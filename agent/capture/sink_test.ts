@@ -246,6 +246,25 @@ Deno.test("capture sink: DNS redirect and the captured-Service filter shape the 
   assert.equal(sink.pod("/run/netns/a")?.dnsServers, 1);
 });
 
+Deno.test("capture sink: a cluster DNS named by its Service follows the Service's cluster IP", () => {
+  const { applier, sink } = setup({
+    dns: { servers: [], addresses: ["192.0.2.1"], port: 18054 },
+    dnsServices: ["kube-system/kube-dns"],
+  });
+  const at = pod("app", "a", NODE, "/run/netns/a");
+  sink.apply(resolved([...services, at]));
+  assert.equal(applier.tables.get("/run/netns/a")?.spec.dns, undefined, "no such Service yet");
+  const dnsSvc = (ip: string) => service("kube-system", "kube-dns", [ip], [53]);
+  sink.apply(resolved([...services, dnsSvc("10.96.0.10"), at]));
+  assert.deepEqual(applier.tables.get("/run/netns/a")?.spec.dns, {
+    servers: ["10.96.0.10"],
+    addresses: ["192.0.2.1"],
+    port: 18054,
+  });
+  sink.apply(resolved([...services, dnsSvc("10.96.0.11"), at]));
+  assert.deepEqual(applier.tables.get("/run/netns/a")?.spec.dns?.servers, ["10.96.0.11"]);
+});
+
 Deno.test("capture sink: an invalid DNS option throws before any table is touched", () => {
   const { applier, sink } = setup({
     dns: { servers: ["fd00::53"], addresses: ["192.0.2.1"], port: 18054 },

@@ -29,8 +29,10 @@ import {
   CaptureSink,
   cniCapture,
   DEFAULT_CAPTURE_PORT,
+  type MeshSpecOptions,
   NftApplier,
 } from "../capture/mod.ts";
+import { parseIp } from "../../lib/nft/mod.ts";
 import { parseDaemonSetRef, releaseUninstalling, type UninstallVerdict } from "../../cni/mod.ts";
 import { MergedSource } from "../../lib/engine/mod.ts";
 import { captureListenerName } from "../xds/translate/node/mod.ts";
@@ -76,8 +78,10 @@ export interface NodeAgentOptions extends SourceFlags {
    */
   capture?: boolean;
   /**
-   * --capture-dns: the cluster DNS server IPs whose queries (UDP and TCP :53) each captured pod
-   * sends to this agent's DNS responder (`--dns-address`) instead. Empty: pods' DNS untouched.
+   * --capture-dns: the cluster DNS servers whose queries (UDP and TCP :53) each captured pod sends
+   * to this agent's DNS responder (`--dns-address`) instead — IPs, or Services as
+   * `<namespace>/<name>` (e.g. `kube-system/kube-dns`: its cluster IPs, followed as they change).
+   * Empty: pods' DNS untouched.
    */
   captureDns?: string[];
   /**
@@ -215,7 +219,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
       logger: logger.child("capture"),
       metrics,
       capturePort: DEFAULT_CAPTURE_PORT,
-      dns: captureDnsRedirect(opts),
+      ...captureDnsRedirect(opts),
     })
     : undefined;
   const engine = new Engine({
@@ -383,12 +387,23 @@ function uninstallCheck(
 
 /**
  * Where captured pods' DNS goes: the cluster DNS servers' queries to this agent's responder
- * (`--dns-address`); none without `--capture-dns` or without a responder.
+ * (`--dns-address`); none without `--capture-dns` or without a responder. A `--capture-dns` entry
+ * that is no IP names a Service (`<namespace>/<name>`) whose cluster IPs are servers.
  */
-function captureDnsRedirect(
+export function captureDnsRedirect(
   opts: Pick<NodeAgentOptions, "captureDns" | "dnsAddress">,
-): { servers: string[]; addresses: string[]; port: number } | undefined {
-  if (!opts.captureDns?.length || opts.dnsAddress === "none") return undefined;
+): Pick<MeshSpecOptions, "dns" | "dnsServices"> {
+  if (!opts.captureDns?.length || opts.dnsAddress === "none") return {};
+  const servers = opts.captureDns.filter((e) => parseIp(e) !== undefined);
+  const services = opts.captureDns.filter((e) => parseIp(e) === undefined);
+  for (const s of services) {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s)) {
+      throw new Error(
+        `--capture-dns ${s}: want a cluster DNS server IP or its Service as <namespace>/<name> ` +
+          `(e.g. kube-system/kube-dns)`,
+      );
+    }
+  }
   const at = opts.dnsAddress.lastIndexOf(":");
   const address = opts.dnsAddress.slice(0, at).replace(/^\[|\]$/g, "");
   const port = Number(opts.dnsAddress.slice(at + 1));
@@ -401,5 +416,8 @@ function captureDnsRedirect(
         `loopback), not ${opts.dnsAddress}`,
     );
   }
-  return { servers: opts.captureDns, addresses: [address], port };
+  return {
+    dns: { servers, addresses: [address], port },
+    ...(services.length > 0 ? { dnsServices: services } : {}),
+  };
 }
