@@ -4,7 +4,7 @@
  * the set — a backendRef or mirror outside the set extends it (the spec's "Phase 2 sizing").
  * @module
  */
-import { callerRoutes, type MeshIR, type MeshService } from "../../lib/ir/mod.ts";
+import { callerBackendClusters, type MeshIR, type MeshService } from "../../lib/ir/mod.ts";
 import type { IRCluster } from "../../lib/ir/mod.ts";
 
 /** Lookups over one MeshIR, built once per mesh version. */
@@ -45,7 +45,8 @@ export function requestedAuthority(index: MeshIndex, clusterName: string): strin
 }
 
 /**
- * Authorities the routes of `svc` send traffic to (backends and mirrors that exist), for callers
+ * Authorities the routes of `svc` send traffic to (backends and mirrors that exist, TCPRoute
+ * backends too), for callers
  * in `namespaces` only: consumer routes of namespaces without pods on the node do not count.
  */
 export function serviceDependencies(
@@ -56,12 +57,9 @@ export function serviceDependencies(
   const out = new Set<string>();
   for (const p of svc.ports) {
     for (const ns of namespaces) {
-      for (const r of callerRoutes(p, ns)) {
-        if (r.action.kind !== "forward") continue;
-        for (const c of [...r.action.backends, ...r.action.mirrors]) {
-          const owner = index.clusterAuthority.get(c.cluster);
-          if (owner && owner !== svc.authority) out.add(owner);
-        }
+      for (const cluster of callerBackendClusters(p, ns)) {
+        const owner = index.clusterAuthority.get(cluster);
+        if (owner && owner !== svc.authority) out.add(owner);
       }
     }
   }

@@ -26,6 +26,7 @@ import {
 } from "./mesh/attachment.ts";
 import { buildMesh, type MeshRouteState } from "./mesh/build.ts";
 import { xmeshStatus } from "./mesh/xmesh.ts";
+import { settleMeshTcpConflicts } from "./mesh/tcp_conflicts.ts";
 import { ROUTE_KINDS } from "./routes/registry.ts";
 import { admissionFor } from "./read_kinds.ts";
 import type { CatalogueKind } from "./catalogue/mod.ts";
@@ -206,8 +207,9 @@ export function resolve(
         backends.apply(converted);
         routes.push({ kind, route, parents, converted });
       }
-      // L4 kinds serve Gateway parents only (their mesh side is a later issue).
-      if (def.chain !== "http") continue;
+      // HTTP kinds and TCPRoute serve Service parents too; TLSRoute and UDPRoute serve Gateway
+      // parents only (their mesh side is not built yet).
+      if (def.chain !== "http" && def.kind !== "TCPRoute") continue;
       if (!route.spec.parentRefs?.some(isServiceParent)) continue;
       // Remembered outcomes are shared and read-only: a refused one is a new outcome.
       const meshParents = state.meshAttach.get(
@@ -230,6 +232,8 @@ export function resolve(
       });
     }
   }
+  // A Service port forwards a caller's connections to one TCPRoute: the oldest keeps it.
+  const meshSettled = settleMeshTcpConflicts(meshRoutes);
   const allListeners = gateways.flatMap((g) => g.listeners);
   const listenerById = new Map(allListeners.map((l) => [l.id, l]));
   // Conflicts settled, then unsupported routes refused: new outcomes, the remembered ones intact.
@@ -302,7 +306,7 @@ export function resolve(
 
   const mesh = options.mesh === false
     ? { services: [], clusters: [] }
-    : buildMesh(meshIndex, backends, meshRoutes, state.mesh);
+    : buildMesh(meshIndex, backends, meshSettled, state.mesh);
   const statuses: ObjectStatus[] = [];
   const features = supportedFeatures(routeKinds)
     .filter((f) => !options.withoutFeatures?.includes(f));
@@ -322,7 +326,7 @@ export function resolve(
   }
   const sides = [
     { controllerName, routes: settled },
-    { controllerName: meshControllerName, routes: meshRoutes },
+    { controllerName: meshControllerName, routes: meshSettled },
   ];
   const kindNames = routeKinds.map((k) => k.kind);
   for (

@@ -6,7 +6,7 @@
  * both. Lists are sorted deterministically.
  * @module
  */
-import type { IRCluster, IRRoute } from "./types.ts";
+import type { IRBackend, IRCluster, IRRoute } from "./types.ts";
 
 /** Every mesh service with its per-port routing, plus every cluster a route may reach. */
 export interface MeshIR {
@@ -73,6 +73,15 @@ export interface MeshServicePort {
    * producer routes.
    */
   consumerRoutes: Record<string, IRRoute[]>;
+  /**
+   * Mesh L4: the weighted backends of the TCPRoute on this port for every caller (the oldest
+   * producer TCPRoute), absent when there is none. A port with a TCPRoute (producer or consumer)
+   * carries opaque TCP on the capture path: each connection goes to one backend by weight, never
+   * to the HTTP routes.
+   */
+  producerTcp?: IRBackend[];
+  /** Mesh L4: the oldest consumer TCPRoute's backends by caller namespace (they replace the producer's). */
+  consumerTcp?: Record<string, IRBackend[]>;
 }
 
 /**
@@ -82,6 +91,36 @@ export interface MeshServicePort {
  */
 export function callerRoutes(port: MeshServicePort, namespace: string): IRRoute[] {
   return port.consumerRoutes[namespace] ?? port.producerRoutes;
+}
+
+/**
+ * The TCPRoute backends a caller in `namespace` gets for one service port (its namespace's consumer
+ * TCPRoute, else the producer's), undefined when neither exists.
+ */
+export function callerTcpBackends(
+  port: MeshServicePort,
+  namespace: string,
+): IRBackend[] | undefined {
+  return port.consumerTcp?.[namespace] ?? port.producerTcp;
+}
+
+/** Whether any TCPRoute is on the port: the capture path then carries it as opaque TCP. */
+export function hasTcpRoutes(port: MeshServicePort): boolean {
+  return port.producerTcp !== undefined || Object.keys(port.consumerTcp ?? {}).length > 0;
+}
+
+/**
+ * Every cluster a caller in `namespace` may reach through one service port: its HTTP routes'
+ * backends and mirrors, and its TCPRoute's backends (what demand scoping follows).
+ */
+export function callerBackendClusters(port: MeshServicePort, namespace: string): string[] {
+  const out: string[] = [];
+  for (const r of callerRoutes(port, namespace)) {
+    if (r.action.kind !== "forward") continue;
+    for (const c of [...r.action.backends, ...r.action.mirrors]) out.push(c.cluster);
+  }
+  for (const b of callerTcpBackends(port, namespace) ?? []) out.push(b.cluster);
+  return out;
 }
 
 /** A pod a node proxy serves: its namespace picks the consumer routes it sees. */

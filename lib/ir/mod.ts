@@ -33,4 +33,4 @@ export {
   type IRUdpProxyFilterChain,
   type IRVirtualHost,
 } from "./types.ts";
-export { callerRoutes } from "./mesh.ts";
+export { callerBackendClusters, callerRoutes, callerTcpBackends, hasTcpRoutes } from "./mesh.ts";

@@ -39,7 +39,7 @@ export function downstreamTls(secrets: string[], alpn: string[]): Record<string,
 }
 
 /** `cluster` for one carrying backend, else `weighted_clusters` (weight-0 backends dropped). */
-function destination(backends: IRBackend[]): Record<string, unknown> {
+export function tcpDestination(backends: readonly IRBackend[]): Record<string, unknown> {
   const carrying = backends.filter((b) => b.weight > 0);
   if (carrying.length === 0) return { cluster: NO_BACKEND };
   if (carrying.length === 1) return { cluster: carrying[0].cluster };
@@ -55,7 +55,7 @@ function tcpProxyFilter(name: string, backends: IRBackend[], statPrefix: string)
     name: "envoy.filters.network.tcp_proxy",
     typed_config: any(TCP_PROXY, {
       stat_prefix: `${statPrefix}_${statName(name)}`,
-      ...destination(backends),
+      ...tcpDestination(backends),
     }),
   };
 }

@@ -5,7 +5,7 @@
  * grouped per port into producer routes and consumer routes per caller namespace, each group
  * merged by Gateway API precedence (the edge's ordering: most specific match, oldest route on a
  * tie, then namespace/name). A redirect's default port is the Service port the request was
- * addressed to.
+ * addressed to. TCPRoutes on a port give its producer and per-namespace consumer TCP backends.
  * @module
  */
 import type { ServicePort, ServiceSpec } from "../core_types.ts";
@@ -17,7 +17,7 @@ import { pushEntries, type RankedEntry, renderRoutes } from "../routes/render.ts
 import type { ConvertedRoute } from "../routes/kind.ts";
 import { keyOf, type Obj } from "../object_index.ts";
 import type { KubeObject } from "../types.ts";
-import type { IRCluster, IRRoute } from "../../ir/mod.ts";
+import type { IRBackend, IRCluster, IRRoute } from "../../ir/mod.ts";
 import type { MeshIR, MeshService, MeshServicePort } from "../../ir/mod.ts";
 
 /** A route with Service parents, converted for the mesh. */
@@ -47,6 +47,17 @@ function portFacts(port: ServicePort): Pick<MeshServicePort, "appProtocol" | "pr
   if (port.appProtocol) out.appProtocol = port.appProtocol;
   if (port.protocol && port.protocol !== "TCP") out.protocol = port.protocol;
   return out;
+}
+
+/**
+ * The backends of the group's oldest TCPRoute (routes enter a group kind by kind, each kind's in
+ * age order), undefined without one. A newer TCPRoute on the same port and caller is not used.
+ */
+function tcpBackends(group: Map<string, MeshRouteState> | undefined): IRBackend[] | undefined {
+  for (const state of group?.values() ?? []) {
+    if (state.converted.l4Backends) return state.converted.l4Backends;
+  }
+  return undefined;
 }
 
 function render(group: Map<string, MeshRouteState> | undefined, port: number): IRRoute[] {
@@ -108,9 +119,14 @@ function renderPort(
   const inputs = portInputs(first, authority, cluster, groups);
   return memo.ports.get(port, () => {
     const consumerRoutes: Record<string, IRRoute[]> = {};
+    const consumerTcp: Record<string, IRBackend[]> = {};
     for (const ns of [...(groups?.keys() ?? [])].filter((k) => k !== "").sort(byString)) {
-      consumerRoutes[ns] = render(groups!.get(ns), port.port);
+      const tcp = tcpBackends(groups!.get(ns));
+      if (tcp) consumerTcp[ns] = tcp;
+      const http = render(groups!.get(ns), port.port);
+      if (http.length > 0 || !tcp) consumerRoutes[ns] = http;
     }
+    const producerTcp = tcpBackends(groups?.get(""));
     return {
       inputs,
       port: {
@@ -120,6 +136,8 @@ function renderPort(
         domains: first ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
         producerRoutes: render(groups?.get(""), port.port),
         consumerRoutes,
+        ...(producerTcp ? { producerTcp } : {}),
+        ...(Object.keys(consumerTcp).length > 0 ? { consumerTcp } : {}),
       },
     };
   }, (seen) => seen.port.port === port.port && sameItems(seen.inputs, inputs)).port;

@@ -10,7 +10,10 @@
  *   the caller (its namespace's consumer routes, else the producer routes; with identity the
  *   caller is the pod's (namespace, service account)). Per request, so weights split the requests
  *   of one connection. A route edit is an RDS update: the listener and its connections stay.
- * - TCP chain `<cluster>|tcp`: tcp_proxy to the port's (caller) cluster. With identity that
+ * - TCP chain `<cluster>|tcp`: tcp_proxy to the port's (caller) cluster, or — when a TCPRoute is
+ *   on the port for the caller (its namespace's consumer TCPRoute, else the producer's) — to the
+ *   route's backends by weight, per connection (a port with a TCPRoute has only this chain). With
+ *   identity that
  *   cluster dials SPIFFE mTLS to the endpoint's `podIP:15008` offering ALPN `aether-tcp` (set on
  *   the connection's filter state), which picks the inbound listener's raw-TCP chain for the SNI
  *   (inbound.ts): the TCP-over-mTLS floor. Without identity it dials the endpoint in plaintext.
@@ -24,10 +27,16 @@
  * for it (and its endpoints) instead of failing.
  * @module
  */
-import type { MeshServicePort, NodePod } from "../../../../lib/ir/mod.ts";
+import {
+  callerTcpBackends,
+  type IRBackend,
+  type MeshServicePort,
+  type NodePod,
+} from "../../../../lib/ir/mod.ts";
 import { DiscoveryType, LbPolicy } from "../enums.ts";
 import { hcmBase, routerFilter } from "../listener.ts";
 import { MESH_TCP_ALPN } from "../mtls.ts";
+import { tcpDestination } from "../l4.ts";
 import type { NamedResource } from "../types.ts";
 import { adsConfigSource, any, duration, statName } from "../util.ts";
 import {
@@ -108,8 +117,15 @@ export function passthroughCluster(connectTimeoutMs: number): NamedResource {
   };
 }
 
-function tcpProxy(statPrefix: string, cluster: string, odcdsTimeoutMs?: number): Obj {
-  const config: Obj = { stat_prefix: statPrefix, cluster };
+function tcpProxy(
+  statPrefix: string,
+  to: string | readonly IRBackend[],
+  odcdsTimeoutMs?: number,
+): Obj {
+  const config: Obj = {
+    stat_prefix: statPrefix,
+    ...(typeof to === "string" ? { cluster: to } : tcpDestination(to)),
+  };
   if (odcdsTimeoutMs !== undefined) {
     config.on_demand = { odcds_config: adsConfigSource(), timeout: duration(odcdsTimeoutMs) };
   }
@@ -149,7 +165,12 @@ function chains(t: CaptureTarget, caller: Caller, stats: string, o: CaptureListe
     });
   }
   if (tcp) {
-    const proxy = tcpProxy(stats, callerCluster(caller, t.port.cluster), o.odcdsTimeoutMs);
+    // The caller's TCPRoute splits connections by weight; else the floor to the port's cluster.
+    const routed = callerTcpBackends(t.port, caller.namespace);
+    const to = routed
+      ? routed.map((b) => ({ ...b, cluster: callerCluster(caller, b.cluster) }))
+      : callerCluster(caller, t.port.cluster);
+    const proxy = tcpProxy(stats, to, o.odcdsTimeoutMs);
     out.push({ name: tcp, filters: o.identity ? [tcpAlpn(), proxy] : [proxy] });
   }
   return out;

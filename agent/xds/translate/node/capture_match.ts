@@ -15,7 +15,12 @@
  * protocol, and a pass-through destination, never waits for a first byte.
  * @module
  */
-import type { MeshIR, MeshService, MeshServicePort } from "../../../../lib/ir/mod.ts";
+import {
+  hasTcpRoutes,
+  type MeshIR,
+  type MeshService,
+  type MeshServicePort,
+} from "../../../../lib/ir/mod.ts";
 import { any } from "../util.ts";
 
 /** How the capture listener treats a service port: HTTP routes, opaque TCP, or sniffed. */
@@ -56,7 +61,8 @@ export function captureTargets(mesh: Pick<MeshIR, "services">): CaptureTarget[] 
     for (const port of service.ports) {
       if (port.protocol || seen.has(port.port)) continue;
       seen.add(port.port);
-      out.push({ service, port, protocol: captureProtocol(port) });
+      // A TCPRoute on the port says it carries TCP: no sniffing, its chain is the TCP one.
+      out.push({ service, port, protocol: hasTcpRoutes(port) ? "tcp" : captureProtocol(port) });
     }
   }
   return out;

@@ -42,7 +42,7 @@
  * @module
  */
 import {
-  callerRoutes,
+  callerBackendClusters,
   type MeshIR,
   type MeshService,
   type NodeView,
@@ -210,7 +210,7 @@ export function dependencyServices(mesh: MeshIR, dependencies: readonly string[]
 
 /**
  * Names of the clusters a node needs: every port of every dependency, plus every existing cluster
- * that the routes its namespaces see reach (backends and mirrors).
+ * that the routes its namespaces see reach (backends and mirrors, TCPRoute backends).
  */
 export function nodeClusterNames(
   services: readonly MeshService[],
@@ -222,11 +222,8 @@ export function nodeClusterNames(
     for (const p of s.ports) {
       names.add(p.cluster);
       for (const ns of namespaces) {
-        for (const r of callerRoutes(p, ns)) {
-          if (r.action.kind !== "forward") continue;
-          for (const c of [...r.action.backends, ...r.action.mirrors]) {
-            if (clusters.has(c.cluster)) names.add(c.cluster);
-          }
+        for (const cluster of callerBackendClusters(p, ns)) {
+          if (clusters.has(cluster)) names.add(cluster);
         }
       }
     }
