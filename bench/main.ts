@@ -210,6 +210,61 @@ if (want("capture")) {
       } | ${r[`${way}_replace_ms`]} | ${r[`${way}_sync_ms`]} | ${r[`${way}_read_ms`]} |`,
     );
   }
+  // The captured hop vs the :18081 lane vs no mesh, the TCP floor vs no mesh (fortio, paced),
+  // agent memory per 100 captured pods and a pod's CNI ADD with and without the plugin (root;
+  // Envoy, fortio, echo-basic, cnitool and the CNI plugins, installed on first use).
+  const h = await runJson("bench/capture_hop.ts", [
+    ...["--qps", "500", "--connections", "8", "--seconds", "10", "--rounds", "3"],
+  ]) as Row;
+  const signed = (x: number) => (x < 0 ? `${x}` : `+${x}`);
+  console.log(
+    `\nCaptured hop: fortio ${h.qps} req/s over ${h.connections} connections, ${h.seconds} s ` +
+      `windows, ${h.rounds} ABBA rounds (pooled percentiles, ms)`,
+  );
+  console.log(
+    "\n| mode | req/s per round | failed | p50 | p90 | p99 | p99.9 | added p50 / p99 | × baseline p50 / p99 | Envoy CPU µs/request |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
+  for (const [mode, s] of Object.entries(h.modes) as [string, Row][]) {
+    const p = s.pooled, a = h.added[mode];
+    console.log(
+      `| ${mode} | ${s.qps.join(", ")} | ${s.failed} | ${p.p50} | ${p.p90} | ${p.p99} | ${
+        p["p99.9"]
+      } | ${a ? `${signed(a.pooled.p50)} / ${signed(a.pooled.p99)} (over ${a.over})` : "—"} | ${
+        a ? `${a.ratioP50} / ${a.ratioP99}` : "1.00"
+      } | ${s.envoyCpuUsPerRequest.join(", ")} |`,
+    );
+  }
+  const cl = h.added["captured-vs-lane"];
+  if (cl) {
+    console.log(
+      `\ncaptured over lane: p50 ${signed(cl.pooled.p50)} / p99 ${signed(cl.pooled.p99)} ms ` +
+        `(pooled; median of rounds ${signed(cl.medianOfRounds.p50)} / ` +
+        `${signed(cl.medianOfRounds.p99)})`,
+    );
+  }
+  if (h.memory) {
+    const kib = (m: Row, k: string) => signed(Math.round(m[k] / 102.4) / 10);
+    console.log(
+      `\n| per ${h.memory.capture.pods} pods (${h.memory.capture.services} Services) | agent RSS MiB | agent V8 heap MiB | node proxy RSS MiB | all served in ms |`,
+    );
+    console.log("|---|---|---|---|---|");
+    for (const [name, m] of [["capture", h.memory.capture], ["no capture", h.memory.noCapture]]) {
+      console.log(
+        `| ${name} | ${kib(m, "rssKiBPer100")} | ${kib(m, "heapKiBPer100")} | ${
+          kib(m, "envoyRssKiBPer100")
+        } | ${m.servedMs} |`,
+      );
+    }
+  }
+  if (h.podAdd) {
+    const { plain, chained } = h.podAdd;
+    console.log(
+      `\npod CNI ADD (${h.podAdd.adds} each, ms): bridge + host-local p50 ${plain.p50} / p90 ` +
+        `${plain.p90} / max ${plain.max}; with aether-cni chained p50 ${chained.p50} / p90 ` +
+        `${chained.p90} / max ${chained.max} (${signed(h.podAdd.addedP50Ms)} p50)`,
+    );
+  }
 }
 if (want("cluster")) {
   // The local cluster (root; waits for the machine-wide cluster lock): aether installed by its
