@@ -6,7 +6,8 @@
  * then reach mesh Services by ClusterIP, `<svc>.<ns>.svc.cluster.local`, `<svc>.<ns>` and
  * `<svc>.aether.internal`, all under the Service's producer route or the caller namespace's
  * consumer route; a raw TCP Service works through the TCP floor; pod IPs, an address outside the
- * mesh and an opted-out pod pass untouched; probes pass. A pod created while the node agent is
+ * mesh and an opted-out pod pass untouched; probes pass; TCPRoutes with the Service as parent split
+ * and pin its connections (e2e/cluster_capture_l4.ts). A pod created while the node agent is
  * down is refused (ADD fails, kubelet retries) until the agent is back, and its init container's
  * first call is already captured. The agent restarts under captured load with 0 failed requests
  * and the table untouched; a rewrite of the conflist by the primary CNI is healed; `helm
@@ -26,6 +27,7 @@ import {
 } from "./cluster_capture.ts";
 import { releaseNs, waitFor } from "./cluster_ha.ts";
 import { agentDownPodCaptured, restartUnderLoad } from "./cluster_capture_lifecycle.ts";
+import { meshTcpRoutes } from "./cluster_capture_l4.ts";
 
 /** The names a client tries for `web`, each on the Service port. */
 function webNames(env: CaptureEnv, vip: string): string[] {
@@ -144,6 +146,11 @@ Deno.test({
             );
           }
         });
+
+        await t.step(
+          "mesh TCPRoute: the producer's split, a consumer's pin, their status",
+          () => meshTcpRoutes(c, env),
+        );
 
         await t.step(
           "a pod made while the node agent is down waits, then starts captured",

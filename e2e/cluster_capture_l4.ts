@@ -1,0 +1,110 @@
+/**
+ * Mesh L4 on the capture path (a step of e2e/cluster_capture_test.ts): TCPRoutes with a Service
+ * parent. The cluster goes to the experimental CRD channel (TCPRoute exists only there) while the
+ * chart's controller and node agents run, so they must pick the new kind up; a producer TCPRoute
+ * splits `tcp-echo:9000`'s connections between tcp-echo and tcp-echo-v2, a consumer TCPRoute sends
+ * its namespace's connections to tcp-echo-v2 only, and the controller writes both routes' status.
+ * Unmodified busybox clients dial the Service by name with `nc`; Istio's TCP echo answers with the
+ * serving pod's host name. The standard channel comes back afterwards.
+ * @module
+ */
+import assert from "node:assert/strict";
+import type { Cluster } from "../testbed/cluster/mod.ts";
+import { imageNames } from "../testbed/cluster/mod.ts";
+import { useChannel } from "../testbed/conformance/mod.ts";
+import type { CaptureEnv } from "./cluster_capture.ts";
+import { condition, waitFor } from "./cluster_ha.ts";
+import { rollout } from "./kubectl.ts";
+
+const v2 = (ns: string) => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tcp-echo-v2, namespace: ${ns}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: tcp-echo-v2}}
+  template:
+    metadata: {labels: {app: tcp-echo-v2}}
+    spec:
+      containers:
+      - {name: echo, image: ${imageNames.echoAdvanced}, imagePullPolicy: Never, args: [--tcp=9090, --port=8080]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: tcp-echo-v2, namespace: ${ns}}
+spec:
+  selector: {app: tcp-echo-v2}
+  ports: [{name: floor, port: 9000, targetPort: 9090, appProtocol: tcp}]
+`;
+
+const tcpRoute = (ns: string, name: string, parentNs: string, backends: string) => `
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TCPRoute
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  parentRefs: [{group: "", kind: Service, name: tcp-echo, namespace: ${parentNs}, port: 9000}]
+  rules:
+  - backendRefs: ${backends}
+`;
+
+/** The pod names serving `n` fresh TCP connections from pod `client` of `ns` to `target`. */
+async function served(env: CaptureEnv, ns: string, target: string, n: number): Promise<string[]> {
+  const script = `for i in $(seq ${n}); do printf 'hi\\n' | nc -w 3 ${target} 9000 | ` +
+    `grep '^Hostname=' || echo Hostname=NONE; done`;
+  const out = await env.exec(ns, "client", ["sh", "-c", script]);
+  return out.split("\n").filter((l) => l.startsWith("Hostname=")).map((l) => l.slice(9).trim());
+}
+
+/** The producer split, the consumer's pin and both routes' status, on the experimental channel. */
+export async function meshTcpRoutes(c: Cluster, env: CaptureEnv): Promise<void> {
+  const { app, consumer } = env.ns;
+  const target = `tcp-echo.${app}`;
+  await useChannel(c.kubeconfig, "experimental");
+  try {
+    await env.k(["apply", "-f", "-"], v2(app));
+    await rollout(c.kubeconfig, app, "deployment/tcp-echo-v2");
+    await env.k(
+      ["apply", "-f", "-"],
+      tcpRoute(
+        app,
+        "split",
+        app,
+        "[{name: tcp-echo, port: 9000, weight: 50}, {name: tcp-echo-v2, port: 9000, weight: 50}]",
+      ) + "---\n" +
+        tcpRoute(consumer, "pin-v2", app, `[{name: tcp-echo-v2, namespace: ${app}, port: 9000}]`),
+    );
+    for (const [ns, name] of [[app, "split"], [consumer, "pin-v2"]]) {
+      await waitFor(`TCPRoute ${ns}/${name} Accepted on its Service parent`, async () => {
+        const r = await env.json(["-n", ns, "get", "tcproute", name]);
+        const parent = r.status?.parents?.find((p: { controllerName: string }) =>
+          p.controllerName === "gateway.aether.io/mesh"
+        );
+        return condition(parent?.conditions, "Accepted")?.status === "True" ? true : undefined;
+      }, 120_000);
+    }
+    // The node proxy's config follows the routes a moment after their status: until both
+    // backends answer, the split is not in place yet.
+    const split = await waitFor("connections to tcp-echo split between v1 and v2", async () => {
+      const pods = await served(env, app, target, 20);
+      const v1 = pods.filter((p) => /^tcp-echo-(?!v2)/.test(p)).length;
+      const v2n = pods.filter((p) => p.startsWith("tcp-echo-v2-")).length;
+      return v1 > 0 && v2n > 0 && v1 + v2n === pods.length ? { v1, v2: v2n } : undefined;
+    }, 120_000);
+    const pinned = await waitFor("the consumer namespace pinned to tcp-echo-v2", async () => {
+      const pods = await served(env, consumer, target, 10);
+      return pods.length === 10 && pods.every((p) => p.startsWith("tcp-echo-v2-"))
+        ? pods
+        : undefined;
+    }, 120_000);
+    console.log(
+      `mesh TCPRoute: 20 connections from ${app} → v1 ${split.v1}, v2 ${split.v2}; ` +
+        `${pinned.length} from ${consumer} → all v2`,
+    );
+    assert.ok(split.v1 >= 3 && split.v2 >= 3, `a 50/50 split of 20: ${JSON.stringify(split)}`);
+  } finally {
+    await env.k(["-n", app, "delete", "tcproute", "split", "--ignore-not-found"]).catch(() => {});
+    await env.k(["-n", consumer, "delete", "tcproute", "pin-v2", "--ignore-not-found"])
+      .catch(() => {});
+    await useChannel(c.kubeconfig, "standard");
+  }
+}
