@@ -1,8 +1,10 @@
 /**
  * The capture applier: makes a pod netns's `inet aether` table what a spec says, through
- * libnftables in process. One context per netns path, made inside that netns and kept for the
- * pod's life (its netlink socket also keeps the netns alive: {@link NftApplier.remove} frees it).
- * The applier remembers what it applied, so a change of VIPs is one set-sync batch; anything
+ * libnftables in process. Each operation makes a context inside the pod's netns and frees it
+ * when done: a context kept per pod would hold ≈ 640 KiB of libnftables cache (its hash tables)
+ * and, through its netlink socket, the netns itself (measured: ≈ 0.95 MiB of agent RSS per pod,
+ * docs/performance.md). Per netns path the applier remembers the netns's identity and what it
+ * applied, so a change of VIPs is one set-sync batch; anything
  * else, a first apply whose table is not already right, and a sync that fails (the table
  * drifted) are one atomic full replace. A node's pods share one spec object per revision (a
  * spec is never changed once passed in), so the canonical spec and the JSON documents are made
@@ -45,13 +47,13 @@ export interface CaptureApplier {
   read(netnsPath: string): ListedTable | undefined;
   /** Removes the table and forgets the netns; idempotent, and a gone netns is no error. */
   remove(netnsPath: string): void;
-  /** Frees every context; tables stay (an agent restart must not uncapture pods). */
+  /** Forgets every netns and frees the library; tables stay (a restart must not uncapture pods). */
   close(): void;
 }
 
+/** What the applier remembers of one netns path. */
 interface Held {
-  ctx: NftContext;
-  /** The netns's identity (nsfs inode) when the context was made. */
+  /** The netns's identity (nsfs inode) when it was first seen at the path. */
   dev: number;
   ino: number;
   /** What this applier last put there; undefined until the first apply. */
@@ -96,28 +98,45 @@ export class NftApplier implements CaptureApplier {
     this.#lib = new NftLibrary(path);
   }
 
-  /** How many netns contexts are open. */
-  get contexts(): number {
+  /** How many netns paths the applier remembers (pods it applied to and has not removed). */
+  get known(): number {
     return this.#held.size;
   }
 
-  /** The context for `netnsPath`, made (or remade, when the path names a new netns) as needed. */
-  #context(netnsPath: string): Held {
+  /** How many libnftables contexts are open: 0 between operations. */
+  get contexts(): number {
+    return this.#open;
+  }
+
+  #open = 0;
+
+  /**
+   * Runs `fn` with what is remembered of `netnsPath` (forgotten first when the path names a new
+   * netns now) and a context made inside that netns, freed afterwards.
+   */
+  #with<T>(netnsPath: string, fn: (held: Held, ctx: NftContext) => T): T {
     const id = netnsId(netnsPath);
-    const held = this.#held.get(netnsPath);
-    if (held && id && id.ino === held.ino && id.dev === held.dev) return held;
-    // Gone, or the path names another netns now: the old context goes (and its netns with it).
-    if (held) this.#forget(netnsPath);
+    let held = this.#held.get(netnsPath);
+    if (held && !(id && id.ino === held.ino && id.dev === held.dev)) {
+      // Gone, or the path names another netns now: what was applied there is no longer known.
+      this.#forget(netnsPath);
+      held = undefined;
+    }
     if (!id) {
       throw new CaptureError(`netns ${netnsPath} is gone: the pod has left`, "netns-gone");
     }
-    const fresh: Held = { ctx: this.#lib.contextIn(netnsPath), ...id };
-    this.#held.set(netnsPath, fresh);
-    return fresh;
+    const ctx = this.#lib.contextIn(netnsPath);
+    this.#open++;
+    try {
+      if (!held) this.#held.set(netnsPath, held = { ...id });
+      return fn(held, ctx);
+    } finally {
+      ctx.free();
+      this.#open--;
+    }
   }
 
   #forget(netnsPath: string): void {
-    this.#held.get(netnsPath)?.ctx.free();
     this.#held.delete(netnsPath);
   }
 
@@ -152,8 +171,8 @@ export class NftApplier implements CaptureApplier {
     return sync;
   }
 
-  #run(held: Held, netnsPath: string, doc: NftDocument | string, what: string): void {
-    const r = held.ctx.run(typeof doc === "string" ? doc : JSON.stringify(doc));
+  #run(ctx: NftContext, netnsPath: string, doc: NftDocument | string, what: string): void {
+    const r = ctx.run(typeof doc === "string" ? doc : JSON.stringify(doc));
     if (r.ok) return;
     const hint = /Operation not permitted/.test(r.error)
       ? ": the agent needs CAP_NET_ADMIN (run it privileged)"
@@ -161,8 +180,8 @@ export class NftApplier implements CaptureApplier {
     throw new CaptureError(`nft ${what} in netns ${netnsPath} failed: ${r.error}${hint}`, "nft");
   }
 
-  #list(held: Held, netnsPath: string): ListedTable | undefined {
-    const r = held.ctx.run(JSON.stringify(listTable()));
+  #list(ctx: NftContext, netnsPath: string): ListedTable | undefined {
+    const r = ctx.run(JSON.stringify(listTable()));
     if (!r.ok) {
       // nft 1.0.6 says only this when the table does not exist.
       if (/No such file or directory/.test(r.error)) return undefined;
@@ -173,14 +192,23 @@ export class NftApplier implements CaptureApplier {
 
   apply(netnsPath: string, input: CaptureSpec, options: { replace?: boolean } = {}): ApplyOutcome {
     const spec = this.#canonical(input);
-    const held = this.#context(netnsPath);
+    return this.#with(netnsPath, (held, ctx) => this.#apply(held, ctx, netnsPath, spec, options));
+  }
+
+  #apply(
+    held: Held,
+    ctx: NftContext,
+    netnsPath: string,
+    spec: CaptureSpec,
+    options: { replace?: boolean },
+  ): ApplyOutcome {
     if (!options.replace) {
       if (held.applied && (held.applied === spec || sameSpec(held.applied, spec))) {
         return "unchanged";
       }
       if (!held.applied) {
         // A table left by an earlier agent that is already right is adopted, not replaced.
-        const listed = this.#list(held, netnsPath);
+        const listed = this.#list(ctx, netnsPath);
         if (listed && listed.problems.length === 0 && sameSpec(listed.spec, spec)) {
           held.applied = spec;
           return "unchanged";
@@ -192,7 +220,7 @@ export class NftApplier implements CaptureApplier {
           return "unchanged";
         }
         if (sync.json) {
-          const r = held.ctx.run(sync.json);
+          const r = ctx.run(sync.json);
           // A failed sync (an element it deletes is gone: drift) falls through to a replace.
           if (r.ok) {
             held.applied = spec;
@@ -202,14 +230,13 @@ export class NftApplier implements CaptureApplier {
       }
     }
     held.applied = undefined;
-    this.#run(held, netnsPath, this.#replaceJson(spec), "replace");
+    this.#run(ctx, netnsPath, this.#replaceJson(spec), "replace");
     held.applied = spec;
     return "replaced";
   }
 
   read(netnsPath: string): ListedTable | undefined {
-    const held = this.#context(netnsPath);
-    return this.#list(held, netnsPath);
+    return this.#with(netnsPath, (_held, ctx) => this.#list(ctx, netnsPath));
   }
 
   remove(netnsPath: string): void {
@@ -218,22 +245,18 @@ export class NftApplier implements CaptureApplier {
       this.#forget(netnsPath);
       return;
     }
-    let held: Held;
     try {
-      held = this.#context(netnsPath);
+      this.#with(netnsPath, (_held, ctx) => this.#run(ctx, netnsPath, deleteTable(), "delete"));
     } catch (e) {
       if (e instanceof CaptureError && e.code === "netns-gone") return;
       throw e;
-    }
-    try {
-      this.#run(held, netnsPath, deleteTable(), "delete");
     } finally {
       this.#forget(netnsPath);
     }
   }
 
   close(): void {
-    for (const path of [...this.#held.keys()]) this.#forget(path);
+    this.#held.clear();
     this.#lib.close();
   }
 }

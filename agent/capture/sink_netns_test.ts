@@ -73,17 +73,18 @@ Deno.test("capture sink on real netns: apply, repair drift, survive a gone netns
     assert.equal(sink.pod("app/a")?.last, "synced");
     assert.equal(sink.pod("app/b")?.state, "failed");
     assert.match(sink.pod("app/b")!.error!, /is gone/);
-    // b leaves: removed without error, its context freed.
+    // b leaves: removed without error, forgotten.
     sink.apply(resolved([web, db, pods[0]], 3));
     assert.deepEqual(sink.pods().map((p) => p.key), ["app/a"]);
-    assert.equal(applier.contexts, 1);
+    assert.equal(applier.known, 1);
+    assert.equal(applier.contexts, 0);
     assert.equal(metrics.counter("aether_capture_removals_total", "").get(), 1);
 
     // An uninstall: every table goes, and a's VIP traffic goes where it is addressed again.
     assert.deepEqual(sink.removeAll(), { removed: ["app/a"], failed: [] });
     assert.equal(await a.listed(), undefined);
     assert.deepEqual(await probe(), { "tcp 10.96.0.10:80": "direct" });
-    assert.equal(applier.contexts, 0);
+    assert.equal(applier.known, 0);
   } finally {
     sink.close();
     await a.remove();
