@@ -26,7 +26,7 @@ import {
 } from "./mesh/attachment.ts";
 import { buildMesh, type MeshRouteState } from "./mesh/build.ts";
 import { xmeshStatus } from "./mesh/xmesh.ts";
-import { settleMeshTcpConflicts } from "./mesh/tcp_conflicts.ts";
+import { settleMeshL4Conflicts } from "./mesh/l4_conflicts.ts";
 import { ROUTE_KINDS } from "./routes/registry.ts";
 import { admissionFor } from "./read_kinds.ts";
 import type { CatalogueKind } from "./catalogue/mod.ts";
@@ -207,9 +207,9 @@ export function resolve(
         backends.apply(converted);
         routes.push({ kind, route, parents, converted });
       }
-      // HTTP kinds and TCPRoute serve Service parents too; TLSRoute and UDPRoute serve Gateway
-      // parents only (their mesh side is not built yet).
-      if (def.chain !== "http" && def.kind !== "TCPRoute") continue;
+      // HTTP kinds, TCPRoute and TLSRoute serve Service parents too; UDPRoute serves Gateway
+      // parents only (its mesh side is not built yet).
+      if (def.chain !== "http" && def.kind !== "TCPRoute" && def.kind !== "TLSRoute") continue;
       if (!route.spec.parentRefs?.some(isServiceParent)) continue;
       // Remembered outcomes are shared and read-only: a refused one is a new outcome.
       const meshParents = state.meshAttach.get(
@@ -232,8 +232,9 @@ export function resolve(
       });
     }
   }
-  // A Service port forwards a caller's connections to one TCPRoute: the oldest keeps it.
-  const meshSettled = settleMeshTcpConflicts(meshRoutes);
+  // A Service port forwards a caller's connections to one TCPRoute, an SNI name to one TLSRoute:
+  // the oldest keeps it.
+  const meshSettled = settleMeshL4Conflicts(meshRoutes);
   const allListeners = gateways.flatMap((g) => g.listeners);
   const listenerById = new Map(allListeners.map((l) => [l.id, l]));
   // Conflicts settled, then unsupported routes refused: new outcomes, the remembered ones intact.

@@ -82,6 +82,24 @@ export interface MeshServicePort {
   producerTcp?: IRBackend[];
   /** Mesh L4: the oldest consumer TCPRoute's backends by caller namespace (they replace the producer's). */
   consumerTcp?: Record<string, IRBackend[]>;
+  /**
+   * Mesh L4: the producer TLSRoutes on this port, oldest first, absent when there is none. A port
+   * with a TLSRoute carries TLS on the capture path: a connection goes by its SNI to the route
+   * holding that name, by weight to one of its backends (never decrypted); a name no route holds
+   * goes to the port's own endpoints.
+   */
+  producerTls?: MeshTlsRoute[];
+  /** Mesh L4: consumer TLSRoutes by caller namespace (they replace the producer's). */
+  consumerTls?: Record<string, MeshTlsRoute[]>;
+}
+
+/** One TLSRoute on a mesh service port: the SNI names it holds and its weighted backends. */
+export interface MeshTlsRoute {
+  /** `<namespace>/<name>` of the route. */
+  name: string;
+  /** Its hostnames (exact or `*.` wildcards), matched against the connection's SNI. */
+  hostnames: string[];
+  backends: IRBackend[];
 }
 
 /**
@@ -110,8 +128,21 @@ export function hasTcpRoutes(port: MeshServicePort): boolean {
 }
 
 /**
+ * The TLSRoutes a caller in `namespace` gets for one service port (its namespace's consumer
+ * TLSRoutes, else the producer's), empty when neither exists.
+ */
+export function callerTlsRoutes(port: MeshServicePort, namespace: string): MeshTlsRoute[] {
+  return port.consumerTls?.[namespace] ?? port.producerTls ?? [];
+}
+
+/** Whether any TLSRoute is on the port: the capture path then routes it by SNI. */
+export function hasTlsRoutes(port: MeshServicePort): boolean {
+  return port.producerTls !== undefined || Object.keys(port.consumerTls ?? {}).length > 0;
+}
+
+/**
  * Every cluster a caller in `namespace` may reach through one service port: its HTTP routes'
- * backends and mirrors, and its TCPRoute's backends (what demand scoping follows).
+ * backends and mirrors, and its TCPRoute's and TLSRoutes' backends (what demand scoping follows).
  */
 export function callerBackendClusters(port: MeshServicePort, namespace: string): string[] {
   const out: string[] = [];
@@ -120,6 +151,7 @@ export function callerBackendClusters(port: MeshServicePort, namespace: string):
     for (const c of [...r.action.backends, ...r.action.mirrors]) out.push(c.cluster);
   }
   for (const b of callerTcpBackends(port, namespace) ?? []) out.push(b.cluster);
+  for (const r of callerTlsRoutes(port, namespace)) for (const b of r.backends) out.push(b.cluster);
   return out;
 }
 

@@ -6,6 +6,7 @@ export {
   type MeshIR,
   type MeshService,
   type MeshServicePort,
+  type MeshTlsRoute,
   type NodePod,
   type NodeView,
 } from "./mesh.ts";
@@ -33,4 +34,11 @@ export {
   type IRUdpProxyFilterChain,
   type IRVirtualHost,
 } from "./types.ts";
-export { callerBackendClusters, callerRoutes, callerTcpBackends, hasTcpRoutes } from "./mesh.ts";
+export {
+  callerBackendClusters,
+  callerRoutes,
+  callerTcpBackends,
+  callerTlsRoutes,
+  hasTcpRoutes,
+  hasTlsRoutes,
+} from "./mesh.ts";

@@ -5,7 +5,8 @@
  * grouped per port into producer routes and consumer routes per caller namespace, each group
  * merged by Gateway API precedence (the edge's ordering: most specific match, oldest route on a
  * tie, then namespace/name). A redirect's default port is the Service port the request was
- * addressed to. TCPRoutes on a port give its producer and per-namespace consumer TCP backends.
+ * addressed to. TCPRoutes and TLSRoutes on a port give its producer and per-namespace consumer L4
+ * routing.
  * @module
  */
 import type { ServicePort, ServiceSpec } from "../core_types.ts";
@@ -17,7 +18,7 @@ import { pushEntries, type RankedEntry, renderRoutes } from "../routes/render.ts
 import type { ConvertedRoute } from "../routes/kind.ts";
 import { keyOf, type Obj } from "../object_index.ts";
 import type { KubeObject } from "../types.ts";
-import type { IRBackend, IRCluster, IRRoute } from "../../ir/mod.ts";
+import type { IRBackend, IRCluster, IRRoute, MeshTlsRoute } from "../../ir/mod.ts";
 import type { MeshIR, MeshService, MeshServicePort } from "../../ir/mod.ts";
 
 /** A route with Service parents, converted for the mesh. */
@@ -51,13 +52,29 @@ function portFacts(port: ServicePort): Pick<MeshServicePort, "appProtocol" | "pr
 
 /**
  * The backends of the group's oldest TCPRoute (routes enter a group kind by kind, each kind's in
- * age order), undefined without one. A newer TCPRoute on the same port and caller is not used.
+ * age order), undefined without one. A newer TCPRoute on the same port and caller is refused
+ * (mesh/l4_conflicts.ts).
  */
 function tcpBackends(group: Map<string, MeshRouteState> | undefined): IRBackend[] | undefined {
   for (const state of group?.values() ?? []) {
-    if (state.converted.l4Backends) return state.converted.l4Backends;
+    if (state.kind === "TCPRoute" && state.converted.l4Backends) return state.converted.l4Backends;
   }
   return undefined;
+}
+
+/** The group's TLSRoutes, oldest first; undefined without one. */
+function tlsRoutes(group: Map<string, MeshRouteState> | undefined): MeshTlsRoute[] | undefined {
+  const out: MeshTlsRoute[] = [];
+  for (const state of group?.values() ?? []) {
+    if (state.kind !== "TLSRoute" || !state.converted.l4Backends) continue;
+    const spec = state.route.spec as { hostnames?: string[] } | undefined;
+    out.push({
+      name: keyOf(state.route),
+      hostnames: [...(spec?.hostnames ?? [])],
+      backends: state.converted.l4Backends,
+    });
+  }
+  return out.length > 0 ? out : undefined;
 }
 
 function render(group: Map<string, MeshRouteState> | undefined, port: number): IRRoute[] {
@@ -120,13 +137,17 @@ function renderPort(
   return memo.ports.get(port, () => {
     const consumerRoutes: Record<string, IRRoute[]> = {};
     const consumerTcp: Record<string, IRBackend[]> = {};
+    const consumerTls: Record<string, MeshTlsRoute[]> = {};
     for (const ns of [...(groups?.keys() ?? [])].filter((k) => k !== "").sort(byString)) {
       const tcp = tcpBackends(groups!.get(ns));
       if (tcp) consumerTcp[ns] = tcp;
+      const tls = tlsRoutes(groups!.get(ns));
+      if (tls) consumerTls[ns] = tls;
       const http = render(groups!.get(ns), port.port);
-      if (http.length > 0 || !tcp) consumerRoutes[ns] = http;
+      if (http.length > 0 || (!tcp && !tls)) consumerRoutes[ns] = http;
     }
     const producerTcp = tcpBackends(groups?.get(""));
+    const producerTls = tlsRoutes(groups?.get(""));
     return {
       inputs,
       port: {
@@ -138,6 +159,8 @@ function renderPort(
         consumerRoutes,
         ...(producerTcp ? { producerTcp } : {}),
         ...(Object.keys(consumerTcp).length > 0 ? { consumerTcp } : {}),
+        ...(producerTls ? { producerTls } : {}),
+        ...(Object.keys(consumerTls).length > 0 ? { consumerTls } : {}),
       },
     };
   }, (seen) => seen.port.port === port.port && sameItems(seen.inputs, inputs)).port;

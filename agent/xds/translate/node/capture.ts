@@ -17,6 +17,9 @@
  *   cluster dials SPIFFE mTLS to the endpoint's `podIP:15008` offering ALPN `aether-tcp` (set on
  *   the connection's filter state), which picks the inbound listener's raw-TCP chain for the SNI
  *   (inbound.ts): the TCP-over-mTLS floor. Without identity it dials the endpoint in plaintext.
+ * - TLS chains `<cluster>|tls|<i>` on a port with TLSRoutes: the caller's `i`th TLSRoute, picked
+ *   by the connection's SNI (capture_match.ts), tcp_proxy to its backends by weight; a name no
+ *   route holds goes to the port's TCP chain.
  * - `passthrough`: whatever is no captured VIP:port (a pod IP, an outside address) goes to the
  *   address it was dialled at, through the ORIGINAL_DST cluster `capture-passthrough`, with no
  *   route.
@@ -29,6 +32,7 @@
  */
 import {
   callerTcpBackends,
+  callerTlsRoutes,
   type IRBackend,
   type MeshServicePort,
   type NodePod,
@@ -45,6 +49,7 @@ import {
   inspectorsDisabled,
   sniffedPorts,
   targetChains,
+  tlsChainName,
 } from "./capture_match.ts";
 import { ON_DEMAND_FILTER } from "./listener.ts";
 import { type Caller, callerCluster, callerPortRoutes } from "./routes.ts";
@@ -164,6 +169,17 @@ function chains(t: CaptureTarget, caller: Caller, stats: string, o: CaptureListe
       }],
     });
   }
+  // The caller's TLSRoutes on a TLS port: a chain each, its connections by weight (never decrypted).
+  if (t.protocol === "tls") {
+    callerTlsRoutes(t.port, caller.namespace).forEach((r, i) => {
+      const to = r.backends.map((b) => ({ ...b, cluster: callerCluster(caller, b.cluster) }));
+      const proxy = tcpProxy(stats, to, o.odcdsTimeoutMs);
+      out.push({
+        name: tlsChainName(t.port, i),
+        filters: o.identity ? [tcpAlpn(), proxy] : [proxy],
+      });
+    });
+  }
   if (tcp) {
     // The caller's TCPRoute splits connections by weight; else the floor to the port's cluster.
     const routed = callerTcpBackends(t.port, caller.namespace);
@@ -200,22 +216,27 @@ export function captureListener(
   });
   // One stat prefix per pod: per-chain prefixes would make every chain's counters.
   const stats = `${o.statPrefix}_capture_${statName(`${pod.namespace}_${pod.name}`)}`;
-  const sniffed = sniffedPorts(targets);
-  const disabled = () => inspectorsDisabled(sniffed);
+  // tls_inspector on sniffed ports and on TLS ports (their SNI picks the chain), http_inspector
+  // on sniffed ports only.
+  const sniffed = sniffedPorts(targets), withSni = sniffedPorts(targets, true);
   const listenerFilters = [
     listenerFilter("original_dst", `${LISTENER_FILTERS}.original_dst.v3.OriginalDst`),
   ];
-  if (sniffed.length) {
+  if (withSni.length) {
     listenerFilters.push(
       listenerFilter(
         "tls_inspector",
         `${LISTENER_FILTERS}.tls_inspector.v3.TlsInspector`,
-        disabled(),
+        inspectorsDisabled(withSni),
       ),
+    );
+  }
+  if (sniffed.length) {
+    listenerFilters.push(
       listenerFilter(
         "http_inspector",
         `${LISTENER_FILTERS}.http_inspector.v3.HttpInspector`,
-        disabled(),
+        inspectorsDisabled(sniffed),
       ),
     );
   }
@@ -238,7 +259,11 @@ export function captureListener(
       listener_filters_timeout: duration(o.detectionTimeoutMs),
       continue_on_listener_filters_timeout: true,
       filter_chains: filterChains,
-      filter_chain_matcher: captureMatcher(targets, PASSTHROUGH_CHAIN),
+      filter_chain_matcher: captureMatcher(
+        targets,
+        PASSTHROUGH_CHAIN,
+        (t) => callerTlsRoutes(t.port, caller.namespace).map((r) => r.hostnames),
+      ),
     },
   };
 }

@@ -13,18 +13,27 @@
  * level's no-match is the pass-through chain (or a sniffed port's TCP chain). The inspectors run
  * only for the port numbers some service sniffs (`filter_disabled` elsewhere), so a known
  * protocol, and a pass-through destination, never waits for a first byte.
+ *
+ * Mesh L4 routes make a port's protocol: a TCPRoute → TCP; a TLSRoute → TLS, whose matcher level
+ * below the port is the connection's SNI (`tls_inspector` on those ports too): the caller's
+ * TLSRoutes by name (exact names in a map, then `*.` wildcards by suffix, longest first), and a
+ * name no route holds → the port's TCP chain (its own endpoints).
  * @module
  */
 import {
   hasTcpRoutes,
+  hasTlsRoutes,
   type MeshIR,
   type MeshService,
   type MeshServicePort,
 } from "../../../../lib/ir/mod.ts";
 import { any } from "../util.ts";
 
-/** How the capture listener treats a service port: HTTP routes, opaque TCP, or sniffed. */
-export type CaptureProtocol = "http" | "tcp" | "sniff";
+/**
+ * How the capture listener treats a service port: HTTP routes, opaque TCP, sniffed, or TLS by SNI
+ * (a port with TLSRoutes).
+ */
+export type CaptureProtocol = "http" | "tcp" | "sniff" | "tls";
 
 /** appProtocol values (lower case) whose traffic the HTTP chain serves. */
 const HTTP_APP_PROTOCOLS: readonly string[] = Object.freeze([
@@ -61,8 +70,13 @@ export function captureTargets(mesh: Pick<MeshIR, "services">): CaptureTarget[] 
     for (const port of service.ports) {
       if (port.protocol || seen.has(port.port)) continue;
       seen.add(port.port);
-      // A TCPRoute on the port says it carries TCP: no sniffing, its chain is the TCP one.
-      out.push({ service, port, protocol: hasTcpRoutes(port) ? "tcp" : captureProtocol(port) });
+      // A TCPRoute on the port says it carries TCP, a TLSRoute TLS: no sniffing for HTTP.
+      const protocol = hasTcpRoutes(port)
+        ? "tcp"
+        : hasTlsRoutes(port)
+        ? "tls"
+        : captureProtocol(port);
+      out.push({ service, port, protocol });
     }
   }
   return out;
@@ -78,12 +92,23 @@ export function tcpChainName(port: Pick<MeshServicePort, "cluster">): string {
   return `${port.cluster}|tcp`;
 }
 
-/** The chain names a target needs: HTTP, TCP, or (sniffed) both. */
+/** The chain name of the `index`th TLSRoute (of a caller's) on a service port. */
+export function tlsChainName(port: Pick<MeshServicePort, "cluster">, index: number): string {
+  return `${port.cluster}|tls|${index}`;
+}
+
+/**
+ * The chain names a target needs besides its TLSRoutes': HTTP, TCP (a TLS port's names no route
+ * holds go there too), or (sniffed) both.
+ */
 export function targetChains(t: CaptureTarget): { http?: string; tcp?: string } {
   if (t.protocol === "http") return { http: httpChainName(t.port) };
-  if (t.protocol === "tcp") return { tcp: tcpChainName(t.port) };
+  if (t.protocol === "tcp" || t.protocol === "tls") return { tcp: tcpChainName(t.port) };
   return { http: httpChainName(t.port), tcp: tcpChainName(t.port) };
 }
+
+/** The SNI names a caller's TLSRoutes hold on a port, `names[i]` those of route `i`. */
+export type TlsNames = (t: CaptureTarget) => readonly (readonly string[])[];
 
 type Obj = Record<string, unknown>;
 
@@ -122,6 +147,37 @@ function sniffed(http: string, tcp: string): Obj {
 }
 
 /**
+ * A TLS port: by SNI to the caller's TLSRoutes (exact names by map, then wildcards by suffix,
+ * longest first; an earlier route keeps a name), anything else to the port's TCP chain.
+ */
+function bySni(t: CaptureTarget, names: readonly (readonly string[])[], tcp: string): Obj {
+  const exact: Record<string, Obj> = {};
+  const wild: { suffix: string; chain: string }[] = [];
+  names.forEach((hostnames, i) => {
+    for (const h of hostnames) {
+      if (h.startsWith("*.")) wild.push({ suffix: h.slice(1), chain: tlsChainName(t.port, i) });
+      else exact[h.toLowerCase()] ??= chain(tlsChainName(t.port, i));
+    }
+  });
+  wild.sort((a, b) => b.suffix.length - a.suffix.length);
+  const sni = input("server_name", "ServerNameInput");
+  const wildcards: Obj = wild.length === 0 ? chain(tcp) : {
+    matcher: {
+      matcher_list: {
+        matchers: wild.map((w) => ({
+          predicate: {
+            single_predicate: { input: sni, value_match: { suffix: w.suffix.toLowerCase() } },
+          },
+          on_match: chain(w.chain),
+        })),
+      },
+      on_no_match: chain(tcp),
+    },
+  };
+  return { matcher: exactMap("server_name", "ServerNameInput", exact, wildcards) };
+}
+
+/**
  * The text Envoy's DestinationIPInput gives for `ip`: IPv6 compressed and lower case (as
  * inet_ntop writes it), IPv4 as it is.
  */
@@ -135,7 +191,11 @@ export function canonicalIp(ip: string): string {
  * 1.40 logs a work-in-progress warning for each of its ranges at every listener update, tens of
  * thousands of lines for a node of a large mesh). What matches no target goes to `passthrough`.
  */
-export function captureMatcher(targets: readonly CaptureTarget[], passthrough: string): Obj {
+export function captureMatcher(
+  targets: readonly CaptureTarget[],
+  passthrough: string,
+  tlsNames: TlsNames = () => [],
+): Obj {
   const byService = new Map<MeshService, CaptureTarget[]>();
   for (const t of targets) byService.set(t.service, [...byService.get(t.service) ?? [], t]);
   const vips: Record<string, Obj> = {};
@@ -143,7 +203,11 @@ export function captureMatcher(targets: readonly CaptureTarget[], passthrough: s
     const ports: Record<string, Obj> = {};
     for (const t of ts) {
       const { http, tcp } = targetChains(t);
-      ports[String(t.port.port)] = http && tcp ? sniffed(http, tcp) : chain((http ?? tcp)!);
+      ports[String(t.port.port)] = t.protocol === "tls"
+        ? bySni(t, tlsNames(t), tcp!)
+        : http && tcp
+        ? sniffed(http, tcp)
+        : chain((http ?? tcp)!);
     }
     for (const vip of service.vips.map(canonicalIp)) {
       // A VIP is one Service's; should two claim one, the first (by authority) keeps it.
@@ -155,9 +219,10 @@ export function captureMatcher(targets: readonly CaptureTarget[], passthrough: s
   return exactMap("destination_ip", "DestinationIPInput", vips, chain(passthrough));
 }
 
-/** The port numbers some target sniffs, sorted, each once. */
-export function sniffedPorts(targets: readonly CaptureTarget[]): number[] {
-  const ports = new Set(targets.filter((t) => t.protocol === "sniff").map((t) => t.port.port));
+/** The port numbers some target sniffs (or, with `tls`, reads the SNI of), sorted, each once. */
+export function sniffedPorts(targets: readonly CaptureTarget[], tls = false): number[] {
+  const wanted = (t: CaptureTarget) => t.protocol === "sniff" || (tls && t.protocol === "tls");
+  const ports = new Set(targets.filter(wanted).map((t) => t.port.port));
   return [...ports].sort((a, b) => a - b);
 }
 
