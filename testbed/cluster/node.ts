@@ -146,6 +146,11 @@ export async function nodeUp(l: Layout, opts: UpOptions): Promise<void> {
       `--service-account-private-key-file=${f("sa.key")}`,
       `--root-ca-file=${f("ca.crt")}`,
       "--use-service-account-credentials=false",
+      // The API-server outage test stops the API server for 60 s: with the default 50 s the node
+      // controller, on the API server's return, found the kubelet's lease stale, marked the node
+      // Unknown and every pod not Ready, and EndpointSlices dropped them (measured: 503s through
+      // the edge for seconds), which no proxy can route around. Longer than that outage.
+      "--node-monitor-grace-period=180s",
     ]);
     await startDaemon(l, "kube-scheduler", bin["kube-scheduler"], [
       ...common,
