@@ -112,7 +112,7 @@ spec:
       - name: echo
         image: ${imageNames.echoAdvanced}
         imagePullPolicy: Never
-        args: [--tcp=9090, --port=8080]
+        args: [--tcp=9090, --port=8080, --port=8443, --tls=8443, --crt=/cert.crt, --key=/cert.key]
 ---
 apiVersion: v1
 kind: Service

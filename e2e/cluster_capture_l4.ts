@@ -1,18 +1,20 @@
 /**
- * Mesh L4 on the capture path (a step of e2e/cluster_capture_test.ts): TCPRoutes with a Service
- * parent. The cluster goes to the experimental CRD channel (TCPRoute exists only there) while the
+ * Mesh L4 on the capture path (a step of e2e/cluster_capture_test.ts): TCPRoutes and TLSRoutes
+ * with a Service parent. The cluster goes to the experimental CRD channel (TCPRoute exists only there) while the
  * chart's controller and node agents run, so they must pick the new kind up; a producer TCPRoute
  * splits `tcp-echo:9000`'s connections between tcp-echo and tcp-echo-v2, a consumer TCPRoute sends
  * its namespace's connections to tcp-echo-v2 only, and the controller writes both routes' status.
  * Unmodified busybox clients dial the Service by name with `nc`; Istio's TCP echo answers with the
- * serving pod's host name. The standard channel comes back afterwards.
+ * serving pod's host name. TLSRoutes then route `tls-echo:443` by SNI (curl from the client pod's
+ * netns; Istio's echo answers HTTPS with its host name): an exact name to v2, a wildcard to v1. The standard channel comes back afterwards.
  * @module
  */
 import assert from "node:assert/strict";
 import type { Cluster } from "../testbed/cluster/mod.ts";
 import { imageNames } from "../testbed/cluster/mod.ts";
 import { useChannel } from "../testbed/conformance/mod.ts";
-import type { CaptureEnv } from "./cluster_capture.ts";
+import { type CaptureEnv, podPid } from "./cluster_capture.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { condition, waitFor } from "./cluster_ha.ts";
 import { rollout } from "./kubectl.ts";
 
@@ -27,15 +29,63 @@ spec:
     metadata: {labels: {app: tcp-echo-v2}}
     spec:
       containers:
-      - {name: echo, image: ${imageNames.echoAdvanced}, imagePullPolicy: Never, args: [--tcp=9090, --port=8080]}
+      - name: echo
+        image: ${imageNames.echoAdvanced}
+        imagePullPolicy: Never
+        args: [--tcp=9090, --port=8080, --port=8443, --tls=8443, --crt=/cert.crt, --key=/cert.key]
 ---
 apiVersion: v1
 kind: Service
 metadata: {name: tcp-echo-v2, namespace: ${ns}}
 spec:
   selector: {app: tcp-echo-v2}
-  ports: [{name: floor, port: 9000, targetPort: 9090, appProtocol: tcp}]
+  ports:
+  - {name: floor, port: 9000, targetPort: 9090, appProtocol: tcp}
+  - {name: tls, port: 443, targetPort: 8443}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: tls-echo, namespace: ${ns}}
+spec:
+  selector: {app: tcp-echo}
+  ports: [{name: tls, port: 443, targetPort: 8443}]
 `;
+
+const tlsRoute = (ns: string, name: string, hostname: string, backend: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  parentRefs: [{group: "", kind: Service, name: tls-echo, port: 443}]
+  hostnames: ["${hostname}"]
+  rules:
+  - backendRefs: [{name: ${backend}, port: 443}]
+`;
+
+/**
+ * The pod serving an HTTPS request with SNI `name` to `vip`:443, made from inside pod `client` of
+ * `ns` (its netns, entered from the host: the client's bytes leave from the pod like any app's).
+ */
+async function servedTls(env: CaptureEnv, ns: string, vip: string, name: string) {
+  const pid = await podPid(env, ns, "client");
+  const out = await new Deno.Command("nsenter", {
+    args: [
+      "-t",
+      String(pid),
+      "-n",
+      await ensurePeer("curl"),
+      "-sk",
+      "-m",
+      "5",
+      "--resolve",
+      `${name}:443:${vip}`,
+      `https://${name}/`,
+    ],
+    stdout: "piped",
+  }).output();
+  const m = new TextDecoder().decode(out.stdout).match(/Hostname=(\S+)/);
+  return m?.[1];
+}
 
 const tcpRoute = (ns: string, name: string, parentNs: string, backends: string) => `
 apiVersion: gateway.networking.k8s.io/v1alpha2
@@ -101,8 +151,28 @@ export async function meshTcpRoutes(c: Cluster, env: CaptureEnv): Promise<void> 
         `${pinned.length} from ${consumer} → all v2`,
     );
     assert.ok(split.v1 >= 3 && split.v2 >= 3, `a 50/50 split of 20: ${JSON.stringify(split)}`);
+
+    // TLSRoutes by SNI on tls-echo:443: v2.example.com to tcp-echo-v2, *.example.com to tcp-echo.
+    await env.k(
+      ["apply", "-f", "-"],
+      tlsRoute(app, "sni-v2", "v2.example.com", "tcp-echo-v2") + "---\n" +
+        tlsRoute(app, "sni-wild", "*.example.com", "tls-echo"),
+    );
+    const vip = (await env.json(["-n", app, "get", "service", "tls-echo"])).spec.clusterIP;
+    const bySni = await waitFor("TLS connections routed by their SNI", async () => {
+      const v2pod = await servedTls(env, app, vip, "v2.example.com");
+      const wild = await servedTls(env, app, vip, "other.example.com");
+      return v2pod?.startsWith("tcp-echo-v2-") && /^tcp-echo-(?!v2)/.test(wild ?? "")
+        ? { v2pod, wild }
+        : undefined;
+    }, 120_000);
+    console.log(
+      `mesh TLSRoute: SNI v2.example.com → ${bySni.v2pod}, other.example.com → ${bySni.wild}`,
+    );
   } finally {
     await env.k(["-n", app, "delete", "tcproute", "split", "--ignore-not-found"]).catch(() => {});
+    await env.k(["-n", app, "delete", "tlsroute", "sni-v2", "sni-wild", "--ignore-not-found"])
+      .catch(() => {});
     await env.k(["-n", consumer, "delete", "tcproute", "pin-v2", "--ignore-not-found"])
       .catch(() => {});
     await useChannel(c.kubeconfig, "standard");

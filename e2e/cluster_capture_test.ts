@@ -7,7 +7,7 @@
  * `<svc>.aether.internal`, all under the Service's producer route or the caller namespace's
  * consumer route; a raw TCP Service works through the TCP floor; pod IPs, an address outside the
  * mesh and an opted-out pod pass untouched; probes pass; TCPRoutes with the Service as parent split
- * and pin its connections (e2e/cluster_capture_l4.ts). A pod created while the node agent is
+ * and pin its connections and TLSRoutes route them by SNI (e2e/cluster_capture_l4.ts). A pod created while the node agent is
  * down is refused (ADD fails, kubelet retries) until the agent is back, and its init container's
  * first call is already captured. The agent restarts under captured load with 0 failed requests
  * and the table untouched; a rewrite of the conflist by the primary CNI is healed; `helm
@@ -148,7 +148,7 @@ Deno.test({
         });
 
         await t.step(
-          "mesh TCPRoute: the producer's split, a consumer's pin, their status",
+          "mesh TCPRoute and TLSRoute: a split, a consumer's pin, SNI routing, their status",
           () => meshTcpRoutes(c, env),
         );
 
