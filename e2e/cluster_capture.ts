@@ -9,10 +9,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { chartNodeValues, type Cluster, imageNames, paths } from "../testbed/cluster/mod.ts";
-import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
+import { type Cluster, imageNames, paths } from "../testbed/cluster/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
-import { helm, podPids, release, releaseNs, waitFor } from "./cluster_ha.ts";
+import { installChart, podPids, releaseNs, waitFor } from "./cluster_ha.ts";
 import { deleteIfPresent, kubectl, rollout, waitExplained } from "./kubectl.ts";
 
 /** The namespaces of one run: the producer's (Services, routes) and a consumer's. */
@@ -167,20 +167,7 @@ export async function installCapture(c: Cluster): Promise<CaptureEnv> {
   await c.importImage("aether");
   await c.importImage("echoAdvanced");
   await uninstallAether(c.kubeconfig); // a run killed before its clean-up
-  const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
-  await helm(c, [
-    "install",
-    release,
-    join(projectRoot, "charts", "aether"),
-    "--create-namespace",
-    `--set=image.repository=${repository}`,
-    `--set=image.tag=${tag}`,
-    "--set=image.pullPolicy=Never",
-    "--set=agent.gamma=true",
-    "--set=transparentCapture=true",
-    "--set=controller.replicas=1",
-    ...chartNodeValues(c.layout),
-  ]);
+  await installChart(c, ["transparentCapture=true"]);
   const p = paths(c.layout);
   const env: CaptureEnv = {
     ns,

@@ -151,6 +151,27 @@ export async function helm(c: Cluster, args: string[]): Promise<void> {
 }
 
 /**
+ * `helm install` of the chart from the locally built image: node agents on, one controller, the
+ * node's CNI folders and DNS (chartNodeValues), and `sets` (`<value>=<x>`).
+ */
+export async function installChart(c: Cluster, sets: string[] = []): Promise<void> {
+  const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
+  await helm(c, [
+    "install",
+    release,
+    join(projectRoot, "charts", "aether"),
+    "--create-namespace",
+    `--set=image.repository=${repository}`,
+    `--set=image.tag=${tag}`,
+    "--set=image.pullPolicy=Never",
+    "--set=agent.gamma=true",
+    "--set=controller.replicas=1",
+    ...chartNodeValues(c.layout),
+    ...sets.map((s) => `--set=${s}`),
+  ]);
+}
+
+/**
  * Installs aether (chart, node agents on, one controller) with `sets`, applies the workloads,
  * makes the client pod's netns known to the node proxy, and waits until both paths answer.
  */
@@ -168,20 +189,7 @@ export async function setUp(c: Cluster, sets: string[] = []): Promise<HaEnv> {
   // A run killed before its clean-up left its objects: start from none.
   await deleteIfPresent(c.kubeconfig, workloads("0"));
   await uninstallAether(c.kubeconfig); // the release and the edges its controller made
-  const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
-  await helm(c, [
-    "install",
-    release,
-    join(projectRoot, "charts", "aether"),
-    "--create-namespace",
-    `--set=image.repository=${repository}`,
-    `--set=image.tag=${tag}`,
-    "--set=image.pullPolicy=Never",
-    "--set=agent.gamma=true",
-    "--set=controller.replicas=1",
-    ...chartNodeValues(c.layout),
-    ...sets.map((s) => `--set=${s}`),
-  ]);
+  await installChart(c, sets);
   try {
     await rollout(c.kubeconfig, releaseNs, "deployment/aether-controller");
     await rollout(c.kubeconfig, releaseNs, "daemonset/aether-node-proxy");
