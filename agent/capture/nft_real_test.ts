@@ -145,6 +145,61 @@ Deno.test("nft applier: traffic to a VIP:port in the set lands on the capture li
   }
 });
 
+Deno.test("nft applier: UDP to a mapped VIP:port lands on its local port; others go as sent", async () => {
+  const ns = await createNetns(LOCAL);
+  const applier = new NftApplier();
+  const listen = [
+    { proto: "udp", host: "127.0.0.1", port: 15100, name: "udp-a" },
+    { proto: "udp", host: "127.0.0.1", port: 15101, name: "udp-b" },
+    { proto: "udp", host: "::1", port: 15102, name: "udp-a6" },
+    { proto: "udp", host: "::", port: 9000, name: "direct9000" },
+  ] as const;
+  const send = [
+    { proto: "udp", host: "10.96.0.10", port: 9000 },
+    { proto: "udp", host: "10.96.0.54", port: 9000 },
+    { proto: "udp", host: "fd00::10", port: 9000 },
+    { proto: "udp", host: "10.244.0.5", port: 9000 },
+  ] as const;
+  try {
+    const spec = {
+      vips: [],
+      capturePort: 15001,
+      udp: [
+        { address: "10.96.0.10", port: 9000, to: 15100 },
+        { address: "10.96.0.54", port: 9000, to: 15101 },
+        { address: "fd00::10", port: 9000, to: 15102 },
+      ],
+    };
+    assert.equal(applier.apply(ns.path, spec), "replaced");
+    assert.deepEqual(await ns.probe([...listen], [...send]), {
+      "udp 10.96.0.10:9000": "udp-a",
+      "udp 10.96.0.54:9000": "udp-b",
+      "udp [fd00::10]:9000": "udp-a6",
+      "udp 10.244.0.5:9000": "direct9000",
+    });
+    // A map sync: b's local port moves, the IPv4 a leaves (deleted by its key).
+    const handle = (await ns.listed())!.handle;
+    const next = {
+      ...spec,
+      udp: [
+        { address: "10.96.0.54", port: 9000, to: 15100 },
+        { address: "fd00::10", port: 9000, to: 15102 },
+      ],
+    };
+    assert.equal(applier.apply(ns.path, next), "synced");
+    assert.equal((await ns.listed())!.handle, handle);
+    assert.deepEqual(await ns.probe([...listen], [...send]), {
+      "udp 10.96.0.10:9000": "direct9000",
+      "udp 10.96.0.54:9000": "udp-a",
+      "udp [fd00::10]:9000": "udp-a6",
+      "udp 10.244.0.5:9000": "direct9000",
+    });
+  } finally {
+    applier.close();
+    await ns.remove();
+  }
+});
+
 Deno.test("nft applier: a sync over a drifted table falls back to a replace", async () => {
   const ns = await createNetns();
   const applier = new NftApplier();

@@ -7,8 +7,9 @@
  *
  * The table (Istio ambient's in-pod redirection, our own rules): chain `output` (nat, hook
  * output, priority -100); DNS to the cluster DNS servers (UDP and TCP :53) → DNAT to the node's
- * responder, then TCP to a mesh VIP:port → `redirect to :<capturePort>`; everything else, pod IPs
- * included, untouched; no inbound rule.
+ * responder, then TCP to a mesh VIP:port → `redirect to :<capturePort>`, then (when the spec
+ * has UDP redirects) UDP to a VIP:port of the map `udp-vips4`/`udp-vips6` → `redirect to` that
+ * entry's local port; everything else, pod IPs included, untouched; no inbound rule.
  * @module
  */
 import { type CaptureSpec, familyOf, normalizeSpec } from "./spec.ts";
@@ -41,10 +42,14 @@ export const SETS = {
   dns6: "dns-servers6",
 } as const;
 
+/** Map names by family: UDP VIP . port → the local port of its listener. */
+export const MAPS = { udp4: "udp-vips4", udp6: "udp-vips6" } as const;
+
 /** Rule comments (shown by `nft list`; the parser does not need them). */
 export const COMMENTS = {
   vips: "aether: mesh VIP:port to the capture listener",
   dns: "aether: cluster DNS to the agent's responder",
+  udp: "aether: mesh UDP VIP:port to its listener",
 } as const;
 
 const ref = { family: TABLE.family, table: TABLE.name };
@@ -62,6 +67,18 @@ function dnsElements(spec: CaptureSpec, family: 4 | 6): unknown[] {
 /** The DNS families a (canonical) spec redirects: those with a redirect address. */
 function dnsFamilies(spec: CaptureSpec): (4 | 6)[] {
   return ([4, 6] as const).filter((f) => spec.dns?.addresses.some((a) => familyOf(a) === f));
+}
+
+function udpElements(spec: CaptureSpec, family: 4 | 6): unknown[] {
+  return (spec.udp ?? []).filter((u) => familyOf(u.address) === family).map((u) => [
+    { concat: [u.address, u.port] },
+    u.to,
+  ]);
+}
+
+/** The families a (canonical) spec redirects UDP for. */
+function udpFamilies(spec: CaptureSpec): (4 | 6)[] {
+  return ([4, 6] as const).filter((f) => (spec.udp ?? []).some((u) => familyOf(u.address) === f));
 }
 
 function daddr(family: 4 | 6) {
@@ -112,6 +129,35 @@ function dnsRule(family: 4 | 6, to: string, port: number): NftCommand {
   };
 }
 
+function udpRule(family: 4 | 6): NftCommand {
+  const key = { concat: [daddr(family), { payload: { protocol: "udp", field: "dport" } }] };
+  return {
+    rule: {
+      ...ref,
+      chain: CHAIN.name,
+      comment: COMMENTS.udp,
+      expr: [
+        { match: { op: "==", left: { meta: { key: "l4proto" } }, right: "udp" } },
+        { counter: null },
+        { redirect: { port: { map: { key, data: `@${family === 4 ? MAPS.udp4 : MAPS.udp6}` } } } },
+      ],
+    },
+  };
+}
+
+function udpMap(family: 4 | 6): NftCommand {
+  return {
+    add: {
+      map: {
+        ...ref,
+        name: family === 4 ? MAPS.udp4 : MAPS.udp6,
+        type: [`ipv${family}_addr`, "inet_service"],
+        map: "inet_service",
+      },
+    },
+  };
+}
+
 function set(name: string, type: string | string[]): NftCommand {
   return { add: { set: { ...ref, name, type } } };
 }
@@ -130,18 +176,23 @@ export function replaceTable(input: CaptureSpec): NftDocument {
   const cmds: NftCommand[] = [{ add: table }, { delete: table }, { add: table }];
   cmds.push(set(SETS.vips4, ["ipv4_addr", "inet_service"]));
   cmds.push(set(SETS.vips6, ["ipv6_addr", "inet_service"]));
-  const dns = dnsFamilies(spec);
+  const dns = dnsFamilies(spec), udp = udpFamilies(spec);
   for (const f of dns) cmds.push(set(f === 4 ? SETS.dns4 : SETS.dns6, `ipv${f}_addr`));
+  for (const f of udp) cmds.push(udpMap(f));
   cmds.push({ add: { chain: { ...ref, ...CHAIN } } });
   for (const f of dns) {
     const to = spec.dns!.addresses.find((a) => familyOf(a) === f)!;
     cmds.push({ add: dnsRule(f, to, spec.dns!.port) });
   }
   cmds.push({ add: vipRule(4, spec.capturePort) }, { add: vipRule(6, spec.capturePort) });
+  for (const f of udp) cmds.push({ add: udpRule(f) });
   cmds.push(...elements("add", SETS.vips4, vipElements(spec, 4)));
   cmds.push(...elements("add", SETS.vips6, vipElements(spec, 6)));
   for (const f of dns) {
     cmds.push(...elements("add", f === 4 ? SETS.dns4 : SETS.dns6, dnsElements(spec, f)));
+  }
+  for (const f of udp) {
+    cmds.push(...elements("add", f === 4 ? MAPS.udp4 : MAPS.udp6, udpElements(spec, f)));
   }
   return { nftables: cmds };
 }
@@ -163,13 +214,19 @@ export function listTable(): NftDocument {
  */
 function sameShape(a: CaptureSpec, b: CaptureSpec): boolean {
   if (a.capturePort !== b.capturePort) return false;
+  if (udpFamilies(a).join() !== udpFamilies(b).join()) return false;
   if (!a.dns || !b.dns) return !a.dns && !b.dns;
   return a.dns.port === b.dns.port && a.dns.addresses.join() === b.dns.addresses.join();
 }
 
-/** An element's identity within its set (canonical address text, and port). */
+/**
+ * An element's identity within its set or map (canonical address text, and port; a map element
+ * with its value, so a changed value is a delete and an add).
+ */
 function elementKey(e: unknown): string {
-  return typeof e === "string" ? e : (e as { concat: [string, number] }).concat.join(" ");
+  if (typeof e === "string") return e;
+  if (Array.isArray(e)) return `${elementKey(e[0])} : ${e[1]}`;
+  return (e as { concat: [string, number] }).concat.join(" ");
 }
 
 function diff(from: unknown[], to: unknown[]): { added: unknown[]; gone: unknown[] } {
@@ -204,5 +261,13 @@ export function syncSets(fromInput: CaptureSpec, toInput: CaptureSpec): NftDocum
     adds.push(...elements("add", name, d.added));
     deletes.push(...elements("delete", name, d.gone));
   }
-  return { nftables: [...adds, ...deletes] };
+  // A map element is deleted by its key (before the add of a changed value under that key).
+  const mapDeletes: NftCommand[] = [];
+  for (const f of udpFamilies(to)) {
+    const name = f === 4 ? MAPS.udp4 : MAPS.udp6;
+    const d = diff(udpElements(from, f), udpElements(to, f));
+    mapDeletes.push(...elements("delete", name, d.gone.map((e) => (e as unknown[])[0])));
+    adds.push(...elements("add", name, d.added));
+  }
+  return { nftables: [...mapDeletes, ...adds, ...deletes] };
 }

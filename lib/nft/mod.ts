@@ -18,6 +18,7 @@ export {
   COMMENTS,
   deleteTable,
   listTable,
+  MAPS,
   type NftCommand,
   type NftDocument,
   replaceTable,
@@ -32,5 +33,6 @@ export {
   NftSpecError,
   normalizeSpec,
   sameSpec,
+  type UdpRedirect,
   type VipPort,
 } from "./spec.ts";

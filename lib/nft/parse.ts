@@ -6,8 +6,8 @@
  * A table is as wanted when its spec is the same and it has no problem. Pure, no I/O.
  * @module
  */
-import { CHAIN, SETS, TABLE } from "./build.ts";
-import { type CaptureSpec, normalizeSpec, type VipPort } from "./spec.ts";
+import { CHAIN, MAPS, SETS, TABLE } from "./build.ts";
+import { type CaptureSpec, normalizeSpec, type UdpRedirect, type VipPort } from "./spec.ts";
 
 /** Packets and bytes a rule (or a kind of rule, summed over families) matched. */
 export interface RuleCounter {
@@ -37,8 +37,9 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 type Kind = "dns4" | "dns6" | "vips4" | "vips6";
+type UdpKind = "udp4" | "udp6";
 interface Rule {
-  kind: Kind;
+  kind: Kind | UdpKind;
   /** Redirect port (vips) or DNAT port (dns). */
   port: number;
   /** DNAT address (dns). */
@@ -57,11 +58,40 @@ function counterOf(expr: unknown[]): RuleCounter {
   return { packets: Number(v.packets ?? 0), bytes: Number(v.bytes ?? 0) };
 }
 
+/**
+ * Our UDP rule (`meta l4proto udp redirect to ip daddr . udp dport map @udp-vips4`; nft lists the
+ * `meta nfproto` it adds for the inet family too), or undefined.
+ */
+function udpRuleOf(expr: Obj[], counter: RuleCounter): Rule | undefined {
+  const m = expr.map((e) => isObj(e.match) ? e.match as Obj : undefined);
+  if (!m[0] || !same(m[0].left, { meta: { key: "l4proto" } }) || m[0].right !== "udp") {
+    return undefined;
+  }
+  const last = expr[expr.length - 1];
+  const port = isObj(last?.redirect) ? (last.redirect as Obj).port : undefined;
+  const map = isObj(port) && isObj(port.map) ? port.map as Obj : undefined;
+  const key = isObj(map?.key) ? map.key as Obj : undefined;
+  if (!key || !Array.isArray(key.concat) || key.concat.length !== 2) return undefined;
+  const family = daddrFamily(key.concat[0]);
+  if (!family || !same(key.concat[1], { payload: { protocol: "udp", field: "dport" } })) {
+    return undefined;
+  }
+  const kind = family === 4 ? "udp4" : "udp6";
+  const nfproto = family === 4 ? "ipv4" : "ipv6";
+  const middle = expr.slice(1, -1);
+  const okMiddle = middle.length === 0 ||
+    (middle.length === 1 && same(m[1]?.left, { meta: { key: "nfproto" } }) &&
+      m[1]?.right === nfproto);
+  return okMiddle && map!.data === `@${MAPS[kind]}` ? { kind, port: 0, counter } : undefined;
+}
+
 /** The kind of one of our rules, or undefined for any other rule. */
 function ruleOf(exprIn: unknown): Rule | undefined {
   if (!Array.isArray(exprIn)) return undefined;
   const counter = counterOf(exprIn);
   const expr = exprIn.filter((e) => !(isObj(e) && "counter" in e)) as Obj[];
+  const udp = udpRuleOf(expr, counter);
+  if (udp) return udp;
   const m = expr.map((e) => isObj(e.match) ? e.match as Obj : undefined);
   if (expr.length === 2 && m[0]?.op === "==" && isObj(expr[1].redirect)) {
     const left = m[0].left, port = (expr[1].redirect as Obj).port;
@@ -101,6 +131,13 @@ function vipOf(e: unknown): VipPort | undefined {
   return typeof address === "string" && typeof port === "number" ? { address, port } : undefined;
 }
 
+/** One UDP map element as listed: `[{"concat": [address, port]}, localPort]`. */
+function udpOf(e: unknown): UdpRedirect | undefined {
+  if (!Array.isArray(e) || e.length !== 2 || typeof e[1] !== "number") return undefined;
+  const v = vipOf(e[0]);
+  return v ? { ...v, to: e[1] } : undefined;
+}
+
 const SET_TYPES: Record<Kind, unknown> = {
   vips4: ["ipv4_addr", "inet_service"],
   vips6: ["ipv6_addr", "inet_service"],
@@ -126,8 +163,10 @@ export function parseTable(listing: string | unknown): ListedTable | undefined {
   let handle: number | undefined;
   let found = false;
   const sets = new Map<Kind, unknown[]>();
+  const maps = new Map<UdpKind, unknown[]>();
   const rules: Rule[] = [];
   const kindOfSet = Object.fromEntries(Object.entries(SETS).map(([k, n]) => [n, k as Kind]));
+  const kindOfMap = Object.fromEntries(Object.entries(MAPS).map(([k, n]) => [n, k as UdpKind]));
   for (const item of doc.nftables) {
     if (!isObj(item)) continue;
     const [what, body] = Object.entries(item)[0] ?? [];
@@ -149,6 +188,13 @@ export function parseTable(listing: string | unknown): ListedTable | undefined {
         const elem = body.elem === undefined ? [] : [body.elem].flat();
         sets.set(kind, elem.map(elementValue));
       }
+    } else if (what === "map") {
+      const kind = kindOfMap[name];
+      const type = [`ipv${kind === "udp6" ? 6 : 4}_addr`, "inet_service"];
+      if (!kind) problems.push(`foreign map ${name}`);
+      else if (!same(body.type, type) || body.map !== "inet_service" || body.flags !== undefined) {
+        problems.push(`map ${name} is not ${type.join(" . ")} : inet_service`);
+      } else maps.set(kind, Array.isArray(body.elem) ? body.elem : []);
     } else if (what === "chain") {
       const want = { name: CHAIN.name, type: CHAIN.type, hook: CHAIN.hook, prio: CHAIN.prio };
       const got = { name, type: body.type, hook: body.hook, prio: body.prio };
@@ -170,13 +216,16 @@ export function parseTable(listing: string | unknown): ListedTable | undefined {
     }
   }
   if (!found) return undefined;
-  const byKind = new Map<Kind, Rule>();
+  const byKind = new Map<Kind | UdpKind, Rule>();
+  const nameOf = (k: Kind | UdpKind) => k in MAPS ? MAPS[k as UdpKind] : SETS[k as Kind];
   for (const r of rules) {
-    if (byKind.has(r.kind)) problems.push(`rule for ${SETS[r.kind]} twice`);
+    if (byKind.has(r.kind)) problems.push(`rule for ${nameOf(r.kind)} twice`);
     else byKind.set(r.kind, r);
   }
   const order = rules.map((r) => r.kind);
-  const want = (["dns4", "dns6", "vips4", "vips6"] as const).filter((k) => byKind.has(k));
+  const want = (["dns4", "dns6", "vips4", "vips6", "udp4", "udp6"] as const).filter((k) =>
+    byKind.has(k)
+  );
   if (!same(order, want)) problems.push(`rules out of order: ${order.join(", ")}`);
   for (const k of ["vips4", "vips6"] as const) {
     if (!sets.has(k)) problems.push(`set ${SETS[k]} missing`);
@@ -185,6 +234,16 @@ export function parseTable(listing: string | unknown): ListedTable | undefined {
   for (const k of ["dns4", "dns6"] as const) {
     if (sets.has(k) && !byKind.has(k)) problems.push(`set ${SETS[k]} without its rule`);
     if (byKind.has(k) && !sets.get(k)?.length) problems.push(`DNS rule for empty ${SETS[k]}`);
+  }
+  const udp: UdpRedirect[] = [];
+  for (const k of ["udp4", "udp6"] as const) {
+    if (maps.has(k) && !byKind.has(k)) problems.push(`map ${MAPS[k]} without its rule`);
+    if (byKind.has(k) && !maps.has(k)) problems.push(`UDP rule without its map ${MAPS[k]}`);
+    for (const e of maps.get(k) ?? []) {
+      const u = udpOf(e);
+      if (u) udp.push(u);
+      else problems.push(`element ${JSON.stringify(e)} of ${MAPS[k]} is not address . port : port`);
+    }
   }
   const vipRules = [byKind.get("vips4"), byKind.get("vips6")].filter((r) => r !== undefined);
   const capturePort = vipRules[0]?.port ?? 0;
@@ -198,7 +257,7 @@ export function parseTable(listing: string | unknown): ListedTable | undefined {
     }
   }
   const dnsRules = [byKind.get("dns4"), byKind.get("dns6")].filter((r) => r !== undefined);
-  const servers = dnsRules.flatMap((r) => (sets.get(r.kind) ?? []).map(String));
+  const servers = dnsRules.flatMap((r) => (sets.get(r.kind as Kind) ?? []).map(String));
   if (dnsRules.some((r) => r.port !== dnsRules[0].port)) problems.push("DNS rules differ in port");
   const raw: CaptureSpec = {
     vips,
@@ -206,6 +265,7 @@ export function parseTable(listing: string | unknown): ListedTable | undefined {
     ...(dnsRules.length > 0
       ? { dns: { servers, addresses: dnsRules.map((r) => r.to!), port: dnsRules[0].port } }
       : {}),
+    ...(udp.length > 0 ? { udp } : {}),
   };
   let spec: CaptureSpec;
   try {

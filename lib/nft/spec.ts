@@ -14,6 +14,17 @@ export interface VipPort {
   port: number;
 }
 
+/**
+ * One mesh Service VIP and UDP service port whose datagrams go to `to` on the pod's loopback (the
+ * node proxy's UDP listener for that Service port: UDP carries no original destination, so each
+ * UDP Service port has a local port of its own).
+ */
+export interface UdpRedirect {
+  address: string;
+  port: number;
+  to: number;
+}
+
 /** Redirection of DNS queries (UDP and TCP port 53) sent to the cluster DNS servers. */
 export interface DnsRedirect {
   /** The cluster DNS server IPs (IPv4 and/or IPv6) whose queries are redirected. */
@@ -35,6 +46,8 @@ export interface CaptureSpec {
   capturePort: number;
   /** When set (and it has servers), DNS to the cluster DNS servers goes to the agent. */
   dns?: DnsRedirect;
+  /** UDP to these VIP:ports goes to their local ports; absent or empty: UDP is not captured. */
+  udp?: UdpRedirect[];
 }
 
 /** A spec that cannot be rendered; the message says what is wrong with it. */
@@ -82,6 +95,8 @@ export function normalizeSpec(spec: CaptureSpec): CaptureSpec {
       .map((v) => ({ address: v.ip.text, port: v.port })),
     capturePort: port("capture port", spec.capturePort),
   };
+  const udp = normalizeUdp(spec.udp ?? []);
+  if (udp.length > 0) out.udp = udp;
   const dns = spec.dns;
   if (!dns || dns.servers.length === 0) return out;
   const servers = uniqueIps(dns.servers.map((s) => address("DNS server", s)));
@@ -110,10 +125,30 @@ export function normalizeSpec(spec: CaptureSpec): CaptureSpec {
   return out;
 }
 
+/** UDP redirects sorted like VIPs (IPv4 first, by address bytes, then port), each VIP:port once. */
+function normalizeUdp(udp: UdpRedirect[]): UdpRedirect[] {
+  const all = udp.map((u) => ({
+    ip: address("UDP VIP", u.address),
+    port: port(`UDP port of VIP ${u.address}`, u.port),
+    to: port(`local port of UDP VIP ${u.address}:${u.port}`, u.to),
+  }));
+  all.sort((a, b) => compareIp(a.ip, b.ip) || a.port - b.port);
+  return all
+    .filter((u, i) => i === 0 || u.ip.text !== all[i - 1].ip.text || u.port !== all[i - 1].port)
+    .map((u) => ({ address: u.ip.text, port: u.port, to: u.to }));
+}
+
 /** Whether two canonical specs (as {@link normalizeSpec} gives them) are the same. */
 export function sameSpec(a: CaptureSpec, b: CaptureSpec): boolean {
   if (a.capturePort !== b.capturePort || a.vips.length !== b.vips.length) return false;
   if (a.vips.some((v, i) => v.address !== b.vips[i].address || v.port !== b.vips[i].port)) {
+    return false;
+  }
+  const au = a.udp ?? [], bu = b.udp ?? [];
+  if (
+    au.length !== bu.length ||
+    au.some((u, i) => u.address !== bu[i].address || u.port !== bu[i].port || u.to !== bu[i].to)
+  ) {
     return false;
   }
   if (!a.dns || !b.dns) return !a.dns && !b.dns;
