@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { captureDnsRedirect } from "./run.ts";
+import { captureDnsRedirect } from "./capture_dns.ts";
 
 Deno.test("--capture-dns: IPs are servers, <namespace>/<name> names a Service, the rest is refused", () => {
   assert.deepEqual(captureDnsRedirect({ dnsAddress: "192.0.2.1:18054" }), {});

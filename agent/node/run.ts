@@ -29,14 +29,13 @@ import {
   CaptureSink,
   cniCapture,
   DEFAULT_CAPTURE_PORT,
-  type MeshSpecOptions,
   NftApplier,
 } from "../capture/mod.ts";
-import { parseIp } from "../../lib/nft/mod.ts";
 import { parseDaemonSetRef, releaseUninstalling, type UninstallVerdict } from "../../cni/mod.ts";
 import { MergedSource } from "../../lib/engine/mod.ts";
 import { captureListenerName } from "../xds/translate/node/mod.ts";
 import { listenerServed, type ServedView, whenListenerServed } from "./listener_served.ts";
+import { captureDnsRedirect } from "./capture_dns.ts";
 
 /** Options of `agent node`. */
 export interface NodeAgentOptions extends SourceFlags {
@@ -382,42 +381,5 @@ function uninstallCheck(
     } finally {
       client.close();
     }
-  };
-}
-
-/**
- * Where captured pods' DNS goes: the cluster DNS servers' queries to this agent's responder
- * (`--dns-address`); none without `--capture-dns` or without a responder. A `--capture-dns` entry
- * that is no IP names a Service (`<namespace>/<name>`) whose cluster IPs are servers.
- */
-export function captureDnsRedirect(
-  opts: Pick<NodeAgentOptions, "captureDns" | "dnsAddress">,
-): Pick<MeshSpecOptions, "dns" | "dnsServices"> {
-  if (!opts.captureDns?.length || opts.dnsAddress === "none") return {};
-  const servers = opts.captureDns.filter((e) => parseIp(e) !== undefined);
-  const services = opts.captureDns.filter((e) => parseIp(e) === undefined);
-  for (const s of services) {
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s)) {
-      throw new Error(
-        `--capture-dns ${s}: want a cluster DNS server IP or its Service as <namespace>/<name> ` +
-          `(e.g. kube-system/kube-dns)`,
-      );
-    }
-  }
-  const at = opts.dnsAddress.lastIndexOf(":");
-  const address = opts.dnsAddress.slice(0, at).replace(/^\[|\]$/g, "");
-  const port = Number(opts.dnsAddress.slice(at + 1));
-  if (at < 0 || !Number.isInteger(port)) {
-    throw new Error(`--dns-address ${opts.dnsAddress}: want <ip>:<port> to redirect pods' DNS`);
-  }
-  if (address === "127.0.0.1" || address === "::1") {
-    throw new Error(
-      `--capture-dns needs --dns-address on a node address (a pod cannot reach the node's ` +
-        `loopback), not ${opts.dnsAddress}`,
-    );
-  }
-  return {
-    dns: { servers, addresses: [address], port },
-    ...(services.length > 0 ? { dnsServices: services } : {}),
   };
 }
