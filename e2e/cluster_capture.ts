@@ -13,6 +13,7 @@ import { type Cluster, imageNames, paths } from "../testbed/cluster/mod.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
 import { installChart, podPids, releaseNs, waitFor } from "./cluster_ha.ts";
+import { istioEchoDeployment } from "./cluster_fixtures.ts";
 import { deleteIfPresent, kubectl, rollout, waitExplained } from "./kubectl.ts";
 
 /** The namespaces of one run: the producer's (Services, routes) and a consumer's. */
@@ -98,22 +99,7 @@ spec:
   from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${consumer}}]
   to: [{group: "", kind: Service}]
 `,
-    `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: tcp-echo, namespace: ${app}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: tcp-echo}}
-  template:
-    metadata: {labels: {app: tcp-echo}}
-    spec:
-      containers:
-      - name: echo
-        image: ${imageNames.echoAdvanced}
-        imagePullPolicy: Never
-        args: [--tcp=9090, --port=8080, --port=8443, --tls=8443, --crt=/cert.crt, --key=/cert.key]
----
+    istioEchoDeployment("tcp-echo", app, imageNames.echoAdvanced) + `---
 apiVersion: v1
 kind: Service
 metadata: {name: tcp-echo, namespace: ${app}}

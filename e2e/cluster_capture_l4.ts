@@ -14,26 +14,13 @@ import type { Cluster } from "../testbed/cluster/mod.ts";
 import { imageNames } from "../testbed/cluster/mod.ts";
 import { useChannel } from "../testbed/conformance/mod.ts";
 import { type CaptureEnv, podPid } from "./cluster_capture.ts";
+import { istioEchoDeployment } from "./cluster_fixtures.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { condition, waitFor } from "./cluster_ha.ts";
 import { rollout } from "./kubectl.ts";
 
-const v2 = (ns: string) => `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: tcp-echo-v2, namespace: ${ns}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: tcp-echo-v2}}
-  template:
-    metadata: {labels: {app: tcp-echo-v2}}
-    spec:
-      containers:
-      - name: echo
-        image: ${imageNames.echoAdvanced}
-        imagePullPolicy: Never
-        args: [--tcp=9090, --port=8080, --port=8443, --tls=8443, --crt=/cert.crt, --key=/cert.key]
----
+const v2 = (ns: string) =>
+  istioEchoDeployment("tcp-echo-v2", ns, imageNames.echoAdvanced) + `---
 apiVersion: v1
 kind: Service
 metadata: {name: tcp-echo-v2, namespace: ${ns}}

@@ -8,15 +8,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { chartNodeValues, imageNames, withCluster } from "../testbed/cluster/mod.ts";
+import { imageNames, withCluster } from "../testbed/cluster/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
 import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
 import { request } from "./http_client.ts";
 import { echoApp } from "./cluster_fixtures.ts";
-import { condition, waitFor } from "./cluster_ha.ts";
+import { condition, helm, installChart, release, waitFor } from "./cluster_ha.ts";
 import { kubectl, rollout } from "./kubectl.ts";
 
-const release = "aether";
 const edgeLabel = "app.kubernetes.io/name=aether-edge";
 const ns = "aether-system";
 const quickstart = join(projectRoot, "examples", "quickstart");
@@ -46,20 +45,12 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    const helm = await ensurePeer("helm");
+    await ensurePeer("helm");
     await ensurePeer("kubectl");
     await withCluster(async (c) => {
       const k = (args: string[], stdin?: string) => kubectl(c.kubeconfig, args, stdin);
       const json = async (args: string[]) => JSON.parse(await k([...args, "-o", "json"]));
       const podsOf = (selector: string) => json(["-n", ns, "get", "pods", "-l", selector]);
-      const helmRun = async (args: string[]) => {
-        const out = await new Deno.Command(helm, {
-          args: [...args, `--kubeconfig=${c.kubeconfig}`, `--namespace=${ns}`],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        assert.ok(out.success, `helm ${args[0]}: ${new TextDecoder().decode(out.stderr)}`);
-      };
       const started = Date.now();
       await c.importImage("aether");
       const imported = Date.now();
@@ -67,19 +58,7 @@ Deno.test({
         // A run killed before its clean-up (or the conformance run) left its release or edges.
         await uninstallAether(c.kubeconfig);
         await k(["apply", "-f", "-"], backends(imageNames.echoBasic));
-        const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
-        await helmRun([
-          "install",
-          release,
-          join(projectRoot, "charts", "aether"),
-          "--create-namespace",
-          `--set=image.repository=${repository}`,
-          `--set=image.tag=${tag}`,
-          "--set=image.pullPolicy=Never",
-          "--set=agent.gamma=true",
-          "--set=controller.replicas=1",
-          ...chartNodeValues(c.layout),
-        ]);
+        await installChart(c);
 
         await rollout(c.kubeconfig, ns, "deployment/aether-controller");
         await rollout(c.kubeconfig, ns, "daemonset/aether-node-proxy");
@@ -173,7 +152,7 @@ Deno.test({
           )
         );
         assert.deepEqual(owners, [["GatewayClass/aether"], ["GatewayClass/aether"]]);
-        await helmRun(["uninstall", release, "--wait"]);
+        await helm(c, ["uninstall", release, "--wait"]);
         await waitFor(
           "the edge Deployment and Service garbage-collected",
           async () => (await edgeObjects()).items.length === 0 ? true : undefined,

@@ -1,5 +1,6 @@
 /**
- * Shared pieces of the local-cluster tests: an echo-basic Deployment + Service.
+ * Shared pieces of the local-cluster tests: an echo-basic Deployment + Service, and a Deployment
+ * of Istio's echo server (TCP, HTTP and TLS).
  * @module
  */
 
@@ -43,5 +44,28 @@ spec:
   type: ${a.serviceType ?? "ClusterIP"}
   selector: {app: ${a.name}}
   ports: [{name: http, port: ${a.port ?? 8080}, targetPort: 3000}]
+`;
+}
+
+/**
+ * A Deployment `name` (label `app: <name>`) of Istio's echo server (`image`): TCP echo on 9090,
+ * HTTP on 8080, HTTPS on 8443 with the image's own certificate. Its Services are the caller's.
+ */
+export function istioEchoDeployment(name: string, namespace: string, image: string): string {
+  return `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}, namespace: ${namespace}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      containers:
+      - name: echo
+        image: ${image}
+        imagePullPolicy: Never
+        args: [--tcp=9090, --port=8080, --port=8443, --tls=8443, --crt=/cert.crt, --key=/cert.key]
 `;
 }
