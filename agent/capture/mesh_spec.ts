@@ -1,10 +1,11 @@
 /**
  * The capture spec of a node's pods from the MeshIR: every VIP of every captured mesh Service
- * with each of its service ports, the node proxy's capture port, and the node's DNS redirect
- * when there is one. Pure; the same for every pod of the node today.
+ * with each of its TCP service ports, the node proxy's capture port, the UDP service ports with a
+ * UDPRoute with their local ports (lib/ir/mesh_udp.ts), and the node's DNS redirect when there is
+ * one. Pure; the same for every pod of the node today.
  * @module
  */
-import type { MeshIR, MeshService } from "../../lib/ir/mod.ts";
+import { type MeshIR, type MeshService, udpTargets } from "../../lib/ir/mod.ts";
 import { type CaptureSpec, type DnsRedirect, normalizeSpec, parseIp } from "../../lib/nft/mod.ts";
 
 /** The node proxy's capture listener port in each pod netns. */
@@ -39,11 +40,19 @@ export function meshCaptureSpec(mesh: MeshIR, options: MeshSpecOptions = {}): Ca
       for (const p of svc.ports) if (!p.protocol) vips.push({ address, port: p.port });
     }
   }
+  const udp = [];
+  for (const t of udpTargets(mesh)) {
+    if (options.captured && !options.captured(t.service)) continue;
+    for (const address of t.service.vips) {
+      if (parseIp(address)) udp.push({ address, port: t.port.port, to: t.localPort });
+    }
+  }
   const dns = options.dns && withServiceServers(options.dns, mesh, options.dnsServices ?? []);
   return normalizeSpec({
     vips,
     capturePort: options.capturePort ?? DEFAULT_CAPTURE_PORT,
     ...(dns ? { dns } : {}),
+    ...(udp.length > 0 ? { udp } : {}),
   });
 }
 

@@ -47,8 +47,9 @@ export interface PodCapture {
   netnsPath: string;
   /** `captured`: its table is what the current spec says; `failed`: see `error`. */
   state: "captured" | "failed";
-  /** VIP:port entries and DNS servers of the wanted spec. */
+  /** VIP:port entries (TCP; UDP ones redirected to their local ports) and DNS servers of the wanted spec. */
   vips: number;
+  udp: number;
   dnsServers: number;
   /** How the last successful apply changed the table. */
   last?: ApplyOutcome;
@@ -272,6 +273,7 @@ export class CaptureSink implements Sink {
         netnsPath: pod.netnsPath,
         state: "failed",
         vips: 0,
+        udp: 0,
         dnsServers: 0,
         error: "not applied yet",
         failures: 0,
@@ -285,6 +287,7 @@ export class CaptureSink implements Sink {
   #applyPod(e: Entry, replace: boolean): void {
     const p = e.pod;
     p.vips = e.wanted.vips.length;
+    p.udp = e.wanted.udp?.length ?? 0;
     p.dnsServers = e.wanted.dns?.servers.length ?? 0;
     const start = performance.now();
     let how: ApplyOutcome;

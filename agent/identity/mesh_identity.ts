@@ -94,6 +94,8 @@ export function plaintextServices(objects: readonly KubeObject[]): Set<string> {
 }
 
 function decorate(c: IRCluster, ids: ReadonlyMap<string, string>, plain: ReadonlySet<string>) {
+  // Datagrams go to the endpoint's own port in plaintext: no identity, no :15008.
+  if (c.udp) return c;
   const endpoints = c.endpoints.map((e) => {
     const identity = ids.get(e.address);
     return identity ? { ...e, identity } : e;

@@ -116,3 +116,20 @@ Deno.test("withIdentities: namespaced clusters (no mesh name) get their pods' id
   const plain = withIdentities({ services: [], clusters: mesh.clusters }, ids, new Set());
   assert.equal("namespacedClusters" in plain, false, "absent stays absent");
 });
+
+Deno.test("withIdentities: a UDP cluster gets no identity (datagrams are not tunnelled over mTLS)", () => {
+  const mesh: MeshIR = {
+    services: [],
+    clusters: [{
+      name: "dns.aether.internal:53/udp",
+      service: "b/dns",
+      port: 53,
+      protocol: "http1",
+      endpoints: [{ address: "10.0.0.1", port: 1053 }],
+      udp: true,
+    }],
+  };
+  const out = withIdentities(mesh, new Map([["10.0.0.1", "spiffe://t/ns/b/sa/dns"]]), new Set());
+  assert.equal(out.clusters[0].endpoints[0].identity, undefined);
+  assert.equal(out.clusters[0].identities, undefined);
+});

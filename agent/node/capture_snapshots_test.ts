@@ -64,3 +64,23 @@ Deno.test("capture: on-demand CDS from a capture chain grows the node's set", ()
   assert.deepEqual(ns.dependencies("node-1"), [V1, REDIS]);
   assert.ok(ns.resources("node-1")!.clusters.some((c) => c.name === V1));
 });
+
+Deno.test("capture: a UDP backend's endpoints reach a node that never named it (its UDP clusters are warm)", () => {
+  const udp = nodeGoldenCases().find((c) => c.name === "capture_udp_route")!;
+  const ns = new NodeSnapshots({ translate: udp.options });
+  ns.setMesh(udp.mesh);
+  ns.setView(udp.view);
+  const merged = "aether.udp/dns.aether.internal:53/udp#producer";
+  const V2 = "dns-v2.aether.internal";
+  const eds = (name: string) =>
+    JSON.stringify(ns.resources("node-1")!.endpoints.find((e) => e.name === name));
+  assert.ok(eds(merged).includes("10.0.5.20") && eds(V2).includes("10.0.5.30"));
+  // dns-v2 moves to a new pod: its cluster and the merged one change endpoints only.
+  const moved = structuredClone(udp.mesh);
+  for (const c of moved.clusters) {
+    for (const e of c.endpoints) if (e.address === "10.0.5.30") e.address = "10.0.5.31";
+  }
+  assert.deepEqual(ns.setMesh(moved), ["node-1"]);
+  assert.ok(eds(V2).includes("10.0.5.31") && !eds(V2).includes("10.0.5.30"));
+  assert.ok(eds(merged).includes("10.0.5.31") && !eds(merged).includes("10.0.5.30"));
+});

@@ -5,6 +5,7 @@
  * @module
  */
 import { callerBackendClusters, type MeshIR, type MeshService } from "../../lib/ir/mod.ts";
+import { portOwnedClusters } from "../../lib/ir/mod.ts";
 import type { IRCluster } from "../../lib/ir/mod.ts";
 
 /** Lookups over one MeshIR, built once per mesh version. */
@@ -22,7 +23,9 @@ export interface MeshIndex {
 export function indexMesh(mesh: MeshIR): MeshIndex {
   const clusterAuthority = new Map<string, string>();
   for (const s of mesh.services) {
-    for (const p of s.ports) clusterAuthority.set(p.cluster, s.authority);
+    for (const p of s.ports) {
+      for (const c of portOwnedClusters(p)) clusterAuthority.set(c, s.authority);
+    }
   }
   return {
     mesh,
@@ -113,9 +116,10 @@ export function serviceFingerprints(
 ): Fingerprints {
   const out: Fingerprints = new Map();
   for (const s of index.mesh.services) {
-    const clusters = s.ports.map((p) => index.clusters.get(p.cluster));
+    const names = s.ports.flatMap(portOwnedClusters);
+    const clusters = names.map((n) => index.clusters.get(n));
     const kept = previous?.index.services.get(s.authority) === s &&
-        s.ports.every((p, i) => shallowSame(clusters[i], previous.index.clusters.get(p.cluster)))
+        names.every((n, i) => shallowSame(clusters[i], previous.index.clusters.get(n)))
       ? previous.fingerprints.get(s.authority)
       : undefined;
     out.set(

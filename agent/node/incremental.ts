@@ -8,6 +8,7 @@
  */
 import type { MeshIR, NodeView } from "../../lib/ir/mod.ts";
 import type { IRCluster } from "../../lib/ir/mod.ts";
+import { portOwnedClusters } from "../../lib/ir/mod.ts";
 import type { NamedResource } from "../xds/translate/mod.ts";
 import {
   localizeEndpoints,
@@ -37,8 +38,8 @@ function sharedEndpoints(memo: EndpointMemo | undefined, clusters: IRCluster[]):
 }
 
 /**
- * The cluster names the `changed` services own, in either mesh: their port clusters (every
- * cluster of a mesh is a service-port cluster).
+ * The cluster names the `changed` services own, in either mesh: their port clusters and their
+ * UDPRoutes' merged clusters (portOwnedClusters).
  */
 function ownedClusters(
   index: MeshIndex,
@@ -48,7 +49,9 @@ function ownedClusters(
   const out = new Set<string>();
   for (const a of changed) {
     for (const m of [index, before]) {
-      for (const p of m.services.get(a)?.ports ?? []) out.add(p.cluster);
+      for (const p of m.services.get(a)?.ports ?? []) {
+        for (const c of portOwnedClusters(p)) out.add(c);
+      }
     }
   }
   return out;

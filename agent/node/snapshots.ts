@@ -13,6 +13,7 @@
  * @module
  */
 import type { MeshIR, NodeView } from "../../lib/ir/mod.ts";
+import { udpAuthorities, udpTargets } from "../../lib/ir/mod.ts";
 import {
   Encodings,
   type InvalidResource,
@@ -352,6 +353,10 @@ export class NodeSnapshots {
       ...view.dependencies,
       ...st.view.dependencies,
       ...demand.requested!.map((n) => requestedAuthority(this.#index, n)),
+      // Captured UDP ports' clusters are on every node, warm: their endpoints are watched too.
+      ...(this.options.translate?.capture
+        ? udpAuthorities(udpTargets(this.#mesh), this.#index.clusterAuthority)
+        : []),
     ]);
     st.closed = view.dependencies;
     const fresh = translateNode(this.#mesh, view, this.#optionsFor(st.view.nodeId));

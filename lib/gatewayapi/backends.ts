@@ -231,6 +231,7 @@ export class Backends {
       port: port.port,
       protocol: h2 ? "http2" : "http1",
       endpoints: this.#endpoints(svc, port),
+      ...(port.protocol === "UDP" ? { udp: true } : {}),
     };
     this.#clusters.set(name, cluster);
     return cluster;

@@ -207,16 +207,16 @@ export function resolve(
         backends.apply(converted);
         routes.push({ kind, route, parents, converted });
       }
-      // HTTP kinds, TCPRoute and TLSRoute serve Service parents too; UDPRoute serves Gateway
-      // parents only (its mesh side is not built yet).
-      if (def.chain !== "http" && def.kind !== "TCPRoute" && def.kind !== "TLSRoute") continue;
+      // Every kind serves Service parents too: UDPRoute on UDP ports, the others on TCP ones.
       if (!route.spec.parentRefs?.some(isServiceParent)) continue;
       // Remembered outcomes are shared and read-only: a refused one is a new outcome.
       const meshParents = state.meshAttach.get(
         route,
         () => {
           const reads = new Reads();
-          return { context, reads, parents: attachMeshRoute(meshIndex, route, reads) };
+          const transport = def.chain === "udpProxy" ? "UDP" : "TCP";
+          const parents = attachMeshRoute(meshIndex, route, reads, transport);
+          return { context, reads, parents };
         },
         (hit) => readsHold(hit.reads, hit.context, context),
       ).parents;
@@ -232,8 +232,8 @@ export function resolve(
       });
     }
   }
-  // A Service port forwards a caller's connections to one TCPRoute, an SNI name to one TLSRoute:
-  // the oldest keeps it.
+  // A Service port forwards a caller's connections to one TCPRoute (its datagrams to one
+  // UDPRoute), an SNI name to one TLSRoute: the oldest keeps it.
   const meshSettled = settleMeshL4Conflicts(meshRoutes);
   const allListeners = gateways.flatMap((g) => g.listeners);
   const listenerById = new Map(allListeners.map((l) => [l.id, l]));

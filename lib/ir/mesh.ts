@@ -55,7 +55,7 @@ export interface MeshServicePort {
   cluster: string;
   /**
    * Domains of this port's virtual host: `<authority>:<port>` always, plus the bare authority for
-   * the first port.
+   * the first port; none for a UDP or SCTP port (no virtual host: it carries no HTTP).
    */
   domains: string[];
   /**
@@ -91,6 +91,27 @@ export interface MeshServicePort {
   producerTls?: MeshTlsRoute[];
   /** Mesh L4: consumer TLSRoutes by caller namespace (they replace the producer's). */
   consumerTls?: Record<string, MeshTlsRoute[]>;
+  /**
+   * Mesh L4 on a UDP port: the oldest producer UDPRoute, absent when there is none. A UDP port
+   * with a UDPRoute (producer or consumer) is captured: its datagrams go to the node proxy's UDP
+   * listener for the port, which sends each session to one backend by weight.
+   */
+  producerUdp?: MeshUdpRoute;
+  /** Mesh L4: the oldest consumer UDPRoute by caller namespace (it replaces the producer's). */
+  consumerUdp?: Record<string, MeshUdpRoute>;
+}
+
+/** One UDPRoute on a mesh service port: its weighted backends and the cluster serving them. */
+export interface MeshUdpRoute {
+  /** `<namespace>/<name>` of the route. */
+  name: string;
+  backends: IRBackend[];
+  /**
+   * The one cluster its datagrams go to (udp_proxy sends a listener's datagrams to one cluster):
+   * with several carrying backends a merged cluster (endpoints weighted by backend weight), else
+   * the one carrying backend's cluster; absent when no backend carries weight (refused).
+   */
+  cluster?: string;
 }
 
 /** One TLSRoute on a mesh service port: the SNI names it holds and its weighted backends. */
@@ -141,8 +162,22 @@ export function hasTlsRoutes(port: MeshServicePort): boolean {
 }
 
 /**
+ * The UDPRoute a caller in `namespace` gets for one service port (its namespace's consumer
+ * UDPRoute, else the producer's), undefined when neither exists.
+ */
+export function callerUdpRoute(port: MeshServicePort, namespace: string): MeshUdpRoute | undefined {
+  return port.consumerUdp?.[namespace] ?? port.producerUdp;
+}
+
+/** Whether any UDPRoute is on the port: the capture path then carries its datagrams. */
+export function hasUdpRoutes(port: MeshServicePort): boolean {
+  return port.producerUdp !== undefined || Object.keys(port.consumerUdp ?? {}).length > 0;
+}
+
+/**
  * Every cluster a caller in `namespace` may reach through one service port: its HTTP routes'
- * backends and mirrors, and its TCPRoute's and TLSRoutes' backends (what demand scoping follows).
+ * backends and mirrors, its TCPRoute's and TLSRoutes' backends and its UDPRoute's cluster (what
+ * demand scoping follows).
  */
 export function callerBackendClusters(port: MeshServicePort, namespace: string): string[] {
   const out: string[] = [];
@@ -152,6 +187,8 @@ export function callerBackendClusters(port: MeshServicePort, namespace: string):
   }
   for (const b of callerTcpBackends(port, namespace) ?? []) out.push(b.cluster);
   for (const r of callerTlsRoutes(port, namespace)) for (const b of r.backends) out.push(b.cluster);
+  const udp = callerUdpRoute(port, namespace)?.cluster;
+  if (udp) out.push(udp);
   return out;
 }
 

@@ -1,5 +1,5 @@
 /**
- * aether's IR: the plain data resolve produces and translate consumes — listeners with their filter chains, clusters and secrets (types.ts), and the MeshIR of east-west services and node views (mesh.ts).
+ * aether's IR: the plain data resolve produces and translate consumes — listeners with their filter chains, clusters and secrets (types.ts), and the MeshIR of east-west services and node views (mesh.ts, mesh_udp.ts).
  * @module
  */
 export {
@@ -7,6 +7,7 @@ export {
   type MeshService,
   type MeshServicePort,
   type MeshTlsRoute,
+  type MeshUdpRoute,
   type NodePod,
   type NodeView,
 } from "./mesh.ts";
@@ -39,6 +40,17 @@ export {
   callerRoutes,
   callerTcpBackends,
   callerTlsRoutes,
+  callerUdpRoute,
   hasTcpRoutes,
   hasTlsRoutes,
+  hasUdpRoutes,
 } from "./mesh.ts";
+export {
+  callerUdpCluster,
+  portOwnedClusters,
+  UDP_LOCAL_PORT_BASE,
+  UDP_LOCAL_PORT_COUNT,
+  udpAuthorities,
+  type UdpTarget,
+  udpTargets,
+} from "./mesh_udp.ts";

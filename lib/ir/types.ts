@@ -270,6 +270,11 @@ export interface IRCluster {
    * endpoints without an identity. Without it such endpoints are never dialled in plaintext.
    */
   plaintextAllowed?: boolean;
+  /**
+   * The Service port is UDP: its endpoints are sent datagrams at their own port, in plaintext (no
+   * mTLS tunnel carries datagrams), so it never gets endpoint identities.
+   */
+  udp?: boolean;
 }
 
 /** One backend address. */

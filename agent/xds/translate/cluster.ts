@@ -51,9 +51,12 @@ export function cluster(c: IRCluster, opts: ClusterOptions): NamedResource {
     eds_cluster_config: eds,
     connect_timeout: duration(opts.connectTimeoutMs),
     lb_policy: LbPolicy.ROUND_ROBIN,
-    typed_extension_protocol_options: protocolOptions(c, opts.mtls !== undefined),
+    typed_extension_protocol_options: protocolOptions(c, opts.mtls !== undefined && !c.udp),
   };
-  if (opts.mtls) Object.assign(resource, clusterMtls(c, opts.mtls.callerId, opts.mtls.trustDomain));
+  // A UDP cluster's datagrams are sent as they are (udp_proxy uses no transport socket).
+  if (opts.mtls && !c.udp) {
+    Object.assign(resource, clusterMtls(c, opts.mtls.callerId, opts.mtls.trustDomain));
+  }
   return { name, resource };
 }
 

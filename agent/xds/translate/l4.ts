@@ -112,22 +112,32 @@ export function udpListener(
       `udpProxy chain ${chain.name}: several weighted backends need a merged cluster`,
     );
   }
-  const cluster = chain.cluster ?? carrying[0]?.cluster ?? NO_BACKEND;
+  const cluster = chain.cluster ?? carrying[0]?.cluster;
   const resource: Record<string, unknown> = {
     name: l.name,
     stat_prefix: `${statPrefix}_${statName(l.name)}`,
     address: {
       socket_address: { address: l.address, port_value: l.port, protocol: SocketProtocol.UDP },
     },
-    listener_filters: [{
-      name: "envoy.filters.udp_listener.udp_proxy",
-      typed_config: any(UDP_PROXY, {
-        stat_prefix: `${statPrefix}_${statName(chain.name)}`,
-        matcher: {
-          on_no_match: { action: { name: "route", typed_config: any(UDP_ROUTE, { cluster }) } },
-        },
-      }),
-    }],
+    listener_filters: [udpProxyFilter(`${statPrefix}_${statName(chain.name)}`, cluster)],
   };
   return { name: l.name, resource };
+}
+
+/**
+ * The udp_proxy listener filter sending every datagram to `cluster` (undefined: a cluster that
+ * does not exist, so datagrams are dropped).
+ */
+export function udpProxyFilter(
+  statPrefix: string,
+  cluster: string | undefined,
+): Record<string, unknown> {
+  const route = any(UDP_ROUTE, { cluster: cluster ?? NO_BACKEND });
+  return {
+    name: "envoy.filters.udp_listener.udp_proxy",
+    typed_config: any(UDP_PROXY, {
+      stat_prefix: statPrefix,
+      matcher: { on_no_match: { action: { name: "route", typed_config: route } } },
+    }),
+  };
 }

@@ -2,7 +2,8 @@
  * GAMMA attachment: route parentRefs naming a core Service. A route in the Service's namespace is
  * a producer route (every caller); a route in another namespace is a consumer route (callers in
  * the route's namespace only). `port` and `sectionName` (the port's name) narrow the attachment to
- * one Service port; without them it covers every port. Hostnames are ignored (GEP-1294: GAMMA
+ * one Service port; without them it covers every port of the route's transport (UDPRoute: the UDP
+ * ports; every other kind: the TCP ones). Hostnames are ignored (GEP-1294: GAMMA
  * implementations SHOULD NOT infer functionality from `hostnames`).
  * @module
  */
@@ -63,6 +64,7 @@ export function attachMeshRoute(
   index: MeshServices,
   route: Obj<{ parentRefs?: ParentReference[] }>,
   reads?: Reads,
+  transport: "TCP" | "UDP" = "TCP",
 ): MeshParentOutcome[] {
   const out: MeshParentOutcome[] = [];
   const routeNs = route.metadata.namespace ?? "";
@@ -95,14 +97,15 @@ export function attachMeshRoute(
     }
     const ports = (svc.spec?.ports ?? []).filter((p) =>
       (parentRef.port === undefined || p.port === parentRef.port) &&
-      (parentRef.sectionName === undefined || p.name === parentRef.sectionName)
+      (parentRef.sectionName === undefined || p.name === parentRef.sectionName) &&
+      (p.protocol ?? "TCP") === transport
     );
     const consumer = ns === routeNs ? undefined : routeNs;
     if (ports.length === 0) {
       out.push({
         ...base,
         service: svc,
-        accepted: fail("NoMatchingParent", `${describe(parentRef, ns)}: no such port`),
+        accepted: fail("NoMatchingParent", `${describe(parentRef, ns)}: no such ${transport} port`),
       });
       return;
     }

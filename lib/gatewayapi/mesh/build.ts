@@ -5,8 +5,8 @@
  * grouped per port into producer routes and consumer routes per caller namespace, each group
  * merged by Gateway API precedence (the edge's ordering: most specific match, oldest route on a
  * tie, then namespace/name). A redirect's default port is the Service port the request was
- * addressed to. TCPRoutes and TLSRoutes on a port give its producer and per-namespace consumer L4
- * routing.
+ * addressed to. TCPRoutes and TLSRoutes on a TCP port, UDPRoutes on a UDP port, give its
+ * producer and per-namespace consumer L4 routing (a weighted UDPRoute with a merged cluster).
  * @module
  */
 import type { ServicePort, ServiceSpec } from "../core_types.ts";
@@ -19,6 +19,8 @@ import type { ConvertedRoute } from "../routes/kind.ts";
 import { keyOf, type Obj } from "../object_index.ts";
 import type { KubeObject } from "../types.ts";
 import type { IRBackend, IRCluster, IRRoute, MeshTlsRoute } from "../../ir/mod.ts";
+import type { MeshUdpRoute } from "../../ir/mod.ts";
+import { mergedUdpCluster, udpClusterName } from "../l4/udp_clusters.ts";
 import type { MeshIR, MeshService, MeshServicePort } from "../../ir/mod.ts";
 
 /** A route with Service parents, converted for the mesh. */
@@ -51,6 +53,15 @@ function portFacts(port: ServicePort): Pick<MeshServicePort, "appProtocol" | "pr
 }
 
 /**
+ * The HTTP names of a Service port: `<authority>:<port>`, and the bare authority for the first
+ * port; none for a UDP or SCTP port (it carries no HTTP, and may share its number with a TCP one).
+ */
+function portDomains(port: ServicePort, first: boolean, authority: string): string[] {
+  if (port.protocol && port.protocol !== "TCP") return [];
+  return first ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`];
+}
+
+/**
  * The backends of the group's oldest TCPRoute (routes enter a group kind by kind, each kind's in
  * age order), undefined without one. A newer TCPRoute on the same port and caller is refused
  * (mesh/l4_conflicts.ts).
@@ -75,6 +86,27 @@ function tlsRoutes(group: Map<string, MeshRouteState> | undefined): MeshTlsRoute
     });
   }
   return out.length > 0 ? out : undefined;
+}
+
+/**
+ * The group's oldest UDPRoute (a newer one on the same port and caller is refused), its cluster
+ * named for the port and role when several backends need a merged one; undefined without one.
+ */
+function udpRoute(
+  group: Map<string, MeshRouteState> | undefined,
+  portCluster: string,
+  role: string,
+): MeshUdpRoute | undefined {
+  for (const state of group?.values() ?? []) {
+    if (state.kind !== "UDPRoute" || !state.converted.l4Backends) continue;
+    const backends = state.converted.l4Backends;
+    const carrying = backends.filter((b) => b.weight > 0);
+    const cluster = carrying.length > 1
+      ? udpClusterName(`${portCluster}#${role || "producer"}`)
+      : carrying[0]?.cluster;
+    return { name: keyOf(state.route), backends, ...(cluster ? { cluster } : {}) };
+  }
+  return undefined;
 }
 
 function render(group: Map<string, MeshRouteState> | undefined, port: number): IRRoute[] {
@@ -138,29 +170,35 @@ function renderPort(
     const consumerRoutes: Record<string, IRRoute[]> = {};
     const consumerTcp: Record<string, IRBackend[]> = {};
     const consumerTls: Record<string, MeshTlsRoute[]> = {};
+    const consumerUdp: Record<string, MeshUdpRoute> = {};
     for (const ns of [...(groups?.keys() ?? [])].filter((k) => k !== "").sort(byString)) {
       const tcp = tcpBackends(groups!.get(ns));
       if (tcp) consumerTcp[ns] = tcp;
       const tls = tlsRoutes(groups!.get(ns));
       if (tls) consumerTls[ns] = tls;
+      const udp = udpRoute(groups!.get(ns), cluster, ns);
+      if (udp) consumerUdp[ns] = udp;
       const http = render(groups!.get(ns), port.port);
-      if (http.length > 0 || (!tcp && !tls)) consumerRoutes[ns] = http;
+      if (http.length > 0 || (!tcp && !tls && !udp)) consumerRoutes[ns] = http;
     }
     const producerTcp = tcpBackends(groups?.get(""));
     const producerTls = tlsRoutes(groups?.get(""));
+    const producerUdp = udpRoute(groups?.get(""), cluster, "");
     return {
       inputs,
       port: {
         port: port.port,
         ...portFacts(port),
         cluster,
-        domains: first ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
+        domains: portDomains(port, first, authority),
         producerRoutes: render(groups?.get(""), port.port),
         consumerRoutes,
         ...(producerTcp ? { producerTcp } : {}),
         ...(Object.keys(consumerTcp).length > 0 ? { consumerTcp } : {}),
         ...(producerTls ? { producerTls } : {}),
         ...(Object.keys(consumerTls).length > 0 ? { consumerTls } : {}),
+        ...(producerUdp ? { producerUdp } : {}),
+        ...(Object.keys(consumerUdp).length > 0 ? { consumerUdp } : {}),
       },
     };
   }, (seen) => seen.port.port === port.port && sameItems(seen.inputs, inputs)).port;
@@ -199,7 +237,7 @@ function routeless(
       port: port.port,
       ...portFacts(port),
       cluster: clusters[i].name,
-      domains: i === 0 ? [authority, `${authority}:${port.port}`] : [`${authority}:${port.port}`],
+      domains: portDomains(port, i === 0, authority),
       producerRoutes: [],
       consumerRoutes: {},
     })),
@@ -263,11 +301,34 @@ export function buildMesh(
       }), (seen) => sameItems(seen.inputs, inputs)).service,
     );
   }
+  all.push(...udpClusters(services, all));
   all.sort((a, b) => byString(a.name, b.name));
   const namespaced = namespacedClusters(index, clusters);
   return namespaced.length > 0
     ? { services, clusters: all, namespacedClusters: namespaced }
     : { services, clusters: all };
+}
+
+/**
+ * The merged clusters of the UDPRoutes with several carrying backends (UDPRoute backends are mesh
+ * Services, so their clusters are among `clusters`), made afresh: their endpoints follow the
+ * backends'.
+ */
+function udpClusters(services: readonly MeshService[], clusters: readonly IRCluster[]) {
+  const out: IRCluster[] = [];
+  let byName: Map<string, IRCluster> | undefined;
+  for (const s of services) {
+    for (const p of s.ports) {
+      const routes = [p.producerUdp, ...Object.values(p.consumerUdp ?? {})];
+      for (const r of routes) {
+        if (!r?.cluster || r.backends.some((b) => b.cluster === r.cluster)) continue;
+        byName ??= new Map(clusters.map((c) => [c.name, c]));
+        const merged = mergedUdpCluster(r.cluster, r.name, p.port, r.backends, byName);
+        if (merged) out.push(merged);
+      }
+    }
+  }
+  return out;
 }
 
 /**

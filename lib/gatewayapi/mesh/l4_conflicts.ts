@@ -1,7 +1,7 @@
 /**
  * Mesh L4 routes competing for one Service port. A TCP connection carries nothing to choose a
  * route by, so per role (the producer routes, or one caller namespace's consumer routes) a Service
- * port forwards to one TCPRoute, the oldest; a TLS connection is chosen by its SNI, so each name
+ * port forwards to one TCPRoute (a UDP port to one UDPRoute), the oldest; a TLS connection is chosen by its SNI, so each name
  * belongs to one TLSRoute, the oldest holding it. A newer route loses a port where an older one
  * holds it (a TLSRoute: any of its names there), and its parent is refused when no port is left
  * (Accepted=False NoMatchingParent, naming the older route). A port carries one L4 kind: a
@@ -12,7 +12,7 @@ import { fail } from "../status/mod.ts";
 import { keyOf, sortByAge } from "../object_index.ts";
 import type { MeshRouteState } from "./build.ts";
 
-/** The names a route claims on a port: `*` for a TCPRoute (the whole port). */
+/** The names a route claims on a port: `*` for a TCPRoute or UDPRoute (the whole port). */
 function claims(state: MeshRouteState): string[] {
   if (state.kind !== "TLSRoute") return ["*"];
   return (state.route.spec as { hostnames?: string[] } | undefined)?.hostnames ?? ["*"];
@@ -24,7 +24,7 @@ function claims(state: MeshRouteState): string[] {
  * are kept.
  */
 export function settleMeshL4Conflicts(states: readonly MeshRouteState[]): MeshRouteState[] {
-  /** `<ns>/<service>:<port>#<role>` → the kind holding the port and its names' routes. */
+  /** `<ns>/<service>:<port>/<protocol>#<role>` → the kind holding the port and its names' routes. */
   const held = new Map<string, { kind: string; names: Map<string, MeshRouteState> }>();
   const l4 = sortByAge(states.filter((s) => s.converted.l4Backends !== undefined), (s) => s.route);
   if (l4.length < 2) return [...states];
@@ -44,7 +44,7 @@ function settle(
     const role = parent.consumer ?? "";
     let rival: MeshRouteState | undefined;
     const ports = parent.ports.filter((p) => {
-      const key = `${svc}:${p.port}#${role}`;
+      const key = `${svc}:${p.port}/${p.protocol ?? "TCP"}#${role}`;
       const slot = held.get(key);
       if (slot) {
         const owner = slot.kind !== state.kind

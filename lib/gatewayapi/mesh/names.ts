@@ -2,7 +2,8 @@
  * Mesh names of Services, one rule for the edge and the mesh: a Service's authority is
  * `<svc>.<meshDomain>` (namespace-free); when several Services share a name, the oldest one owns
  * it (Gateway API age order) and the others have no mesh name. A port's cluster is the bare
- * authority for the Service's first port and `<authority>:<port>` for any other.
+ * authority for the Service's first port and `<authority>:<port>` for any other TCP port
+ * (`<authority>:<port>/udp` for a UDP one, `/sctp` for SCTP).
  * @module
  */
 import type { ServicePort, ServiceSpec } from "../core_types.ts";
@@ -12,7 +13,10 @@ import { type Obj, sortByAge } from "../object_index.ts";
 /** `<svc>.<meshDomain>`. */
 export const meshAuthority = (name: string, meshDomain: string): string => `${name}.${meshDomain}`;
 
-/** The cluster name of `port` of `svc`: bare authority for the first port, else `<authority>:<port>`. */
+/**
+ * The cluster name of `port` of `svc`: bare authority for the first port, else
+ * `<authority>:<port>`, with `/udp` or `/sctp` for a port of that protocol.
+ */
 export function portClusterName(
   svc: Obj<ServiceSpec>,
   port: ServicePort,
@@ -24,7 +28,12 @@ export function portClusterName(
   // owner's <svc>.<meshDomain> can equal (Service names have no dots).
   const name = ownsMeshName ? svc.metadata.name : `${svc.metadata.name}.${svc.metadata.namespace}`;
   const authority = meshAuthority(name, meshDomain);
-  return port === svc.spec?.ports?.[0] ? authority : `${authority}:${port.port}`;
+  if (port === svc.spec?.ports?.[0]) return authority;
+  // A UDP (or SCTP) port may share its number with a TCP one (DNS: TCP and UDP 53).
+  const protocol = port.protocol && port.protocol !== "TCP"
+    ? `/${port.protocol.toLowerCase()}`
+    : "";
+  return `${authority}:${port.port}${protocol}`;
 }
 
 /** The Services and owners of an owner's last {@link meshNameOwners} call. */

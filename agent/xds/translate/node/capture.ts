@@ -240,6 +240,11 @@ export function captureListener(
       ),
     );
   }
+  const matcher = captureMatcher(
+    targets,
+    PASSTHROUGH_CHAIN,
+    (t) => callerTlsRoutes(t.port, caller.namespace).map((r) => r.hostnames),
+  );
   const filterChains = [
     ...targets.flatMap((t) => chains(t, caller, stats, o)),
     { name: PASSTHROUGH_CHAIN, filters: [tcpProxy(stats, PASSTHROUGH_CLUSTER)] },
@@ -259,11 +264,7 @@ export function captureListener(
       listener_filters_timeout: duration(o.detectionTimeoutMs),
       continue_on_listener_filters_timeout: true,
       filter_chains: filterChains,
-      filter_chain_matcher: captureMatcher(
-        targets,
-        PASSTHROUGH_CHAIN,
-        (t) => callerTlsRoutes(t.port, caller.namespace).map((r) => r.hostnames),
-      ),
+      ...(matcher ? { filter_chain_matcher: matcher } : {}),
     },
   };
 }

@@ -195,7 +195,7 @@ export function captureMatcher(
   targets: readonly CaptureTarget[],
   passthrough: string,
   tlsNames: TlsNames = () => [],
-): Obj {
+): Obj | undefined {
   const byService = new Map<MeshService, CaptureTarget[]>();
   for (const t of targets) byService.set(t.service, [...byService.get(t.service) ?? [], t]);
   const vips: Record<string, Obj> = {};
@@ -216,6 +216,8 @@ export function captureMatcher(
       };
     }
   }
+  // No VIP (a mesh of UDP ports only): no matcher, the pass-through chain is the only chain.
+  if (Object.keys(vips).length === 0) return undefined;
   return exactMap("destination_ip", "DestinationIPInput", vips, chain(passthrough));
 }
 

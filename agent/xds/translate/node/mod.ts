@@ -29,7 +29,9 @@
  * Transparent capture (`capture`): per pod also a listener `capture|<namespace>/<pod>` on
  * `127.0.0.1:<port>` inside its netns, where its nftables rules redirect TCP to mesh VIP:ports;
  * chains per VIP service port, picked by the dialled address (capture.ts, capture_match.ts),
- * HTTP ones on RouteConfigurations `capture.<caller>/<cluster>`. Chains and route tables exist
+ * HTTP ones on RouteConfigurations `capture.<caller>/<cluster>`; and per captured UDP service
+ * port (one with a UDPRoute) a UDP listener `capture-udp|<namespace>/<pod>|<cluster>` on its local
+ * port (capture_udp.ts), whose clusters are always warm. Chains and route tables exist
  * for every VIP service port of the mesh (the matcher is one lookup; each route table is one
  * port's routes), while clusters stay demand-scoped: one outside the dependency set is fetched
  * over on-demand CDS by the first request or connection that names it, which waits for it. A
@@ -69,6 +71,8 @@ import { localizeEndpoints } from "./local.ts";
 import { DEFAULT_ID_TEMPLATE, spiffeIdFor } from "../mtls.ts";
 import { captureListener, captureRouteConfiguration, passthroughCluster } from "./capture.ts";
 import { captureTargets } from "./capture_match.ts";
+import { captureUdpListeners, udpCaptureClusters } from "./capture_udp.ts";
+import { udpTargets } from "../../../../lib/ir/mod.ts";
 
 export { outboundListenerName, outboundRouteName } from "./listener.ts";
 export {
@@ -84,6 +88,7 @@ export {
   PASSTHROUGH_CHAIN,
   PASSTHROUGH_CLUSTER,
 } from "./capture.ts";
+export { captureUdpListenerName } from "./capture_udp.ts";
 export {
   type CaptureProtocol,
   captureProtocol,
@@ -247,7 +252,15 @@ export function translateNode(
   const clustersByName = new Map(mesh.clusters.map((c) => [c.name, c]));
   const services = dependencyServices(mesh, view.dependencies);
   const namespaces = nodeNamespaces(view);
-  const names = nodeClusterNames(services, namespaces, clustersByName);
+  const capture = options.capture;
+  // UDP listeners send to their clusters directly (no on-demand CDS for datagrams): every
+  // captured UDP port's caller clusters are warm.
+  const udp = capture ? udpTargets(mesh) : [];
+  const withUdp = (names: Set<string>, namespaces: readonly string[]) => {
+    for (const c of udpCaptureClusters(udp, namespaces)) if (clustersByName.has(c)) names.add(c);
+    return names;
+  };
+  const names = withUdp(nodeClusterNames(services, namespaces, clustersByName), namespaces);
   const irClusters = mesh.clusters.filter((c) => names.has(c.name));
   const identity = options.identity;
   const certified = identity?.certified && new Set(identity.certified);
@@ -256,7 +269,10 @@ export function translateNode(
   const listeners = view.pods.map((p) => outboundListener(p, listenerOpts, callerKey(p, identity)));
   const clusters = identity
     ? callers.flatMap((caller) => {
-      const mine = nodeClusterNames(services, [caller.namespace], clustersByName);
+      const mine = withUdp(
+        nodeClusterNames(services, [caller.namespace], clustersByName),
+        [caller.namespace],
+      );
       return irClusters.filter((c) => mine.has(c.name)).map((c) => {
         const name = callerCluster(caller, c.name);
         if (!hasSvid(caller.spiffeId!)) return refusingCluster(name, connectTimeoutMs);
@@ -265,7 +281,6 @@ export function translateNode(
       });
     })
     : irClusters.map((c) => cluster(c, { connectTimeoutMs }));
-  const capture = options.capture;
   const captured = capture ? captureTargets(mesh) : [];
   const routes = callers.map((c) => outboundRouteConfiguration(c.key));
   if (capture) {
@@ -278,7 +293,9 @@ export function translateNode(
       identity: identity !== undefined,
     };
     for (const p of view.pods) {
-      listeners.push(captureListener(p, byKey.get(callerKey(p, identity))!, captured, o));
+      const caller = byKey.get(callerKey(p, identity))!;
+      listeners.push(captureListener(p, caller, captured, o));
+      listeners.push(...captureUdpListeners(p, caller, udp, statPrefix));
     }
     const http = captured.filter((t) => t.protocol !== "tcp");
     routes.push(...callers.flatMap((c) => http.map((t) => captureRouteConfiguration(c, t.port))));

@@ -109,7 +109,10 @@ export function outboundVirtualHosts(
   services: MeshService[],
 ): NamedResource[] {
   const c = typeof caller === "string" ? { key: caller, namespace: caller } : caller;
-  return services.flatMap((s) => s.ports.map((p) => serviceVirtualHost(p, c)));
+  // A port without domains (UDP, SCTP) carries no HTTP: no virtual host.
+  return services.flatMap((s) =>
+    s.ports.flatMap((p) => p.domains.length > 0 ? [serviceVirtualHost(p, c)] : [])
+  );
 }
 
 /**
