@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { type Cluster, imageNames, paths } from "../testbed/cluster/mod.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
-import { installChart, podPids, releaseNs, waitFor } from "./cluster_ha.ts";
+import { condition, installChart, podPids, releaseNs, waitFor } from "./cluster_ha.ts";
 import { istioEchoDeployment } from "./cluster_fixtures.ts";
 import { deleteIfPresent, kubectl, rollout, waitExplained } from "./kubectl.ts";
 
@@ -272,4 +272,21 @@ export async function statSum(c: Cluster, filter: string, suffix: string): Promi
   let n = 0;
   for (const [name, v] of await nodeProxyStats(c, filter)) if (name.endsWith(suffix)) n += v;
   return n;
+}
+
+/** Waits until each `[namespace, name]` route of `resource` is Accepted on its Service parent. */
+export async function meshRoutesAccepted(
+  env: CaptureEnv,
+  resource: string,
+  routes: readonly (readonly [string, string])[],
+): Promise<void> {
+  for (const [ns, name] of routes) {
+    await waitFor(`${resource} ${ns}/${name} Accepted on its Service parent`, async () => {
+      const r = await env.json(["-n", ns, "get", resource, name]);
+      const parent = r.status?.parents?.find((p: { controllerName: string }) =>
+        p.controllerName === "gateway.aether.io/mesh"
+      );
+      return condition(parent?.conditions, "Accepted")?.status === "True" ? true : undefined;
+    }, 120_000);
+  }
 }

@@ -6,18 +6,20 @@
  * its namespace's connections to tcp-echo-v2 only, and the controller writes both routes' status.
  * Unmodified busybox clients dial the Service by name with `nc`; Istio's TCP echo answers with the
  * serving pod's host name. TLSRoutes then route `tls-echo:443` by SNI (curl from the client pod's
- * netns; Istio's echo answers HTTPS with its host name): an exact name to v2, a wildcard to v1. The standard channel comes back afterwards.
+ * netns; Istio's echo answers HTTPS with its host name): an exact name to v2, a wildcard to v1. UDPRoutes
+ * follow (cluster_capture_udp.ts). The standard channel comes back afterwards.
  * @module
  */
 import assert from "node:assert/strict";
 import type { Cluster } from "../testbed/cluster/mod.ts";
 import { imageNames } from "../testbed/cluster/mod.ts";
 import { useChannel } from "../testbed/conformance/mod.ts";
-import { type CaptureEnv, podPid } from "./cluster_capture.ts";
+import { type CaptureEnv, meshRoutesAccepted, podPid } from "./cluster_capture.ts";
 import { istioEchoDeployment } from "./cluster_fixtures.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import { condition, waitFor } from "./cluster_ha.ts";
+import { waitFor } from "./cluster_ha.ts";
 import { rollout } from "./kubectl.ts";
+import { meshUdpRoutes } from "./cluster_capture_udp.ts";
 
 const v2 = (ns: string) =>
   istioEchoDeployment("tcp-echo-v2", ns, imageNames.echoAdvanced) + `---
@@ -110,15 +112,7 @@ export async function meshTcpRoutes(c: Cluster, env: CaptureEnv): Promise<void> 
       ) + "---\n" +
         tcpRoute(consumer, "pin-v2", app, `[{name: tcp-echo-v2, namespace: ${app}, port: 9000}]`),
     );
-    for (const [ns, name] of [[app, "split"], [consumer, "pin-v2"]]) {
-      await waitFor(`TCPRoute ${ns}/${name} Accepted on its Service parent`, async () => {
-        const r = await env.json(["-n", ns, "get", "tcproute", name]);
-        const parent = r.status?.parents?.find((p: { controllerName: string }) =>
-          p.controllerName === "gateway.aether.io/mesh"
-        );
-        return condition(parent?.conditions, "Accepted")?.status === "True" ? true : undefined;
-      }, 120_000);
-    }
+    await meshRoutesAccepted(env, "tcproute", [[app, "split"], [consumer, "pin-v2"]]);
     // The node proxy's config follows the routes a moment after their status: until both
     // backends answer, the split is not in place yet.
     const split = await waitFor("connections to tcp-echo split between v1 and v2", async () => {
@@ -156,6 +150,7 @@ export async function meshTcpRoutes(c: Cluster, env: CaptureEnv): Promise<void> 
     console.log(
       `mesh TLSRoute: SNI v2.example.com → ${bySni.v2pod}, other.example.com → ${bySni.wild}`,
     );
+    await meshUdpRoutes(c, env);
   } finally {
     await env.k(["-n", app, "delete", "tcproute", "split", "--ignore-not-found"]).catch(() => {});
     await env.k(["-n", app, "delete", "tlsroute", "sni-v2", "sni-wild", "--ignore-not-found"])

@@ -148,7 +148,7 @@ Deno.test({
         });
 
         await t.step(
-          "mesh TCPRoute and TLSRoute: a split, a consumer's pin, SNI routing, their status",
+          "mesh TCPRoute, TLSRoute and UDPRoute: splits, a consumer's pin, SNI routing, their status",
           () => meshTcpRoutes(c, env),
         );
 
