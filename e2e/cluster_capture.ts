@@ -232,19 +232,18 @@ export async function nftIn(pid: number, args: string[]): Promise<string> {
   return new TextDecoder().decode(out.stdout);
 }
 
-/** The node proxy's Envoy stats whose names match `filter` (read on the node's admin port). */
+/**
+ * The node proxy's Envoy stats whose names match `filter` (its admin port is ephemeral: read from
+ * the address file in its container, asked from there).
+ */
 export async function nodeProxyStats(c: Cluster, filter: string): Promise<Map<string, number>> {
-  const out = await new Deno.Command("nsenter", {
-    args: [
-      `--net=/run/netns/${c.layout.netns}`,
-      "curl",
-      "-s",
-      `http://127.0.0.1:15001/stats?filter=${encodeURIComponent(filter)}`,
-    ],
-    stdout: "piped",
-  }).output();
+  const url = `http://$(cat /tmp/envoy-admin-address)/stats?filter=${encodeURIComponent(filter)}`;
+  const out = await kubectl(c.kubeconfig, [
+    ...["-n", releaseNs, "exec", "ds/aether-node-proxy", "--"],
+    ...["/bin/sh", "-c", `wget -q -O- "${url}"`],
+  ]);
   const stats = new Map<string, number>();
-  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+  for (const line of out.split("\n")) {
     const m = line.match(/^(\S+): (\d+)$/);
     if (m) stats.set(m[1], Number(m[2]));
   }

@@ -127,50 +127,64 @@ export async function agentDownPodCaptured(c: Cluster, env: CaptureEnv, vip: str
 }
 
 /**
- * Captured load from the client pod (its own netns, to the VIP) while the node agent's pod is
- * deleted and replaced: 0 failed requests, the same node proxy throughout, and the pod's table
- * (rules and set elements) identical before and after.
+ * Runs `during` while the app namespace's client pod sends 100 req/s of captured load (its own
+ * netns, to `vip`:8080 with web's Host, 8 keep-alive connections); the load's result.
  */
-export async function restartUnderLoad(env: CaptureEnv, vip: string) {
+export async function underCapturedLoad(
+  env: CaptureEnv,
+  vip: string,
+  during: () => Promise<void>,
+): Promise<LoadResult> {
   const { app } = env.ns;
   const pid = await podPid(env, app, "client");
-  const table = () => nftIn(pid, ["-s", "list", "table", "inet", "aether"]);
-  const before = await table();
-  const [old] = await agentPods(env);
-  const proxy = () =>
-    env.json(["-n", releaseNs, "get", "pods", "-l", "app.kubernetes.io/component=node-proxy"]);
-  const proxyBefore = (await proxy()).items[0].metadata.uid;
   const dir = await Deno.makeTempDir({ prefix: "aether-capture-load-" });
   const stopFile = join(dir, "stop");
   const child = new Deno.Command("nsenter", {
     args: [
-      "-t",
-      String(pid),
-      "-n",
-      Deno.execPath(),
-      "run",
-      "-A",
+      ...["-t", String(pid), "-n", Deno.execPath(), "run", "-A"],
       join(projectRoot, "e2e", "load_client.ts"),
-      "--address",
-      vip,
-      "--port",
-      "8080",
-      "--host",
-      `web.${app}:8080`,
-      "--rate",
-      "100",
-      "--workers",
-      "8",
-      "--seconds",
-      "600",
-      "--stop-file",
-      stopFile,
+      ...["--address", vip, "--port", "8080", "--host", `web.${app}:8080`],
+      ...["--rate", "100", "--workers", "8", "--seconds", "600", "--stop-file", stopFile],
     ],
     stdout: "piped",
     stderr: "piped",
   }).spawn();
   try {
     await new Promise((r) => setTimeout(r, 5_000));
+    await during();
+    await new Promise((r) => setTimeout(r, 3_000));
+  } finally {
+    await Deno.writeTextFile(stopFile, "");
+  }
+  const out = await child.output();
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!) as LoadResult;
+}
+
+/** Asserts a load result: no failed request, and the load ran. */
+export function assertNoneFailed(what: string, r: LoadResult): void {
+  console.log(
+    `${what}: ${r.sent} requests, ${r.failed} failed, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`,
+  );
+  assert.equal(r.failed, 0, `${JSON.stringify(r.statuses)} ${r.errors}`);
+  assert.ok(r.sent > 500, `load ran (${r.sent} requests)`);
+}
+
+/**
+ * Captured load from the client pod while the node agent's pod is deleted and replaced: 0 failed
+ * requests, the same node proxy throughout, and the pod's table (rules and set elements) identical
+ * before and after.
+ */
+export async function restartUnderLoad(env: CaptureEnv, vip: string) {
+  const pid = await podPid(env, env.ns.app, "client");
+  const table = () => nftIn(pid, ["-s", "list", "table", "inet", "aether"]);
+  const before = await table();
+  const [old] = await agentPods(env);
+  const proxy = () =>
+    env.json(["-n", releaseNs, "get", "pods", "-l", "app.kubernetes.io/component=node-proxy"]);
+  const proxyBefore = (await proxy()).items[0].metadata.uid;
+  const r = await underCapturedLoad(env, vip, async () => {
     await env.k(["-n", releaseNs, "delete", "pod", old.metadata.name, "--wait=false"]);
     await waitFor(
       "the replacement agent Ready",
@@ -181,22 +195,8 @@ export async function restartUnderLoad(env: CaptureEnv, vip: string) {
         ),
       300_000,
     );
-    await new Promise((r) => setTimeout(r, 3_000));
-  } finally {
-    await Deno.writeTextFile(stopFile, "");
-  }
-  const out = await child.output();
-  await Deno.remove(dir, { recursive: true }).catch(() => {});
-  assert.ok(out.success, new TextDecoder().decode(out.stderr));
-  const r = JSON.parse(
-    new TextDecoder().decode(out.stdout).trim().split("\n").pop()!,
-  ) as LoadResult;
-  console.log(
-    `agent restart under captured load: ${r.sent} requests, ${r.failed} failed, ` +
-      `p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`,
-  );
-  assert.equal(r.failed, 0, `${JSON.stringify(r.statuses)} ${r.errors}`);
-  assert.ok(r.sent > 500, `load ran (${r.sent} requests)`);
+  });
+  assertNoneFailed("agent restart under captured load", r);
   assert.equal(await table(), before, "the pod's table is what it was");
   assert.equal((await proxy()).items[0].metadata.uid, proxyBefore, "the same node proxy");
 }

@@ -28,6 +28,7 @@ import {
 import { releaseNs, waitFor } from "./cluster_ha.ts";
 import { agentDownPodCaptured, restartUnderLoad } from "./cluster_capture_lifecycle.ts";
 import { meshTcpRoutes } from "./cluster_capture_l4.ts";
+import { proxyDeletedUnderLoad, proxyRollUnderLoad } from "./cluster_capture_proxy.ts";
 
 /** The names a client tries for `web`, each on the Service port. */
 function webNames(env: CaptureEnv, vip: string): string[] {
@@ -160,6 +161,16 @@ Deno.test({
         await t.step(
           "node agent restart under captured load: 0 failed, the table untouched",
           () => restartUnderLoad(env, vip),
+        );
+
+        await t.step(
+          "node-proxy DaemonSet rolled under captured load: 0 failed",
+          () => proxyRollUnderLoad(c, env, vip),
+        );
+
+        await t.step(
+          "node-proxy pod deleted under captured load: 0 failed",
+          () => proxyDeletedUnderLoad(env, vip),
         );
 
         await t.step(
