@@ -25,6 +25,7 @@ export const limitFlagSpecs = {
   "max-downstream-connections": { type: "string" },
   "state-dir": { type: "string" },
   "keep-envoy": { type: "boolean" },
+  "shutdown-drain": { type: "string" },
 } as const;
 
 const d = edgeLimitDefaults;
@@ -49,6 +50,8 @@ envoy supervision (Envoy outlives the agent; a restarted agent adopts it):
   --state-dir <dir>   Envoy's pid, admin address, bootstrap and log (envoy.log) (default
                       $XDG_STATE_HOME/aether/<node id>, else ~/.local/state/aether/<node id>)
   --keep-envoy        leave Envoy running when the agent stops (SIGUSR1 does this once)
+  --shutdown-drain <dur>  on stop, drain Envoy's listeners this long first: connections are told
+                      to close, new ones still taken (a pod leaving a Service) (default 0: none)
 `;
 
 /** A duration flag: "10s", "250ms", "5m", "1h" or plain milliseconds. */
@@ -73,6 +76,8 @@ export interface LimitFlags {
   maxDownstreamConnections: number;
   stateDir?: string;
   keepEnvoy: boolean;
+  /** --shutdown-drain in ms (0: none). */
+  shutdownDrainMs: number;
 }
 
 /** Converts parsed flag values; throws RangeError naming the flag for a bad value. */
@@ -112,5 +117,6 @@ export function limitsFromFlags(
     maxDownstreamConnections: num("max-downstream-connections", defaultMaxDownstreamConnections),
     stateDir: str("state-dir"),
     keepEnvoy: v["keep-envoy"] === true,
+    shutdownDrainMs: dur("shutdown-drain", 0),
   };
 }

@@ -40,6 +40,12 @@ export interface RuntimeOptions {
   stateDir?: string;
   /** Leave Envoy running when the agent closes (the next agent adopts it). */
   keepEnvoy?: boolean;
+  /**
+   * Drain Envoy's listeners for this long before stopping it on close (a pod leaving a Service:
+   * clients are told to close and reconnect elsewhere); its Envoy drains immediately within it.
+   * Unset/0: stopped at once.
+   */
+  shutdownDrainMs?: number;
   /** Envoy's overload-manager limit on downstream connections (unset/0 = none). */
   maxDownstreamConnections?: number;
   /** Use delta xDS (needed for on-demand CDS and for VHDS, which the edge and node proxies use). */
@@ -210,7 +216,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
         xdsAddress: `${xdsAddr.hostname}:${xdsPort}`,
         logger: logger.child("envoy"),
         logLevel: o.envoyLogLevel,
-        extraArgs: o.envoyArgs && [...o.envoyArgs],
+        extraArgs: o.envoyArgs ? [...o.envoyArgs] : shutdownDrainArgs(o.shutdownDrainMs),
         bootstrap: envoyBootstrap({
           nodeId: o.nodeId,
           cluster: o.envoyCluster,
@@ -232,7 +238,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     },
     close: async (c = {}) => {
       const keep = c.keepEnvoy ?? o.keepEnvoy ?? false;
-      await runtime.envoy?.stop({ keep });
+      await runtime.envoy?.stop({ keep, drainMs: o.shutdownDrainMs });
       await xds.close();
       await dns?.responder.close();
       await admin.close();
@@ -240,4 +246,13 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     },
   };
   return runtime;
+}
+
+/**
+ * Envoy's drain for a shutdown drain of `ms`: every connection told to close at once, listeners
+ * closed after the drain time (undefined without one).
+ */
+export function shutdownDrainArgs(ms: number | undefined): string[] | undefined {
+  if (!ms) return undefined;
+  return ["--drain-strategy", "immediate", "--drain-time-s", String(Math.ceil(ms / 1000))];
 }

@@ -4,7 +4,9 @@
  * ports. Whatever LoadBalancer implementation the cluster has (MetalLB, a cloud's) fills the
  * Service's `status.loadBalancer.ingress`; those addresses become the Gateway's
  * `status.addresses`. Both objects live in the controller's namespace (one ServiceAccount, one
- * RBAC grant for every edge), named after the Gateway and labelled with it.
+ * RBAC grant for every edge), named after the Gateway and labelled with it. The pod template does
+ * not depend on the listeners (they reach Envoy over xDS), so a listener edit never rolls the pod;
+ * a roll surges and the leaving pod drains.
  * @module
  */
 import { createHash } from "node:crypto";
@@ -26,6 +28,9 @@ export interface EdgeOptions {
    */
   addressPools?: readonly string[];
 }
+
+/** How long an edge pod's agent drains its Envoy when the pod leaves (`--shutdown-drain`). */
+export const EDGE_SHUTDOWN_DRAIN = "5s";
 
 /** Label naming the Gateway an edge object belongs to (`<namespace>.<name>`). */
 export const GATEWAY_LABEL = "gateway.aether.io/gateway";
@@ -100,10 +105,14 @@ export function edgeResources(
       spec: {
         replicas: 1,
         selector: { matchLabels: labels },
+        // A roll starts the new pod first; the old one leaves once it is Ready, draining.
+        strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
         template: {
           metadata: { labels },
           spec: {
             serviceAccountName: o.serviceAccount,
+            // preStop (5 s) + the agent's shutdown drain (5 s) + a margin.
+            terminationGracePeriodSeconds: 30,
             containers: [{
               name: "edge",
               image: o.image,
@@ -117,9 +126,14 @@ export function edgeResources(
                 "--admin-address=$(POD_IP):15000",
                 "--dns-address=none",
                 "--envoy=auto",
+                `--shutdown-drain=${EDGE_SHUTDOWN_DRAIN}`,
               ],
               env: [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }],
-              ports: ports.map((p) => ({ containerPort: p.port, protocol: p.protocol })),
+              // No container ports: the listeners come over xDS, so a listener added to or
+              // removed from the Gateway changes the Service, never the pod.
+              // Leaving: first the pod's endpoints go from the Service (kube-proxy stops sending
+              // new connections here), then SIGTERM drains Envoy (--shutdown-drain).
+              lifecycle: { preStop: { exec: { command: ["/bin/sh", "-c", "sleep 5"] } } },
               readinessProbe: {
                 httpGet: { path: "/readyz", port: 15000 },
                 periodSeconds: 2,

@@ -34,6 +34,25 @@ Deno.test("edge names: DNS-label safe, at most 63 characters, distinct", () => {
   assert(long !== edgeName("a".repeat(60), "b".repeat(59)));
 });
 
+Deno.test("edge pods: a listener edit changes the Service, never the pod template; a roll surges and drains", () => {
+  const o = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };
+  const gw = (ports: number[]) => ({
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { namespace: "default", name: "gw" },
+    spec: { listeners: ports.map((port) => ({ name: `l${port}`, port, protocol: "HTTP" })) },
+  });
+  const [d2, s2] = edgeResources(gw([80, 443]), o) as Any[];
+  const [d3, s3] = edgeResources(gw([80, 443, 8443]), o) as Any[];
+  assertEquals(JSON.stringify(d3), JSON.stringify(d2), "the Deployment does not change");
+  assertEquals(s3.spec.ports.map((p: Any) => p.port), [80, 443, 8443]);
+  assertEquals(s2.spec.ports.map((p: Any) => p.port), [80, 443]);
+  assertEquals(d2.spec.strategy.rollingUpdate, { maxSurge: 1, maxUnavailable: 0 });
+  const c = d2.spec.template.spec.containers[0];
+  assert(c.args.includes("--shutdown-drain=5s"), c.args.join(" "));
+  assert(c.lifecycle.preStop.exec.command.join(" ").includes("sleep"));
+});
+
 Deno.test("edge labels: a long Gateway name still gives a valid label value (≤ 63)", () => {
   assertEquals(gatewayLabelValue("default", "gw"), "default.gw");
   // The conformance suite's http-listener-isolation-with-hostname-intersection Gateway.

@@ -45,6 +45,8 @@ export interface StandaloneOptions extends SourceFlags {
   stateDir?: string;
   /** --keep-envoy: leave Envoy running when the agent stops. */
   keepEnvoy?: boolean;
+  /** --shutdown-drain: on stop, drain Envoy's listeners this long (ms) first (default 0). */
+  shutdownDrainMs?: number;
   /**
    * --spire-socket: the SPIFFE Workload API socket. With it (and --trust-domain) the edge dials
    * every pod endpoint with a known identity over SPIFFE mTLS presenting its own SVID.

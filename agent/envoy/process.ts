@@ -273,9 +273,11 @@ export class EnvoyProcess {
 
   /**
    * Stops supervising. Without `keep`, stops Envoy (SIGTERM, SIGKILL after 3 s) and removes its
-   * records (the log stays); with `keep`, leaves it running for the next agent to adopt.
+   * records (the log stays); with `keep`, leaves it running for the next agent to adopt. With
+   * `drainMs`, Envoy drains first: its listeners drain gracefully (HTTP connections are told to
+   * close, new connections still accepted) for that long, then it is stopped.
    */
-  async stop(opts: { keep?: boolean } = {}): Promise<void> {
+  async stop(opts: { keep?: boolean; drainMs?: number } = {}): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#watch);
     this.#tail?.stop();
@@ -285,6 +287,21 @@ export class EnvoyProcess {
       this.options.logger.info("leaving envoy running for the next agent", { pid });
       this.#child?.unref();
       return;
+    }
+    if (opts.drainMs && this.adminAddress) {
+      this.options.logger.info("draining envoy before it stops", { pid, ms: opts.drainMs });
+      try {
+        const res = await fetch(`http://${this.adminAddress}/drain_listeners?graceful`, {
+          method: "POST",
+          signal: AbortSignal.timeout(2000),
+        });
+        await res.body?.cancel();
+        await sleep(opts.drainMs);
+      } catch (e) {
+        this.options.logger.warn("envoy did not take the drain; stopping it", {
+          error: (e as Error).message,
+        });
+      }
     }
     await this.#terminate(pid);
     const paths = statePaths(this.options.stateDir);

@@ -1,0 +1,111 @@
+/**
+ * `--shutdown-drain`: an agent told to stop drains its Envoy first. Under a keep-alive client, the
+ * next response after SIGTERM still arrives and carries `connection: close` (the client reconnects
+ * elsewhere: the pod is leaving its Service), a new connection is still accepted during the drain,
+ * and Envoy stops only after it. Without the flag the same SIGTERM stops Envoy at once.
+ */
+import assert from "node:assert/strict";
+import http from "node:http";
+import { join } from "node:path";
+import { ensurePeer } from "../testbed/peers/mod.ts";
+import {
+  closeEchos,
+  freePort,
+  gateway,
+  gatewayClass,
+  httpRoute,
+  serviceFor,
+  toYaml,
+} from "./harness.ts";
+import { startEchoProcesses } from "./echo_process.ts";
+import {
+  agentArgs,
+  processesNaming,
+  spawnAgent,
+  stopAgentAndEnvoy,
+  waitAgentReady,
+} from "./agent_process.ts";
+
+/** GET / with `Host: app.example.com` through `agent`; the status and `connection` header. */
+function get(port: number, agent: http.Agent): Promise<{ status: number; connection?: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: "127.0.0.1", port, path: "/", headers: { host: "app.example.com" }, agent },
+      (res) => {
+        res.resume();
+        res.on(
+          "end",
+          () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }),
+        );
+      },
+    );
+    req.setTimeout(5000, () => req.destroy(new Error("timed out")));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function drainRun(drain: string | undefined) {
+  const envoy = await ensurePeer("envoy");
+  const echos = await startEchoProcesses(["app"]);
+  const port = freePort();
+  const dir = await Deno.makeTempDir({ prefix: "aether-e2e-drain-" });
+  const stateDir = join(dir, "state"), config = join(dir, "config");
+  await Deno.mkdir(config);
+  await Deno.mkdir(stateDir);
+  await Deno.writeTextFile(
+    join(config, "base.yaml"),
+    toYaml(
+      gatewayClass(),
+      gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
+      ...serviceFor("app", echos.app),
+      httpRoute("app", {
+        parentRefs: [{ name: "gw" }],
+        hostnames: ["app.example.com"],
+        rules: [{ backendRefs: [{ name: "app", port: 8080 }] }],
+      }),
+    ),
+  );
+  const args = [
+    ...agentArgs("standalone", { config, envoy, name: `e2e-drain-${crypto.randomUUID()}` }),
+    ...(drain ? ["--shutdown-drain", drain] : []),
+  ];
+  const agent = spawnAgent(args, stateDir);
+  const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    await waitAgentReady(await agent.admin());
+    const before = await get(port, keepAlive);
+    assert.equal(before.status, 200);
+    const stopped = Date.now();
+    agent.child.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    const onKept = await get(port, keepAlive).catch((e) => e as Error);
+    await new Promise((r) => setTimeout(r, 700));
+    const fresh = await get(port, new http.Agent({ keepAlive: false })).catch((e) => e as Error);
+    await agent.child.status;
+    const exitedMs = Date.now() - stopped;
+    const left = await processesNaming(join(stateDir, "bootstrap.json"), "envoy");
+    return { before, onKept, fresh, exitedMs, left };
+  } finally {
+    keepAlive.destroy();
+    await stopAgentAndEnvoy(agent, stateDir, "SIGKILL").catch(() => {});
+    await closeEchos(echos);
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+Deno.test("edge: --shutdown-drain drains Envoy before it stops (connection: close, new connections taken)", async () => {
+  const r = await drainRun("3s");
+  assert.equal(r.before.connection, undefined, "before: the connection stays open");
+  assert.deepEqual(r.onKept, { status: 200, connection: "close" }, "told to close, answered");
+  assert.deepEqual(r.fresh, { status: 200, connection: "close" }, "a new connection is taken");
+  assert.ok(r.exitedMs >= 3000, `stopped after the drain (${r.exitedMs} ms)`);
+  assert.deepEqual(r.left, [], "Envoy stopped after the drain");
+  console.log(`drained for 3 s, agent gone ${r.exitedMs} ms after SIGTERM`);
+  // Without the flag the same SIGTERM takes Envoy away at once.
+  const plain = await drainRun(undefined);
+  assert.ok(
+    plain.fresh instanceof Error,
+    `no drain: nothing answers (${JSON.stringify(plain.fresh)})`,
+  );
+});
