@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withCluster } from "../testbed/cluster/mod.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import { GATEWAY_LABEL } from "../controller/edge.ts";
+import { GATEWAY_LABEL } from "../controller/mod.ts";
 import { request } from "./http_client.ts";
 import { edgeHost, releaseNs, setUp, startLoad, waitFor } from "./cluster_ha.ts";
 import { rollout } from "./kubectl.ts";
