@@ -10,12 +10,11 @@
 import { withCluster } from "../testbed/cluster/mod.ts";
 import { openApi } from "../testbed/cluster/mod.ts";
 import { request } from "../e2e/http_client.ts";
-import { podPids, releaseNs, setUp, waitFor } from "../e2e/cluster_ha.ts";
+import { podUsage, releaseNs, setUp, waitFor } from "../e2e/cluster_ha.ts";
 
 const routes = Number(Deno.args[0] ?? 1000);
 const samples = Number(Deno.args[1] ?? 60);
 const base = "/apis/gateway.networking.k8s.io/v1/namespaces/default/httproutes";
-const clockTicks = 100; // USER_HZ on Linux
 
 const route = (name: string) => ({
   apiVersion: "gateway.networking.k8s.io/v1",
@@ -37,18 +36,7 @@ const accepted = (o: any) =>
     p.conditions?.some((c) => c.type === "Accepted" && c.status === "True")
   ) === true;
 
-/** RSS (MiB) and CPU seconds of every process of a pod, read from the host's /proc. */
-async function usage(uid: string): Promise<{ rssMiB: number; cpuS: number }> {
-  let rss = 0, ticks = 0;
-  for (const pid of await podPids(uid)) {
-    const status = await Deno.readTextFile(`/proc/${pid}/status`).catch(() => "");
-    rss += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    ticks += Number(f[11] ?? 0) + Number(f[12] ?? 0); // utime, stime
-  }
-  return { rssMiB: Math.round(rss / 1024), cpuS: ticks / clockTicks };
-}
+const usage = podUsage;
 
 const pct = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);

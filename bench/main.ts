@@ -1,6 +1,7 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * apply, mesh, fanout, load, eg, dns, mtls, capture, cluster; `--only <part>` also works), each size in its own process, and prints one
+ * apply, mesh, fanout, load, eg, dns, mtls, capture, cluster, soak; `--only <part>` also works; `--minutes`
+ * for the soak, default 30), each size in its own process, and prints one
  * JSON line
  * per run plus a Markdown table for docs/performance.md.
  */
@@ -9,7 +10,7 @@ import { parseArgs } from "node:util";
 const { values, positionals } = parseArgs({
   args: Deno.args,
   allowPositionals: true,
-  options: { only: { type: "string" } },
+  options: { only: { type: "string" }, minutes: { type: "string" } },
 });
 const parts = new Set([...positionals, ...(values.only ? [values.only] : [])]);
 const want = (part: string) => parts.size === 0 || parts.has(part);
@@ -284,4 +285,14 @@ if (want("cluster")) {
   console.log(
     `| ${r.samples} | ${r.acceptedP50Ms} / ${r.acceptedP99Ms} | ${r.servingP50Ms} / ${r.servingP99Ms} |`,
   );
+}
+
+if (parts.has("soak")) {
+  // Only when named: 30 minutes of churn on the local cluster (e2e/soak.ts).
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "bench/soak.ts", "--minutes", values.minutes ?? "30"],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) Deno.exit(1);
 }

@@ -310,3 +310,17 @@ export function startLoad(
   });
   return { done };
 }
+
+/** RSS (MiB) and CPU seconds of every process of a pod (by uid), read from the host's /proc. */
+export async function podUsage(uid: string): Promise<{ rssMiB: number; cpuS: number }> {
+  const clockTicks = 100; // USER_HZ on Linux
+  let rss = 0, ticks = 0;
+  for (const pid of await podPids(uid)) {
+    const status = await Deno.readTextFile(`/proc/${pid}/status`).catch(() => "");
+    rss += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(f[11] ?? 0) + Number(f[12] ?? 0); // utime, stime
+  }
+  return { rssMiB: Math.round(rss / 1024), cpuS: ticks / clockTicks };
+}

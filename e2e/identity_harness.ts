@@ -322,6 +322,8 @@ export interface LoadResult {
   failed: number;
   statuses: Record<string, number>;
   errors: string[];
+  /** The first failures with their time (ms since the epoch; e2e/load_client.ts gives them). */
+  failures?: { at: number; what: string }[];
   rate: number;
   p50Ms: number;
   p99Ms: number;

@@ -2,7 +2,7 @@
  * A paced load client run inside a pod: `--rate` requests per second (spread over `--workers`
  * keep-alive connections) to the node proxy's egress listener with a mesh Host, for
  * `--seconds` (or until `--stop-file` exists). `--address` (default 127.0.0.1) is where it connects:
- * an edge's address for traffic through a Gateway. Prints one JSON line: sent, ok (2xx), failed, statuses, errors (first few), rate,
+ * an edge's address for traffic through a Gateway. Prints one JSON line: sent, ok (2xx), failed, statuses, errors (first few), failures (the first 20 with their time), rate,
  * and latency percentiles of the completed requests (p50Ms, p99Ms).
  *
  * deno run -A e2e/load_client.ts --host b.aether.internal:8080 --rate 250 --seconds 120
@@ -29,6 +29,12 @@ const workers = Number(values.workers);
 const agent = new http.Agent({ keepAlive: true, maxSockets: workers });
 const statuses: Record<string, number> = {};
 const errors: string[] = [];
+/** The first failures with their wall-clock time (ms since the epoch). */
+const failures: { at: number; what: string }[] = [];
+const failure = (what: string) => {
+  failed++;
+  if (failures.length < 20) failures.push({ at: Date.now(), what });
+};
 const latencies: number[] = [];
 let sent = 0, ok = 0, failed = 0;
 
@@ -48,14 +54,14 @@ function once(): Promise<void> {
         const s = String(res.statusCode);
         statuses[s] = (statuses[s] ?? 0) + 1;
         if ((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300) ok++;
-        else failed++;
+        else failure(`HTTP ${res.statusCode}`);
         latencies.push(performance.now() - t0);
         resolve();
       });
     });
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.on("error", (e) => {
-      failed++;
+      failure(e.message);
       if (errors.length < 5) errors.push(e.message);
       resolve();
     });
@@ -96,6 +102,7 @@ console.log(JSON.stringify({
   failed,
   statuses,
   errors,
+  failures,
   rate: sent / elapsed,
   p50Ms: pct(0.5),
   p99Ms: pct(0.99),

@@ -1,0 +1,64 @@
+/**
+ * `deno task bench soak [--minutes N]` (default 30): the churn soak of e2e/soak.ts on the local
+ * cluster. Prints its progress, one JSON line (the report without the samples) and a Markdown
+ * summary for docs/performance.md, and writes the RSS of every component over time as a picture
+ * to docs/img/soak_rss.svg. Exits 1 when the soak found a problem.
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { withCluster } from "../testbed/cluster/mod.ts";
+import { runSoak, type SoakReport } from "../e2e/soak.ts";
+
+const { values } = parseArgs({ args: Deno.args, options: { minutes: { type: "string" } } });
+const minutes = Number(values.minutes ?? 30);
+
+/** RSS over time as an SVG line chart, one line per component. */
+export function rssSvg(r: SoakReport): string {
+  const w = 720, h = 320, left = 50, bottom = 30, top = 20, right = 150;
+  const names = Object.keys(r.rss[0]?.rssMiB ?? {});
+  const maxT = Math.max(1, ...r.rss.map((s) => s.atS));
+  const maxY = Math.max(1, ...r.rss.flatMap((s) => Object.values(s.rssMiB))) * 1.1;
+  const x = (t: number) => left + ((w - left - right) * t) / maxT;
+  const y = (v: number) => h - bottom - ((h - bottom - top) * v) / maxY;
+  const colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
+  const lines = names.map((n, i) => {
+    const pts = r.rss.map((s) => `${x(s.atS).toFixed(1)},${y(s.rssMiB[n] ?? 0).toFixed(1)}`);
+    return `<polyline fill="none" stroke="${colors[i % colors.length]}" stroke-width="1.5" ` +
+      `points="${pts.join(" ")}"/><text x="${w - right + 10}" y="${top + 16 * i + 10}" ` +
+      `fill="${colors[i % colors.length]}">${n}</text>`;
+  });
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) =>
+    `<text x="${left - 6}" y="${y(maxY * f) + 4}" text-anchor="end">${Math.round(maxY * f)}</text>`
+  );
+  const events = r.events.map((e) =>
+    `<line x1="${x(e.atS)}" x2="${x(e.atS)}" y1="${top}" y2="${h - bottom}" stroke="#ccc"/>`
+  );
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" ` +
+    `font-family="sans-serif" font-size="11">` +
+    `<rect width="${w}" height="${h}" fill="white"/>${events.join("")}` +
+    `<line x1="${left}" y1="${h - bottom}" x2="${w - right}" y2="${h - bottom}" stroke="black"/>` +
+    `<line x1="${left}" y1="${top}" x2="${left}" y2="${h - bottom}" stroke="black"/>` +
+    `${ticks.join("")}<text x="${(left + w - right) / 2}" y="${h - 8}" text-anchor="middle">` +
+    `seconds (${r.seconds} s; grey lines: actions) — RSS MiB per component</text>` +
+    `${lines.join("")}</svg>\n`;
+}
+
+if (import.meta.main) {
+  const r = await withCluster((c) =>
+    runSoak(c, { seconds: minutes * 60, log: (l) => console.error(`soak: ${l}`) })
+  );
+  await Deno.mkdir("docs/img", { recursive: true });
+  await Deno.writeTextFile("docs/img/soak_rss.svg", rssSvg(r));
+  const byAction = new Map<string, number[]>();
+  for (const e of r.events) byAction.set(e.action, [...byAction.get(e.action) ?? [], e.ms]);
+  console.log(JSON.stringify({ ...r, rss: undefined, samples: r.rss.length }));
+  console.log(`\n| lane | requests | failed | p50 ms | p99 ms |\n|---|---|---|---|---|`);
+  for (const [lane, l] of [["mesh", r.mesh], ["edge", r.edge]] as const) {
+    console.log(`| ${lane} | ${l.sent} | ${l.failed} | ${l.p50Ms} | ${l.p99Ms} |`);
+  }
+  console.log(`\n| action | times | ms each (max) |\n|---|---|---|`);
+  for (const [a, ms] of byAction) console.log(`| ${a} | ${ms.length} | ${Math.max(...ms)} |`);
+  console.log(`\nRSS growth after warm-up: ${JSON.stringify(r.growth)}`);
+  console.log(r.problems.length ? `problems:\n- ${r.problems.join("\n- ")}` : "no problem");
+  if (r.problems.length) Deno.exit(1);
+}

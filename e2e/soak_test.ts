@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { rssGrowth, type RssSample, soakProblems } from "./soak.ts";
+
+const samples = (values: number[]): RssSample[] =>
+  values.map((v, i) => ({ atS: i * 5, rssMiB: { agent: v, edge: 100 } }));
+
+Deno.test("soak: RSS growth compares the last fifth with the fifth after warm-up", () => {
+  // The first fifth (warm-up) is ignored; 100 → 120 is ×1.2.
+  const g = rssGrowth(samples([10, 10, 100, 100, 105, 100, 110, 120, 120, 120]));
+  assert.deepEqual(g, { agent: 1.2, edge: 1 });
+  assert.deepEqual(rssGrowth(samples([1, 2, 3])), {}, "too few samples: nothing to say");
+});
+
+Deno.test("soak: a failed request, a failed action or RSS growth over 10 % is a problem", () => {
+  const lane = { sent: 100, ok: 100, failed: 0, statuses: { 200: 100 }, errors: [], rate: 50 };
+  const clean = {
+    seconds: 600,
+    mesh: { ...lane, p50Ms: 1, p99Ms: 2 },
+    edge: { ...lane, p50Ms: 1, p99Ms: 2 },
+    events: [{ atS: 0, action: "edge rolled", ms: 1000 }],
+    rss: [],
+    growth: { agent: 1.05 },
+  };
+  assert.deepEqual(soakProblems(clean), []);
+  const bad = soakProblems({
+    ...clean,
+    mesh: { ...clean.mesh, failed: 2, statuses: { 200: 98, 503: 2 } },
+    events: [{ atS: 40, action: "web rolled", ms: 300_000, error: "timed out" }],
+    growth: { agent: 1.25 },
+  });
+  assert.equal(bad.length, 3, bad.join("\n"));
+  assert.match(bad[0], /mesh: 2 of 100 requests failed/);
+  assert.match(bad[1], /web rolled at 40 s: timed out/);
+  assert.match(bad[2], /agent: RSS grew ×1.25/);
+  // A short soak does not judge RSS (warm-up and replaced processes are most of it).
+  assert.deepEqual(soakProblems({ ...clean, seconds: 180, growth: { agent: 1.25 } }), []);
+});
