@@ -8,7 +8,7 @@ import { assert, assertEquals } from "../testbed/assert.ts";
 import { request } from "./http_client.ts";
 import {
   closeEchos,
-  freePort,
+  freePorts,
   gateway,
   gatewayClass,
   httpRoute,
@@ -36,7 +36,7 @@ function conditionsOf(statuses: Status[], kind: string, name: string): Condition
 
 Deno.test("edge e2e: hostnames, namespaces, ReferenceGrant, HTTPS and attached-route status", async (t) => {
   const echos = await startEchos("infra", "app", "other", "wild", "secure");
-  const httpPort = freePort(), httpsPort = freePort();
+  const [httpPort, httpsPort] = freePorts(2);
   const cert = await makeCert(["secure.example.com", "*.example.com"]);
   const edge = await startEdge([
     gatewayClass(),

@@ -4,7 +4,7 @@
  * connections refused while the route shows ResolvedRefs=False BackendNotFound.
  */
 import { assert, assertEquals } from "../testbed/assert.ts";
-import { freePort, gateway, gatewayClass, startEdge } from "./harness.ts";
+import { freePorts, gateway, gatewayClass, startEdge } from "./harness.ts";
 import {
   type L4Backend,
   l4Route,
@@ -45,7 +45,7 @@ Deno.test("edge e2e: TCPRoute with Redis and a weighted line protocol on real En
   const redis = await startRedis();
   const a = startLineServer("a"), b = startLineServer("b");
   const backends: L4Backend[] = [redis, a, b];
-  const redisPort = freePort(), linePort = freePort(), halfPort = freePort();
+  const [redisPort, linePort, halfPort] = freePorts(3);
   const edge = await startEdge([
     gatewayClass(),
     gateway("gw", [

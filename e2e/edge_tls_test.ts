@@ -5,7 +5,7 @@
  * listener's certificate and the backend gets plaintext TCP; Mixed — both modes on one port.
  */
 import { assert, assertEquals } from "../testbed/assert.ts";
-import { freePort, gateway, gatewayClass, startEdge } from "./harness.ts";
+import { freePorts, gateway, gatewayClass, startEdge } from "./harness.ts";
 import { l4Route, l4Service, startLineServer, tlsExchange } from "./l4_peers.ts";
 import { makeCert } from "./tls.ts";
 
@@ -24,7 +24,7 @@ Deno.test("edge e2e: TLSRoute passthrough by SNI and terminate on real Envoy", a
   const a = startLineServer("a", "127.0.0.1", certA);
   const b = startLineServer("b", "127.0.0.1", certB);
   const plain = startLineServer("plain");
-  const passPort = freePort(), termPort = freePort();
+  const [passPort, termPort] = freePorts(2);
   const edge = await startEdge([
     gatewayClass(),
     gateway("gw", [

@@ -10,7 +10,7 @@ import type { SourceObject } from "../lib/source/mod.ts";
 import { runStandalone, type StandaloneAgent, standaloneDefaults } from "../agent/edge/mod.ts";
 import type { StandaloneOptions } from "../agent/edge/mod.ts";
 import { type EchoServer, startEcho } from "./echo/server.ts";
-import { freePort } from "./http_client.ts";
+import { freePort, freePorts } from "./http_client.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 
 import { gateway, gatewayClass, httpRoute, namespace } from "../testbed/fixtures/objects.ts";
@@ -151,4 +151,4 @@ export async function waitFor(
 }
 
 /** A free port for a Gateway listener. */
-export { freePort };
+export { freePort, freePorts };

@@ -99,4 +99,4 @@ export async function countBy(
   return counts;
 }
 
-export { freePort } from "../testbed/free_port.ts";
+export { freePort, freePorts } from "../testbed/free_port.ts";

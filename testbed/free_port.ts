@@ -28,3 +28,10 @@ export function freePort(hostname = "127.0.0.1"): number {
   l.close();
   return port;
 }
+
+/** `n` distinct free TCP ports (two {@link freePort} calls can draw the same one). */
+export function freePorts(n: number, hostname = "127.0.0.1"): number[] {
+  const out = new Set<number>();
+  while (out.size < n) out.add(freePort(hostname));
+  return [...out];
+}
