@@ -8,16 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import type { EnvoyRecord } from "../agent/envoy/mod.ts";
-import {
-  closeEchos,
-  freePort,
-  gateway,
-  gatewayClass,
-  httpRoute,
-  serviceFor,
-  toYaml,
-  waitFor,
-} from "./harness.ts";
+import { appGateway, closeEchos, freePort, httpRoute, toYaml, waitFor } from "./harness.ts";
 import { request } from "./http_client.ts";
 import { startEchoProcesses } from "./echo_process.ts";
 import { type LoadProcess, spawnLoad } from "./load_process.ts";
@@ -42,16 +33,7 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
   await Deno.mkdir(config);
   await Deno.writeTextFile(
     join(config, "base.yaml"),
-    toYaml(
-      gatewayClass(),
-      gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
-      ...serviceFor("app", echos.app),
-      httpRoute("app", {
-        parentRefs: [{ name: "gw" }],
-        hostnames: ["app.example.com"],
-        rules: [{ backendRefs: [{ name: "app", port: 8080 }] }],
-      }),
-    ),
+    toYaml(...appGateway(port, echos.app)),
   );
   const edited = (i: number) =>
     toYaml(httpRoute("edited", {

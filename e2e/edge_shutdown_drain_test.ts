@@ -8,15 +8,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { join } from "node:path";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import {
-  closeEchos,
-  freePort,
-  gateway,
-  gatewayClass,
-  httpRoute,
-  serviceFor,
-  toYaml,
-} from "./harness.ts";
+import { appGateway, closeEchos, freePort, toYaml } from "./harness.ts";
 import { startEchoProcesses } from "./echo_process.ts";
 import {
   agentArgs,
@@ -55,16 +47,7 @@ async function drainRun(drain: string | undefined) {
   await Deno.mkdir(stateDir);
   await Deno.writeTextFile(
     join(config, "base.yaml"),
-    toYaml(
-      gatewayClass(),
-      gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
-      ...serviceFor("app", echos.app),
-      httpRoute("app", {
-        parentRefs: [{ name: "gw" }],
-        hostnames: ["app.example.com"],
-        rules: [{ backendRefs: [{ name: "app", port: 8080 }] }],
-      }),
-    ),
+    toYaml(...appGateway(port, echos.app)),
   );
   const args = [
     ...agentArgs("standalone", { config, envoy, name: `e2e-drain-${crypto.randomUUID()}` }),

@@ -112,6 +112,23 @@ export function serviceFor(
 }
 
 /**
+ * One Gateway `gw` with an HTTP listener on `port` and an HTTPRoute for `app.example.com` to the
+ * Service `app` (port 8080) of `echo`: the smallest edge a process test runs.
+ */
+export function appGateway(port: number, echo: Pick<EchoServer, "hostname" | "port">) {
+  return [
+    gatewayClass(),
+    gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
+    ...serviceFor("app", echo),
+    httpRoute("app", {
+      parentRefs: [{ name: "gw" }],
+      hostnames: ["app.example.com"],
+      rules: [{ backendRefs: [{ name: "app", port: 8080 }] }],
+    }),
+  ];
+}
+
+/**
  * The edge side of the same-named-Services tests (one Service `web` per namespace): Gateway `gw`
  * in default with an HTTP listener on `port` admitting routes from every namespace, and per
  * namespace `ns` an HTTPRoute there for `<ns>.example.com` to its own `web:8080`.
