@@ -118,6 +118,8 @@ export class NodeSnapshots {
   #mesh: MeshIR = { services: [], clusters: [] };
   #index: MeshIndex = indexMesh(this.#mesh);
   #fingerprints = serviceFingerprints(this.#index);
+  /** With capture: the services the UDP capture listeners send to (every node watches them). */
+  #udpWatch: string[] = [];
   #nodes = new Map<string, NodeState>();
   #secrets: NamedResource[] = [];
   /** The SPIFFE IDs holding an SVID, from setSecrets (over the translate options' own). */
@@ -179,6 +181,9 @@ export class NodeSnapshots {
     this.#mesh = mesh;
     this.#index = index;
     this.#fingerprints = fingerprints;
+    this.#udpWatch = this.options.translate?.capture
+      ? udpAuthorities(udpTargets(mesh), index.clusterAuthority)
+      : [];
     const changed = new Set([...routing, ...endpoints]);
     const memo: EndpointMemo = new Map();
     const touched: string[] = [];
@@ -354,9 +359,7 @@ export class NodeSnapshots {
       ...st.view.dependencies,
       ...demand.requested!.map((n) => requestedAuthority(this.#index, n)),
       // Captured UDP ports' clusters are on every node, warm: their endpoints are watched too.
-      ...(this.options.translate?.capture
-        ? udpAuthorities(udpTargets(this.#mesh), this.#index.clusterAuthority)
-        : []),
+      ...this.#udpWatch,
     ]);
     st.closed = view.dependencies;
     const fresh = translateNode(this.#mesh, view, this.#optionsFor(st.view.nodeId));

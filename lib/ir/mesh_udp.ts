@@ -31,7 +31,7 @@ export interface UdpTarget {
 }
 
 /** A port's UDPRoutes: the producer's, then each caller namespace's. */
-function portUdpRoutes(port: MeshServicePort): MeshUdpRoute[] {
+export function portUdpRoutes(port: MeshServicePort): MeshUdpRoute[] {
   return [
     ...(port.producerUdp ? [port.producerUdp] : []),
     ...Object.values(port.consumerUdp ?? {}),
@@ -66,6 +66,12 @@ export function callerUdpCluster(port: MeshServicePort, namespace: string): stri
   return route ? route.cluster : port.cluster;
 }
 
+/** A UDPRoute's merged cluster: its cluster when no backend has it (several carry weight). */
+export function mergedUdpClusterOf(route: MeshUdpRoute): string | undefined {
+  const c = route.cluster;
+  return c && !route.backends.some((b) => b.cluster === c) ? c : undefined;
+}
+
 /**
  * The clusters a service port owns: its own, and the merged clusters of its UDPRoutes (a weighted
  * route's cluster, which no backend has; its endpoints change with the backends', under this
@@ -74,7 +80,8 @@ export function callerUdpCluster(port: MeshServicePort, namespace: string): stri
 export function portOwnedClusters(port: MeshServicePort): string[] {
   const out = [port.cluster];
   for (const r of portUdpRoutes(port)) {
-    if (r.cluster && !r.backends.some((b) => b.cluster === r.cluster)) out.push(r.cluster);
+    const merged = mergedUdpClusterOf(r);
+    if (merged) out.push(merged);
   }
   return out;
 }

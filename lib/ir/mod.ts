@@ -47,7 +47,9 @@ export {
 } from "./mesh.ts";
 export {
   callerUdpCluster,
+  mergedUdpClusterOf,
   portOwnedClusters,
+  portUdpRoutes,
   UDP_LOCAL_PORT_BASE,
   UDP_LOCAL_PORT_COUNT,
   udpAuthorities,

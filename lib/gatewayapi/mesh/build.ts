@@ -19,7 +19,7 @@ import type { ConvertedRoute } from "../routes/kind.ts";
 import { keyOf, type Obj } from "../object_index.ts";
 import type { KubeObject } from "../types.ts";
 import type { IRBackend, IRCluster, IRRoute, MeshTlsRoute } from "../../ir/mod.ts";
-import type { MeshUdpRoute } from "../../ir/mod.ts";
+import { mergedUdpClusterOf, type MeshUdpRoute, portUdpRoutes } from "../../ir/mod.ts";
 import { mergedUdpCluster, udpClusterName } from "../l4/udp_clusters.ts";
 import type { MeshIR, MeshService, MeshServicePort } from "../../ir/mod.ts";
 
@@ -319,11 +319,11 @@ function udpClusters(services: readonly MeshService[], clusters: readonly IRClus
   let byName: Map<string, IRCluster> | undefined;
   for (const s of services) {
     for (const p of s.ports) {
-      const routes = [p.producerUdp, ...Object.values(p.consumerUdp ?? {})];
-      for (const r of routes) {
-        if (!r?.cluster || r.backends.some((b) => b.cluster === r.cluster)) continue;
+      for (const r of portUdpRoutes(p)) {
+        const name = mergedUdpClusterOf(r);
+        if (!name) continue;
         byName ??= new Map(clusters.map((c) => [c.name, c]));
-        const merged = mergedUdpCluster(r.cluster, r.name, p.port, r.backends, byName);
+        const merged = mergedUdpCluster(name, r.name, p.port, r.backends, byName);
         if (merged) out.push(merged);
       }
     }
