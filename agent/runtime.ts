@@ -59,6 +59,11 @@ export interface RuntimeOptions {
   xds?: Partial<XdsServerOptions>;
   /** The role's part of the `/status` document. */
   status: () => Record<string, unknown>;
+  /**
+   * Why the role is not ready yet whatever Envoy ACKed (e.g. identity on and no trust bundle from
+   * SPIRE: nothing could be served over mTLS); undefined when it has no such reason.
+   */
+  holdReady?: () => string | undefined;
   /** The `/debug/capture` document (the node role with capture). */
   debugCapture?: () => unknown;
 }
@@ -157,6 +162,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   }
 
   const readiness = () => {
+    const held = o.holdReady?.();
+    if (held) return { ready: false, detail: `not ready: ${held}` };
     const snap = cache.getSnapshot(o.nodeId);
     if (!snap) return { ready: false, detail: "no configuration yet" };
     if (xds.isReady(o.nodeId)) return { ready: true, detail: `ready: Envoy ACKed ${snap.version}` };

@@ -64,7 +64,11 @@ export function wantedIdentities(pods: readonly NodePod[], s: IdentityScheme): W
   return [...out.values()].sort((a, b) => a.spiffeId < b.spiffeId ? -1 : 1);
 }
 
-/** Pod IP → SPIFFE ID for every pod (any node) that has an IP and is not finished. */
+/**
+ * Pod IP → SPIFFE ID for every pod (any node) that has an IP and is not finished. Pods on the
+ * node's network are left out: their IP is the node's (the API server's too, on a control-plane
+ * node), shared by everything there, and no node proxy serves a :15008 for it.
+ */
 export function podIdentities(
   objects: readonly KubeObject[],
   s: IdentityScheme,
@@ -74,15 +78,25 @@ export function podIdentities(
     if (o.kind !== "Pod" || o.apiVersion !== "v1") continue;
     const st = o.status as { phase?: string; podIP?: string } | undefined;
     if (!st?.podIP || st.phase === "Succeeded" || st.phase === "Failed") continue;
+    if (o.spec?.hostNetwork === true) continue;
     const sa = (o.spec?.serviceAccountName as string | undefined) || "default";
     out.set(st.podIP, spiffeIdOf(s, o.metadata.namespace ?? "default", sa));
   }
   return out;
 }
 
-/** `<ns>/<name>` of the Services annotated `aether.io/mesh-plaintext: allow`. */
+/**
+ * Services always dialled as they are: the API server's (`default/kubernetes`) is never a mesh
+ * pod and has its own TLS; a captured pod's call to it must pass (docs/identity.md).
+ */
+export const PLAINTEXT_ALWAYS = ["default/kubernetes"] as const;
+
+/**
+ * `<ns>/<name>` of the Services annotated `aether.io/mesh-plaintext: allow`, and the
+ * {@link PLAINTEXT_ALWAYS} ones.
+ */
 export function plaintextServices(objects: readonly KubeObject[]): Set<string> {
-  const out = new Set<string>();
+  const out = new Set<string>(PLAINTEXT_ALWAYS);
   for (const o of objects) {
     if (o.kind !== "Service" || o.apiVersion !== "v1") continue;
     const a = o.metadata.annotations as Record<string, string> | undefined;

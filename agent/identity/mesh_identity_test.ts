@@ -29,13 +29,14 @@ Deno.test("identityScheme: default template, custom template, bad ones refused",
   assert.throws(() => identityScheme("td.test", "spiffe://other/{ns}/{sa}"), /trust domain/);
 });
 
-Deno.test("podIdentities: by pod IP, default service account, finished pods left out", () => {
+Deno.test("podIdentities: by pod IP, default service account, finished and host-network pods left out", () => {
   const s = identityScheme("td.test");
   const ids = podIdentities([
     pod("a", "p1", "client", "10.0.0.1"),
     pod("b", "p2", undefined, "10.0.0.2"),
     pod("b", "p3", "x", "10.0.0.3", "Succeeded"),
     pod("b", "p4", "x"),
+    { ...pod("c", "host", "x", "10.0.0.9"), spec: { serviceAccountName: "x", hostNetwork: true } },
   ], s);
   assert.deepEqual([...ids], [
     ["10.0.0.1", "spiffe://td.test/ns/a/sa/client"],
@@ -90,6 +91,7 @@ Deno.test("withIdentities: endpoint identities, sorted identity list, plaintext 
   assert.equal(c.plaintextAllowed, true);
   assert.equal(mesh.clusters[0].endpoints[0].identity, undefined, "input not mutated");
   assert.equal(withIdentities(mesh, ids, new Set()).clusters[0].plaintextAllowed, undefined);
+  assert.ok(plaintextServices([]).has("default/kubernetes"), "the API server's Service passes");
 });
 
 Deno.test("withIdentities: namespaced clusters (no mesh name) get their pods' identities too", () => {
