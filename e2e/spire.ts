@@ -31,6 +31,10 @@ export interface Spire {
   socket: string;
   /** Admin socket with the Delegated Identity API (`--spire-admin-socket`). */
   adminSocket: string;
+  /** The server's private API socket (`socket_path`: Entry API and the CLI, no authentication). */
+  serverSocket: string;
+  /** The spire-server binary (for its CLI: `entry show -socketPath <serverSocket>` …). */
+  serverBin: string;
   /** SPIFFE ID of the aether agent (the authorized delegate; also its Workload API SVID). */
   agentId: string;
   procs: Proc[];
@@ -42,6 +46,10 @@ export interface Spire {
   stopAgent(): Promise<void>;
   /** Starts the SPIRE agent again (same data dir, so it keeps its node identity). */
   startAgent(): Promise<void>;
+  /** Stops the SPIRE server (the agent keeps running on its cached SVIDs). */
+  stopServer(): Promise<void>;
+  /** Starts the SPIRE server again (same datastore) and waits until it is healthy. */
+  startServer(): Promise<void>;
   /**
    * With `upstreamCa`: a leaf certificate signed by the trust domain's root with these URI SANs;
    * returns its PEM file paths.
@@ -195,8 +203,16 @@ export async function startSpire(opts: SpireOptions = {}): Promise<Spire> {
     for (const p of [...procs].reverse()) await p.stop();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   };
-  try {
-    procs.push(spawn("spire-server", server, ["run", "-config", join(dir, "server.conf")]));
+  let serverProc: Proc | undefined;
+  const stopServer = async () => {
+    if (!serverProc) return;
+    await serverProc.stop();
+    procs.splice(procs.indexOf(serverProc), 1);
+    serverProc = undefined;
+  };
+  const startServer = async () => {
+    serverProc = spawn("spire-server", server, ["run", "-config", join(dir, "server.conf")]);
+    procs.unshift(serverProc);
     await waitFor(
       "spire-server healthy",
       async () => {
@@ -206,6 +222,9 @@ export async function startSpire(opts: SpireOptions = {}): Promise<Spire> {
       120_000,
       procs,
     );
+  };
+  try {
+    await startServer();
     const tok = await exec(server, ["token", "generate", ...sock, "-spiffeID", nodeId]);
     token = tok.stdout.match(/Token:\s*(\S+)/)?.[1] ?? "";
     if (!token) throw new Error(`no join token: ${tok.stdout}${tok.stderr}`);
@@ -221,6 +240,8 @@ export async function startSpire(opts: SpireOptions = {}): Promise<Spire> {
     dir,
     socket: join(dir, "public", "api.sock"),
     adminSocket: join(dir, "admin", "admin.sock"),
+    serverSocket: join(dir, "server.sock"),
+    serverBin: server,
     agentId,
     procs,
     register,
@@ -231,6 +252,8 @@ export async function startSpire(opts: SpireOptions = {}): Promise<Spire> {
     },
     stopAgent,
     startAgent,
+    stopServer,
+    startServer,
     mint: async (name, uris) => {
       if (!opts.upstreamCa) throw new Error("mint needs startSpire({ upstreamCa: true })");
       const files = { key: `${name}.key`, cert: `${name}.pem` };

@@ -41,6 +41,16 @@ const DATA_FILES: readonly DataFile[] = [
     why: "protobufjs parses SPIRE's Delegated Identity API .proto text at run time",
   },
   {
+    path: "proto/spire/entry.proto",
+    readBy: "controller/registrar/proto.ts",
+    why: "protobufjs parses SPIRE's server Entry API .proto text at run time",
+  },
+  {
+    path: "proto/spire/types.proto",
+    readBy: "controller/registrar/proto.ts",
+    why: "the SPIRE API types entry.proto imports",
+  },
+  {
     path: "cni/forwarder.c",
     why: "not run: the source of the image's /usr/local/bin/aether-cni (compiled static by the " +
       "image builder and the Dockerfile), beside the TypeScript it forwards to (cni/handler.ts)",

@@ -8,6 +8,7 @@ import protobuf from "protobufjs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Buffer } from "node:buffer";
+import { type GrpcMethod, grpcMethod, loadProtoRoot } from "../../lib/grpc/method.ts";
 
 const protoDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "proto");
 
@@ -22,37 +23,14 @@ export const protoFiles = {
  * shared root resolves the package-less Workload API one for both.
  */
 export function identityRoot(api: keyof typeof protoFiles): protobuf.Root {
-  const root = new protobuf.Root();
-  root.loadSync(protoFiles[api], { keepCase: true });
-  root.resolveAll();
-  return root;
+  return loadProtoRoot(protoDir, protoFiles[api]);
 }
 
 /** A server-streaming method: its gRPC path and message codecs. */
-export interface StreamMethod<Req, Res> {
-  path: string;
-  serialize(req: Req): Buffer;
-  deserialize(bytes: Buffer): Res;
-}
+export type StreamMethod<Req, Res> = GrpcMethod<Req, Res>;
 
 /** Builds the descriptor of `service/method` (full service name) from `root`. */
-export function streamMethod<Req, Res>(
-  root: protobuf.Root,
-  service: string,
-  method: string,
-): StreamMethod<Req, Res> {
-  const m = root.lookupService(service).methods[method];
-  if (!m) throw new Error(`${service} has no method ${method}`);
-  m.resolve();
-  const req = m.resolvedRequestType!, res = m.resolvedResponseType!;
-  return {
-    path: `/${service}/${method}`,
-    serialize: (r) =>
-      Buffer.from(req.encode(req.fromObject(r as Record<string, unknown>)).finish()),
-    deserialize: (b) =>
-      res.toObject(res.decode(b), { longs: Number, bytes: Buffer, defaults: true }) as Res,
-  };
-}
+export const streamMethod = grpcMethod;
 
 /** Workload API messages as decoded (snake_case, bytes as Buffer). */
 export interface X509SvidResponse {
