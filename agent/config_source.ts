@@ -25,6 +25,17 @@ export interface SourceFlags {
   gateway?: string;
 }
 
+/** What the role reads besides its kinds. */
+export interface SourceContext {
+  logger: Logger;
+  metrics: Registry;
+  /** The node role: its Pods only, unless {@link allPods}. */
+  nodeName?: string;
+  /** Every node's Pods (identity: endpoints' SPIFFE IDs by pod IP); the edge reads them too. */
+  allPods?: boolean;
+  keepDir?: string;
+}
+
 /** A source whose revisions hold only Gateway `key` (`namespace/name`) of all Gateways. */
 export function onlyGateway(source: Source, key: string): Source {
   const [namespace, name] = key.split("/");
@@ -76,7 +87,7 @@ export function sourceFlagsError(f: SourceFlags): string | undefined {
 /** The source the flags name; `nodeName` set = the node role (its Pods only). */
 export async function configSource(
   f: SourceFlags,
-  ctx: { logger: Logger; metrics: Registry; nodeName?: string; keepDir?: string },
+  ctx: SourceContext,
 ): Promise<Source> {
   if (f.gateway) {
     if (!/^[^/]+\/[^/]+$/.test(f.gateway)) {
@@ -105,6 +116,7 @@ export async function configSource(
     metrics: ctx.metrics,
     ...(ctx.nodeName
       ? { kinds: nodeKinds(ROUTE_KINDS), nodeName: ctx.nodeName }
-      : { kinds: defaultKinds(ROUTE_KINDS) }),
+      : { kinds: [...defaultKinds(ROUTE_KINDS), ...(ctx.allPods ? ["Pod"] : [])] }),
+    ...(ctx.allPods ? { allPods: true } : {}),
   });
 }

@@ -51,6 +51,9 @@ flags:
                            dials pods with a known identity over mTLS presenting it
   --trust-domain <td>      SPIFFE trust domain, e.g. cluster.local
   --spiffe-id-template <t> SPIFFE ID of a service account (default spiffe://{td}/ns/{ns}/sa/{sa})
+  --outside-mesh-namespace <ns>  this namespace's pods are outside the mesh (the CNI plugin's
+                           excluded namespaces and aether's own): never adopted into capture, and
+                           with identity their endpoints are dialled as they are (repeatable)
   --capture                (node) transparent capture: each served pod's TCP to a mesh VIP goes
                            to the node proxy (nftables in the pod's netns; docs/capture.md)
   --capture-dns <ip|ns/svc> (node, with --capture) a cluster DNS server IP, or its Service
@@ -97,6 +100,7 @@ async function main(args: string[]): Promise<number> {
       "spire-socket": { type: "string" },
       "trust-domain": { type: "string" },
       "spiffe-id-template": { type: "string" },
+      "outside-mesh-namespace": { type: "string", multiple: true },
       capture: { type: "boolean" },
       "capture-dns": { type: "string", multiple: true },
       "cni-socket": { type: "string" },
@@ -148,6 +152,7 @@ async function main(args: string[]): Promise<number> {
       spireSocket: values["spire-socket"],
       trustDomain: values["trust-domain"],
       spiffeIdTemplate: values["spiffe-id-template"],
+      outsideMeshNamespaces: values["outside-mesh-namespace"],
       capture: values.capture,
       captureDns: values["capture-dns"],
       cniSocket: values["cni-socket"],
@@ -162,6 +167,7 @@ async function main(args: string[]): Promise<number> {
       spireSocket: values["spire-socket"],
       trustDomain: values["trust-domain"],
       spiffeIdTemplate: values["spiffe-id-template"],
+      outsideMeshNamespaces: values["outside-mesh-namespace"],
     });
   let stopping = false;
   const stop = (keepEnvoy?: boolean) => async () => {

@@ -27,6 +27,63 @@ export interface EdgeOptions {
    * for another in `spec.addresses` is Programmed=False AddressNotUsable. Empty: any.
    */
   addressPools?: readonly string[];
+  /** SPIFFE identity of the edges (the chart's identity): each dials pods over mTLS. */
+  identity?: EdgeIdentity;
+}
+
+/** Where an edge pod finds its node's SPIRE agent, and its trust domain. */
+export interface EdgeIdentity {
+  /** Host folder holding the SPIRE agent's Workload API socket `api.sock`. */
+  socketDir: string;
+  trustDomain: string;
+  /** Namespaces whose pods are outside the mesh (`--outside-mesh-namespace` of each edge). */
+  outsideNamespaces?: readonly string[];
+}
+
+/** The folder an edge container sees the SPIRE agent's sockets in. */
+const EDGE_SPIRE_DIR = "/run/spire/agent-sockets";
+
+/**
+ * The edge identity from the controller's flags: both or neither (one alone is refused, with
+ * what to add).
+ */
+export function edgeIdentityFlags(
+  socketDir: string | undefined,
+  trustDomain: string | undefined,
+  outsideNamespaces: readonly string[] = [],
+): { identity?: EdgeIdentity } {
+  if (!socketDir && !trustDomain) return {};
+  if (!socketDir || !trustDomain) {
+    throw new Error(
+      "--edge-spire-socket-dir and --edge-trust-domain go together: give both or neither",
+    );
+  }
+  return {
+    identity: {
+      socketDir,
+      trustDomain,
+      ...(outsideNamespaces.length ? { outsideNamespaces } : {}),
+    },
+  };
+}
+
+/** The edge container's identity flags and the pod's socket volume (none without identity). */
+function edgeIdentityParts(id: EdgeIdentity | undefined) {
+  if (!id) return { args: [], mounts: {}, volumes: {} };
+  return {
+    args: [
+      `--spire-socket=${EDGE_SPIRE_DIR}/api.sock`,
+      `--trust-domain=${id.trustDomain}`,
+      ...(id.outsideNamespaces ?? []).map((ns) => `--outside-mesh-namespace=${ns}`),
+    ],
+    mounts: { volumeMounts: [{ name: "spire-agent", mountPath: EDGE_SPIRE_DIR, readOnly: true }] },
+    volumes: {
+      volumes: [{
+        name: "spire-agent",
+        hostPath: { path: id.socketDir, type: "DirectoryOrCreate" },
+      }],
+    },
+  };
 }
 
 /** How long an edge pod's agent drains its Envoy when the pod leaves (`--shutdown-drain`). */
@@ -94,6 +151,7 @@ export function edgeResources(
       targetPort: l.port,
       protocol: l.protocol === "UDP" ? "UDP" : "TCP",
     }));
+  const id = edgeIdentityParts(o.identity);
   const addresses = ((gateway.spec as { addresses?: { type?: string; value?: string }[] })
     ?.addresses ?? []).filter((a) => (a.type ?? "IPAddress") === "IPAddress" && a.value)
     .map((a) => a.value!);
@@ -127,6 +185,7 @@ export function edgeResources(
                 "--dns-address=none",
                 "--envoy=auto",
                 `--shutdown-drain=${EDGE_SHUTDOWN_DRAIN}`,
+                ...id.args,
               ],
               env: [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }],
               // No container ports: the listeners come over xDS, so a listener added to or
@@ -143,7 +202,9 @@ export function edgeResources(
                 allowPrivilegeEscalation: false,
                 capabilities: { drop: ["ALL"], add: ["NET_BIND_SERVICE"] },
               },
+              ...id.mounts,
             }],
+            ...id.volumes,
           },
         },
       },

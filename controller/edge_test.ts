@@ -17,7 +17,13 @@ import { onlyGateway } from "../agent/config_source.ts";
 import { installCrds, type Kube, startKube } from "../e2e/peers/kube.ts";
 import { waitFor } from "../e2e/peers/proc.ts";
 import { controllerDefaults, runController } from "./run.ts";
-import { edgeName, edgeResources, GATEWAY_LABEL, gatewayLabelValue } from "./edge.ts";
+import {
+  edgeIdentityFlags,
+  edgeName,
+  edgeResources,
+  GATEWAY_LABEL,
+  gatewayLabelValue,
+} from "./edge.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
@@ -51,6 +57,39 @@ Deno.test("edge pods: a listener edit changes the Service, never the pod templat
   const c = d2.spec.template.spec.containers[0];
   assert(c.args.includes("--shutdown-drain=5s"), c.args.join(" "));
   assert(c.lifecycle.preStop.exec.command.join(" ").includes("sleep"));
+});
+
+Deno.test("edge identity: the pod mounts the SPIRE agent's socket folder and names the trust domain", () => {
+  const gateway = {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { namespace: "default", name: "gw" },
+    spec: { listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
+  };
+  const base = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };
+  const plain = (edgeResources(gateway, base) as Any[])[0].spec.template.spec;
+  assertEquals(plain.volumes, undefined);
+  assert(!plain.containers[0].args.some((a: string) => a.startsWith("--spire")));
+  const o = {
+    ...base,
+    ...edgeIdentityFlags("/run/spire/agent-sockets", "cluster.local", ["kube-system"]),
+  };
+  const spec = (edgeResources(gateway, o) as Any[])[0].spec.template.spec;
+  const c = spec.containers[0];
+  assert(c.args.includes("--spire-socket=/run/spire/agent-sockets/api.sock"), c.args.join(" "));
+  assert(c.args.includes("--trust-domain=cluster.local"), c.args.join(" "));
+  assert(c.args.includes("--outside-mesh-namespace=kube-system"), c.args.join(" "));
+  assertEquals(c.volumeMounts, [
+    { name: "spire-agent", mountPath: "/run/spire/agent-sockets", readOnly: true },
+  ]);
+  assertEquals(spec.volumes[0].hostPath.path, "/run/spire/agent-sockets");
+  let err = "";
+  try {
+    edgeIdentityFlags("/run/spire/agent-sockets", undefined);
+  } catch (e) {
+    err = String(e);
+  }
+  assert(err.includes("--edge-trust-domain"), err);
 });
 
 Deno.test("edge labels: a long Gateway name still gives a valid label value (≤ 63)", () => {

@@ -8,12 +8,13 @@ import { Logger } from "../lib/log/mod.ts";
 import { runMain, untilSignal } from "../lib/cli/mod.ts";
 import { Registry } from "../lib/metrics/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
-import { controllerDefaults as d, runController } from "./mod.ts";
+import { controllerDefaults as d, edgeIdentityFlags, runController } from "./mod.ts";
 import { podWebhookDefaults } from "./webhook/mod.ts";
 
 const w = podWebhookDefaults("");
 
 const usage = `usage: controller (--kubeconfig <file> | --in-cluster) [flags]
+       controller spire-registrar --help   (SPIRE entries per ServiceAccount, beside spire-server)
 
 flags:
   --kubeconfig <file>          API server to read and write (or --in-cluster)
@@ -45,6 +46,12 @@ flags:
                                Gateway addresses then come from the Service (default: no edges)
   --edge-image <ref>           image of the edge pods (default aether.local/aether:dev)
   --edge-service-account <sa>  ServiceAccount of the edge pods (default aether-edge)
+  --edge-spire-socket-dir <d>  host folder of the node's SPIRE agent Workload API socket
+                               (api.sock), mounted into every edge pod: each edge gets its own
+                               SVID and dials pods over SPIFFE mTLS (needs --edge-trust-domain)
+  --edge-trust-domain <td>     the SPIFFE trust domain of the edges' mTLS hops
+  --edge-outside-mesh-namespaces <list>  comma-separated namespaces whose pods the edges dial as
+                               they are (outside the mesh: never captured), not over mTLS
   --edge-address-pools <list>  comma-separated CIDRs the cluster's LoadBalancer assigns from; a
                                Gateway spec.address outside them is AddressNotUsable (default: any)
   --pod-ndots-webhook          serve the pod-ndots mutating webhook (default off: the API server
@@ -97,6 +104,9 @@ function podWebhookFlags(v: Record<string, string | boolean | undefined>, leaseN
 }
 
 async function main(args: string[]): Promise<number> {
+  if (args[0] === "spire-registrar") {
+    return await (await import("./registrar/mod.ts")).run(args.slice(1));
+  }
   const { values } = parseArgs({
     args,
     options: {
@@ -120,6 +130,9 @@ async function main(args: string[]): Promise<number> {
       "edge-image": { type: "string", default: "aether.local/aether:dev" },
       "edge-service-account": { type: "string", default: "aether-edge" },
       "edge-address-pools": { type: "string" },
+      "edge-spire-socket-dir": { type: "string" },
+      "edge-trust-domain": { type: "string" },
+      "edge-outside-mesh-namespaces": { type: "string" },
       "pod-ndots-webhook": { type: "boolean" },
       "webhook-address": { type: "string", default: `${w.hostname}:${w.port}` },
       "webhook-namespace": { type: "string" },
@@ -178,6 +191,12 @@ async function main(args: string[]): Promise<number> {
           serviceAccount: values["edge-service-account"]!,
           addressPools: (values["edge-address-pools"] ?? "").split(",").map((s) => s.trim())
             .filter(Boolean),
+          ...edgeIdentityFlags(
+            values["edge-spire-socket-dir"],
+            values["edge-trust-domain"],
+            (values["edge-outside-mesh-namespaces"] ?? "").split(",").map((s) => s.trim())
+              .filter(Boolean),
+          ),
         },
       }
       : {}),

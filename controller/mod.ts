@@ -3,5 +3,5 @@
  * @module
  */
 export { planStatus } from "./status_plan.ts";
-export { GATEWAY_LABEL } from "./edge.ts";
+export { edgeIdentityFlags, GATEWAY_LABEL } from "./edge.ts";
 export { controllerDefaults, runController } from "./run.ts";

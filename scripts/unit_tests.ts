@@ -29,6 +29,7 @@ export const UNIT_ROOTS: readonly string[] = [
 /** Test files under {@link UNIT_ROOTS} that ensure a peer (themselves or through a harness). */
 export const PEER_TESTS: readonly string[] = [
   "agent/bootstrap/mod_test.ts",
+  "agent/capture/adopt_netns_test.ts",
   "agent/capture/cni_invocation_test.ts",
   "agent/capture/nft_real_test.ts",
   "agent/capture/sink_netns_test.ts",

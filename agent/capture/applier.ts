@@ -47,6 +47,8 @@ export interface CaptureApplier {
   read(netnsPath: string): ListedTable | undefined;
   /** Removes the table and forgets the netns; idempotent, and a gone netns is no error. */
   remove(netnsPath: string): void;
+  /** The addresses of the netns at `netnsPath` (loopback left out). Throws CaptureError. */
+  addresses?(netnsPath: string): string[];
   /** Forgets every netns and frees the library; tables stay (a restart must not uncapture pods). */
   close(): void;
 }
@@ -233,6 +235,10 @@ export class NftApplier implements CaptureApplier {
     this.#run(ctx, netnsPath, this.#replaceJson(spec), "replace");
     held.applied = spec;
     return "replaced";
+  }
+
+  addresses(netnsPath: string): string[] {
+    return this.#lib.addressesIn(netnsPath);
   }
 
   read(netnsPath: string): ListedTable | undefined {

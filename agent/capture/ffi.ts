@@ -144,11 +144,12 @@ export class NftLibrary {
   }
 
   /**
-   * A context whose netlink socket lives in the netns at `netnsPath` (a `/var/run/netns/…` or
-   * `/proc/<pid>/ns/net` path). Throws CaptureError `netns-gone` when the path is no netns any
-   * more, `netns` when it cannot be entered (the agent needs CAP_SYS_ADMIN for setns).
+   * Runs `fn` synchronously on the JS thread inside the netns at `netnsPath` (a
+   * `/var/run/netns/…` or `/proc/<pid>/ns/net` path) and comes back before anything else runs:
+   * every socket `fn` opens lives in that netns. Throws CaptureError `netns-gone` when the path is
+   * no netns any more, `netns` when it cannot be entered (the agent needs CAP_SYS_ADMIN for setns).
    */
-  contextIn(netnsPath: string): NftContext {
+  inNetns<T>(netnsPath: string, fn: () => T): T {
     const s = this.libc.symbols;
     const fd = this.#open(netnsPath);
     if (fd < 0) {
@@ -157,7 +158,6 @@ export class NftLibrary {
         ? new CaptureError(`netns ${netnsPath} is gone (${why}): the pod has left`, "netns-gone")
         : new CaptureError(`cannot open netns ${netnsPath}: ${why}`, "netns");
     }
-    let ptr: Deno.PointerValue = null;
     try {
       if (s.setns(fd, CLONE_NEWNET) !== 0) {
         const why = this.#errno();
@@ -168,23 +168,38 @@ export class NftLibrary {
           why.startsWith("EINVAL") ? "netns-gone" : "netns",
         );
       }
-      ptr = this.nft.symbols.nft_ctx_new(0);
-      // Back before anything else runs on this thread: staying would put every later socket of
-      // this thread into the pod.
-      if (s.setns(this.#home, CLONE_NEWNET) !== 0 && s.setns(this.#home, CLONE_NEWNET) !== 0) {
-        const why = this.#errno();
-        if (ptr) this.nft.symbols.nft_ctx_free(ptr);
-        throw new Error(`cannot return to the agent's netns (${why}): restart the agent`);
+      try {
+        return fn();
+      } finally {
+        // Back before anything else runs on this thread: staying would put every later socket
+        // of this thread into the pod.
+        if (s.setns(this.#home, CLONE_NEWNET) !== 0 && s.setns(this.#home, CLONE_NEWNET) !== 0) {
+          const why = this.#errno();
+          // deno-lint-ignore no-unsafe-finally
+          throw new Error(`cannot return to the agent's netns (${why}): restart the agent`);
+        }
       }
     } finally {
       s.close(fd);
     }
+  }
+
+  /** A context whose netlink socket lives in the netns at `netnsPath` (see {@link inNetns}). */
+  contextIn(netnsPath: string): NftContext {
+    const ptr = this.inNetns(netnsPath, () => this.nft.symbols.nft_ctx_new(0));
     if (!ptr) throw new CaptureError(`nft_ctx_new failed in netns ${netnsPath}`, "nft");
     const n = this.nft.symbols;
     n.nft_ctx_output_set_flags(ptr, NFT_CTX_OUTPUT_JSON);
     n.nft_ctx_buffer_output(ptr);
     n.nft_ctx_buffer_error(ptr);
     return new NftContext(this, ptr);
+  }
+
+  /** The IP addresses of the interfaces of the netns at `netnsPath` (loopback left out). */
+  addressesIn(netnsPath: string): string[] {
+    return this.inNetns(netnsPath, () => Deno.networkInterfaces())
+      .filter((i) => i.name !== "lo")
+      .map((i) => i.address.replace(/%.*$/, ""));
   }
 
   /** Unloads both libraries (contexts must be freed first). */

@@ -17,3 +17,4 @@ export { DEFAULT_CAPTURE_PORT, meshCaptureSpec, type MeshSpecOptions } from "./m
 export { CaptureSink, type CaptureSinkOptions, type Every, type PodCapture } from "./sink.ts";
 export { type CapturedWait, type CniCapture, cniCapture, CniServer } from "./cni_server.ts";
 export { CniSource } from "./cni_source.ts";
+export { ADOPTED_PREFIX, PodAdopter } from "./adopt.ts";

@@ -56,5 +56,7 @@ export interface StandaloneOptions extends SourceFlags {
   trustDomain?: string;
   /** --spiffe-id-template (default `spiffe://{td}/ns/{ns}/sa/{sa}`). */
   spiffeIdTemplate?: string;
+  /** --outside-mesh-namespace: namespaces whose pods are dialled as they are (no identity). */
+  outsideMeshNamespaces?: string[];
   logger?: Logger;
 }

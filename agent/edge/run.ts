@@ -42,6 +42,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
       socket: opts.spireSocket,
       trustDomain: opts.trustDomain!,
       template: opts.spiffeIdTemplate,
+      outsideNamespaces: opts.outsideMeshNamespaces,
       logger: logger.child("identity"),
     })
     : undefined;
@@ -82,7 +83,13 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     status: () => ({ config: engine.status, staleFiles: engine.input?.stale ?? [] }),
   });
   const source = opts.source ??
-    await configSource(opts, { logger, metrics, keepDir: join(runtime.stateDir, "last-good") });
+    await configSource(opts, {
+      logger,
+      metrics,
+      // With identity, every endpoint's SPIFFE ID comes from its Pod.
+      allPods: !!identity,
+      keepDir: join(runtime.stateDir, "last-good"),
+    });
   await source.start((snap) => engine.apply(snap));
   await runtime.startEnvoy();
   return {

@@ -24,6 +24,8 @@ export interface EdgeIdentityOptions {
   socket: string;
   trustDomain: string;
   template?: string;
+  /** Namespaces whose pods are outside the mesh (see IdentityScheme). */
+  outsideNamespaces?: readonly string[];
   logger: Logger;
   /** How long to wait for the first SVID. Default 60 s. */
   timeoutMs?: number;
@@ -45,7 +47,7 @@ export interface EdgeIdentity {
 
 /** Starts the Workload API stream and waits for the edge's first SVID in the trust domain. */
 export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIdentity> {
-  const scheme = identityScheme(o.trustDomain, o.template);
+  const scheme = identityScheme(o.trustDomain, o.template, o.outsideNamespaces);
   let current: WorkloadUpdate | undefined;
   let listener: (() => void) | undefined;
   let first: (() => void) | undefined;

@@ -17,17 +17,26 @@ export { DEFAULT_ID_TEMPLATE };
 /** Service annotation: `allow` lets endpoints without an identity be dialled in plaintext. */
 export const PLAINTEXT_ANNOTATION = "aether.io/mesh-plaintext";
 
-/** The SPIFFE ID scheme of a mesh. */
+/** Pod annotation opting a pod out of capture (cni/conf.ts): it is then outside the mesh. */
+const CAPTURE_ANNOTATION = "aether.io/capture";
+
+/** The SPIFFE ID scheme of a mesh, and who is outside it. */
 export interface IdentityScheme {
   trustDomain: string;
   /** With `{td}`, `{ns}` and `{sa}`; must produce `spiffe://<trustDomain>/…`. */
   template: string;
+  /**
+   * Namespaces whose pods are outside the mesh (never captured, no :15008 served for them: the
+   * capture's excluded namespaces and aether's own): their endpoints are dialled as they are.
+   */
+  outsideNamespaces?: readonly string[];
 }
 
 /** A checked scheme: throws saying what is wrong with the trust domain or the template. */
 export function identityScheme(
   trustDomain: string,
   template = DEFAULT_ID_TEMPLATE,
+  outsideNamespaces: readonly string[] = [],
 ): IdentityScheme {
   checkTrustDomain(trustDomain);
   if (!template.includes("{ns}") || !template.includes("{sa}")) {
@@ -37,7 +46,7 @@ export function identityScheme(
   if (parseSpiffeId(sample).trustDomain !== trustDomain) {
     throw new Error(`SPIFFE ID template "${template}" must stay in trust domain ${trustDomain}`);
   }
-  return { trustDomain, template };
+  return { trustDomain, template, ...(outsideNamespaces.length ? { outsideNamespaces } : {}) };
 }
 
 /** The SPIFFE ID of a service account under the scheme. */
@@ -65,9 +74,11 @@ export function wantedIdentities(pods: readonly NodePod[], s: IdentityScheme): W
 }
 
 /**
- * Pod IP → SPIFFE ID for every pod (any node) that has an IP and is not finished. Pods on the
- * node's network are left out: their IP is the node's (the API server's too, on a control-plane
- * node), shared by everything there, and no node proxy serves a :15008 for it.
+ * Pod IP → SPIFFE ID for every pod (any node) in the mesh that has an IP and is not finished.
+ * Outside the mesh, so left out (dialled as they are, like an address outside the cluster): pods on
+ * the node's network (their IP is the node's — the API server's too, on a control-plane node —
+ * shared by everything there), pods opted out of capture and pods of the scheme's outside
+ * namespaces; no node proxy serves a :15008 for any of them.
  */
 export function podIdentities(
   objects: readonly KubeObject[],
@@ -79,8 +90,12 @@ export function podIdentities(
     const st = o.status as { phase?: string; podIP?: string } | undefined;
     if (!st?.podIP || st.phase === "Succeeded" || st.phase === "Failed") continue;
     if (o.spec?.hostNetwork === true) continue;
+    const ns = o.metadata.namespace ?? "default";
+    if (s.outsideNamespaces?.includes(ns)) continue;
+    const a = o.metadata.annotations as Record<string, string> | undefined;
+    if (a?.[CAPTURE_ANNOTATION] === "false") continue;
     const sa = (o.spec?.serviceAccountName as string | undefined) || "default";
-    out.set(st.podIP, spiffeIdOf(s, o.metadata.namespace ?? "default", sa));
+    out.set(st.podIP, spiffeIdOf(s, ns, sa));
   }
   return out;
 }

@@ -44,6 +44,28 @@ Deno.test("podIdentities: by pod IP, default service account, finished and host-
   ]);
 });
 
+Deno.test("podIdentities: opted-out pods and outside namespaces are outside the mesh", () => {
+  const s = identityScheme("td.test", undefined, ["kube-system"]);
+  const optedOut = pod("a", "out", "x", "10.0.0.5");
+  optedOut.metadata.annotations = { "aether.io/capture": "false" };
+  const ids = podIdentities([
+    pod("a", "in", "x", "10.0.0.4"),
+    optedOut,
+    pod("kube-system", "dns", "coredns", "10.0.0.6"),
+  ], s);
+  assert.deepEqual([...ids.keys()], ["10.0.0.4"]);
+  assert.deepEqual(
+    [
+      ...podIdentities(
+        [pod("kube-system", "dns", "coredns", "10.0.0.6")],
+        identityScheme("td.test"),
+      )
+        .keys(),
+    ],
+    ["10.0.0.6"],
+  );
+});
+
 Deno.test("wantedIdentities: one per service account, with k8s selectors", () => {
   const s = identityScheme("td.test");
   const w = wantedIdentities([

@@ -27,9 +27,11 @@ import { bundleSecret, svidSecret } from "../xds/translate/mod.ts";
 import {
   type CaptureApplier,
   CaptureSink,
+  type CniCapture,
   cniCapture,
   DEFAULT_CAPTURE_PORT,
   NftApplier,
+  PodAdopter,
 } from "../capture/mod.ts";
 import { parseDaemonSetRef, releaseUninstalling, type UninstallVerdict } from "../../cni/mod.ts";
 import { MergedSource } from "../../lib/engine/mod.ts";
@@ -70,6 +72,8 @@ export interface NodeAgentOptions extends SourceFlags {
   trustDomain?: string;
   /** --spiffe-id-template (default `spiffe://{td}/ns/{ns}/sa/{sa}`). */
   spiffeIdTemplate?: string;
+  /** --outside-mesh-namespace: namespaces whose pods are dialled as they are (no identity). */
+  outsideMeshNamespaces?: string[];
   /**
    * --capture: transparent capture (docs/capture.md). Each served pod's netns gets the
    * `inet aether` table (TCP to a mesh VIP:port → the node proxy's capture listener
@@ -98,6 +102,8 @@ export interface NodeAgentOptions extends SourceFlags {
   uninstallWhenGone?: string;
   /** The question asked for --uninstall-when-gone instead of the API server (tests). */
   uninstallCheck?: () => Promise<UninstallVerdict>;
+  /** The runtime's netns folder as this agent sees it (default `/var/run/netns`). */
+  netnsDir?: string;
   /** The applier of --capture instead of nftables (tests). */
   captureApplier?: CaptureApplier;
 }
@@ -158,7 +164,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
   let scheme: IdentityScheme | undefined;
   if (opts.spireAdminSocket) {
     if (!opts.trustDomain) throw new Error("--spire-admin-socket needs --trust-domain");
-    scheme = identityScheme(opts.trustDomain, opts.spiffeIdTemplate);
+    scheme = identityScheme(opts.trustDomain, opts.spiffeIdTemplate, opts.outsideMeshNamespaces);
   }
   const snapshots = new NodeSnapshots({
     cache,
@@ -211,10 +217,23 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     },
   });
   const dns = meshDnsResponder({ ...opts, logger, metrics });
-  const capture = opts.capture
+  const applier = opts.capture ? opts.captureApplier ?? new NftApplier() : undefined;
+  let cni: CniCapture | undefined;
+  // Pods running before the agent (no CNI record): their netns found, recorded, captured.
+  const adopter = applier?.addresses && opts.cniSocket
+    ? new PodAdopter({
+      nodeName: opts.nodeName,
+      netnsDir: opts.netnsDir ?? "/var/run/netns",
+      outsideNamespaces: opts.outsideMeshNamespaces ?? [],
+      addressesIn: (path) => applier.addresses!(path),
+      records: () => cni?.source,
+      logger: logger.child("adopt"),
+    })
+    : undefined;
+  const capture = applier
     ? new CaptureSink({
       nodeName: opts.nodeName,
-      applier: opts.captureApplier ?? new NftApplier(),
+      applier,
       logger: logger.child("capture"),
       metrics,
       capturePort: DEFAULT_CAPTURE_PORT,
@@ -225,7 +244,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     logger: logger.child("config"),
     metrics,
     resolve: { meshDomain: opts.meshDomain },
-    sinks: [sink, ...(capture ? [capture] : []), ...(dns ? [meshRecordsSink(dns)] : [])],
+    sinks: [sink, ...[capture, adopter, dns && meshRecordsSink(dns)].filter((x) => !!x)],
   });
   const status = (): NodeStatus => ({
     ...nodeConfigStatus(engine.status, engine.input?.admitted === true),
@@ -291,11 +310,12 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     logger,
     metrics,
     nodeName: opts.nodeName,
+    allPods: !!scheme,
     keepDir: join(runtime.stateDir, "last-good"),
   });
   // The plugin's pods are a partition of their own; its server starts first, so an ADD that
   // comes while the API server is still listing waits for its capture like any other.
-  const cni = capture && opts.cniSocket
+  cni = capture && opts.cniSocket
     ? cniCapture({
       stateDir: runtime.stateDir,
       socketPath: opts.cniSocket,

@@ -105,12 +105,32 @@ export function trimObject(
   apiVersion: string,
 ): SourceObject {
   const { managedFields: _m, ...metadata } = raw.metadata ?? {};
+  if (kind === "Pod") return trimPod(raw, apiVersion, metadata);
   const o = { ...raw, apiVersion, kind, metadata };
   if (kind === "Secret" && o.type !== "kubernetes.io/tls") {
     delete o.data;
     delete o.stringData;
   }
   return o as SourceObject;
+}
+
+/**
+ * A Pod as aether reads it (pods.ts, identities, capture adoption): who it is, where it runs, its
+ * service account and address; the rest (containers, conditions: most of a Pod) is dropped, as
+ * every node may hold every Pod of the cluster.
+ */
+// deno-lint-ignore no-explicit-any
+function trimPod(raw: any, apiVersion: string, metadata: any): SourceObject {
+  const spec = raw.spec ?? {}, status = raw.status ?? {};
+  const pick = (o: Record<string, unknown>, keys: string[]) =>
+    Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+  return {
+    apiVersion,
+    kind: "Pod",
+    metadata,
+    spec: pick(spec, ["nodeName", "serviceAccountName", "hostNetwork"]),
+    status: pick(status, ["phase", "podIP", "podIPs"]),
+  } as SourceObject;
 }
 
 /** What a CRD says about one kind: the versions it serves, once Established. */

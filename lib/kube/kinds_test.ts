@@ -7,6 +7,7 @@ import {
   kindSpec,
   kindSpecs,
   servedVersion,
+  trimObject,
 } from "./kinds.ts";
 
 Deno.test("kind specs: the catalogue gives each read kind's group, versions, plural and scope", () => {
@@ -60,4 +61,34 @@ Deno.test("kind specs: the first watch version the CRD serves is read", () => {
     collectionPath(kindSpec("EndpointSlice"), "v1"),
     "/apis/discovery.k8s.io/v1/endpointslices",
   );
+});
+
+Deno.test("trimObject: a Pod keeps who it is, where it runs, its service account and address", () => {
+  const pod = trimObject(
+    {
+      metadata: {
+        name: "p",
+        namespace: "a",
+        uid: "u",
+        managedFields: [{}],
+        annotations: { x: "y" },
+      },
+      spec: {
+        nodeName: "n1",
+        serviceAccountName: "sa",
+        hostNetwork: false,
+        containers: [{ name: "c", image: "i" }],
+      },
+      status: { phase: "Running", podIP: "10.0.0.1", podIPs: [{ ip: "10.0.0.1" }], conditions: [] },
+    },
+    "Pod",
+    "v1",
+  );
+  assert.deepEqual(pod, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "p", namespace: "a", uid: "u", annotations: { x: "y" } },
+    spec: { nodeName: "n1", serviceAccountName: "sa", hostNetwork: false },
+    status: { phase: "Running", podIP: "10.0.0.1", podIPs: [{ ip: "10.0.0.1" }] },
+  });
 });

@@ -39,8 +39,16 @@ export interface KubeSourceOptions {
   kinds: readonly string[];
   /** Where the kinds live (default aether's kind catalogue); a test may add a kind of its own. */
   catalogue?: readonly CatalogueKind[];
-  /** Pods are read only with this spec.nodeName (the node role); required when kinds has Pod. */
+  /**
+   * Pods are read only with this spec.nodeName (the node role); required when kinds has Pod,
+   * unless {@link allPods}.
+   */
   nodeName?: string;
+  /**
+   * Every node's Pods (with identity: each endpoint's SPIFFE ID comes from its pod's service
+   * account, wherever it runs); trimmed to what aether reads of them (kinds.ts trimObject).
+   */
+  allPods?: boolean;
   logger?: Logger;
   metrics?: Registry;
   /** Changes within this window become one revision (default 20 ms). */
@@ -80,7 +88,7 @@ export class KubeSource implements Source {
     this.#opts = opts;
     this.#log = opts.logger ?? new Logger("kube");
     this.#specs = kindSpecs(opts.kinds, opts.catalogue);
-    if (opts.kinds.includes("Pod") && !opts.nodeName) {
+    if (opts.kinds.includes("Pod") && !opts.nodeName && !opts.allPods) {
       throw new Error("reading Pods needs a node name (--node-name or $NODE_NAME)");
     }
     const m = opts.metrics ?? new Registry();
@@ -223,7 +231,9 @@ export class KubeSource implements Source {
       const reflector = new Reflector<SourceObject>({
         ...this.#common(spec.kind),
         path: collectionPath(spec, version),
-        fieldSelector: spec.kind === "Pod" ? `spec.nodeName=${this.#opts.nodeName}` : undefined,
+        fieldSelector: spec.kind === "Pod" && !this.#opts.allPods
+          ? `spec.nodeName=${this.#opts.nodeName}`
+          : undefined,
         transform: (raw) => trimObject(raw, spec.kind, apiVersion),
         onChange: () => this.#schedule(),
       });
