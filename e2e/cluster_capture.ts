@@ -138,8 +138,11 @@ export interface CaptureEnv {
   cleanup(): Promise<void>;
 }
 
-/** Installs aether with capture on, applies the workloads and waits until they are Ready. */
-export async function installCapture(c: Cluster): Promise<CaptureEnv> {
+/**
+ * Installs aether with capture on (and `sets`, e.g. identity), applies the workloads and waits
+ * until they are Ready.
+ */
+export async function installCapture(c: Cluster, sets: string[] = []): Promise<CaptureEnv> {
   for (const p of ["helm", "kubectl", "nft", "curl"]) await ensurePeer(p);
   const k = (args: string[], stdin?: string) => kubectl(c.kubeconfig, args, stdin);
   const json = async (args: string[]) => JSON.parse(await k([...args, "-o", "json"]));
@@ -153,7 +156,7 @@ export async function installCapture(c: Cluster): Promise<CaptureEnv> {
   await c.importImage("aether");
   await c.importImage("echoAdvanced");
   await uninstallAether(c.kubeconfig); // a run killed before its clean-up
-  await installChart(c, ["transparentCapture=true"]);
+  await installChart(c, ["transparentCapture=true", ...sets]);
   const p = paths(c.layout);
   const env: CaptureEnv = {
     ns,
@@ -165,6 +168,10 @@ export async function installCapture(c: Cluster): Promise<CaptureEnv> {
     cleanup,
   };
   try {
+    if (sets.includes("identity.enabled=true")) {
+      await rollout(c.kubeconfig, releaseNs, "statefulset/spire-server");
+      await rollout(c.kubeconfig, releaseNs, "daemonset/spire-agent");
+    }
     await rollout(c.kubeconfig, releaseNs, "daemonset/aether-node-proxy");
     await rollout(c.kubeconfig, releaseNs, "daemonset/aether-agent");
     await waitFor(

@@ -58,8 +58,11 @@ Deno.test({
         // A run killed before its clean-up (or the conformance run) left its release or edges.
         await uninstallAether(c.kubeconfig);
         await k(["apply", "-f", "-"], backends(imageNames.echoBasic));
-        await installChart(c);
+        // The chart's defaults: identity on (installChart turns it off for the other tests).
+        await installChart(c, ["identity.enabled=true"]);
 
+        await rollout(c.kubeconfig, ns, "statefulset/spire-server");
+        await rollout(c.kubeconfig, ns, "daemonset/spire-agent");
         await rollout(c.kubeconfig, ns, "deployment/aether-controller");
         await rollout(c.kubeconfig, ns, "daemonset/aether-node-proxy");
         // The node agent is on the node's network: its admin server answers on the node address.
@@ -140,6 +143,21 @@ Deno.test({
         }
         assert.ok((seen.get("echo-v1") ?? 0) > (seen.get("echo-v2") ?? 0), `90/10: ${[...seen]}`);
         assert.equal((await get("other.example.com")).status, 404, "a hostname no route has");
+        // The edge → pod hop is SPIFFE mTLS with the edge's own SVID: the pod's proxy hands the
+        // app XFCC naming the pod's identity and the edge's.
+        const echoed = (await get("echo.example.com")).json?.headers as Record<string, unknown>;
+        const xfcc = String(
+          [
+            Object.entries(echoed ?? {}).find(([h]) =>
+              h.toLowerCase() === "x-forwarded-client-cert"
+            )
+              ?.[1],
+          ].flat()[0],
+        );
+        assert.match(
+          xfcc,
+          /^By=spiffe:\/\/cluster\.local\/ns\/default\/sa\/default;Hash=[0-9a-f]+;URI=spiffe:\/\/cluster\.local\/ns\/aether-system\/sa\/aether-edge$/,
+        );
 
         // helm uninstall with the Gateway still there: the GatewayClass goes with the release and
         // its edges (which it owns) go with it, not left running on a deleted ServiceAccount.
@@ -157,6 +175,19 @@ Deno.test({
           "the edge Deployment and Service garbage-collected",
           async () => (await edgeObjects()).items.length === 0 ? true : undefined,
         );
+        // Nothing of SPIRE is left either.
+        const spireLeft = [
+          ...(await json([
+            "-n",
+            ns,
+            "get",
+            "statefulsets,daemonsets,services,configmaps,serviceaccounts",
+          ]))
+            .items,
+          ...(await json(["get", "clusterroles,clusterrolebindings"])).items,
+        ].map((o: { kind: string; metadata: { name: string } }) => `${o.kind}/${o.metadata.name}`)
+          .filter((n: string) => /spire/.test(n));
+        assert.deepEqual(spireLeft, [], "SPIRE objects left after uninstall");
       } finally {
         await k(["delete", "--ignore-not-found", "-f", "-"], await quickstartGatewayAndRoute())
           .catch(() => {});

@@ -152,10 +152,15 @@ export async function helm(c: Cluster, args: string[]): Promise<void> {
 
 /**
  * `helm install` of the chart from the locally built image: node agents on, one controller, the
- * node's CNI folders and DNS (chartNodeValues), and `sets` (`<value>=<x>`).
+ * node's CNI folders and DNS (chartNodeValues), and `sets` (`<value>=<x>`). Identity (SPIRE) is
+ * off unless `sets` turn it on (`identity.enabled=true`: the SPIRE images are imported first).
  */
 export async function installChart(c: Cluster, sets: string[] = []): Promise<void> {
   const [repository, tag] = imageNames.aether.split(/:(?=[^:]+$)/);
+  if (sets.includes("identity.enabled=true")) {
+    await c.importImage("spireServer");
+    await c.importImage("spireAgent");
+  }
   await helm(c, [
     "install",
     release,
@@ -166,6 +171,7 @@ export async function installChart(c: Cluster, sets: string[] = []): Promise<voi
     "--set=image.pullPolicy=Never",
     "--set=agent.gamma=true",
     "--set=controller.replicas=1",
+    "--set=identity.enabled=false",
     ...chartNodeValues(c.layout),
     ...sets.map((s) => `--set=${s}`),
   ]);

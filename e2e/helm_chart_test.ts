@@ -151,7 +151,12 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
         assertEquals(granted(controller, verb), []);
       }
       const edge = role("aether-edge");
-      assertEquals(granted(edge, "list"), readable(DEFAULT_KINDS));
+      // Identity is on by default: an edge reads Pods too (its endpoints' SPIFFE IDs).
+      assertEquals(granted(edge, "list"), readable([...DEFAULT_KINDS, "Pod"]));
+      const spireServer = role("aether-spire-server");
+      assertEquals(granted(spireServer, "list"), ["/serviceaccounts"]);
+      assertEquals(granted(spireServer, "create"), ["authentication.k8s.io/tokenreviews"]);
+      assertEquals(granted(role("aether-spire-agent"), "get"), ["/nodes/proxy"]);
       assertEquals(granted(edge, "patch"), []);
       const edges = rest.find((d) =>
         d.kind === "Role" && d.metadata.name === "aether-controller-edges"

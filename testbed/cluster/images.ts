@@ -11,6 +11,7 @@ import { ensurePeer, projectRoot } from "../peers/mod.ts";
 import { goModuleDir } from "../peers/mod.ts";
 import { exists, run } from "../peers/mod.ts";
 import { buildImage, type ImageSpec } from "./oci.ts";
+import { lddPaths } from "./ldd.ts";
 
 /** Image names (full references: CRI normalizes a Pod's `image` to this form). */
 export const imageNames = {
@@ -22,6 +23,9 @@ export const imageNames = {
   aether: "aether.local/aether:dev",
   // The name the module's own manifest (config/manifests/metallb-native.yaml) runs.
   metallb: "quay.io/metallb/controller:v0.15.2",
+  // The chart's identity.spire.*.image defaults (the upstream names), built from the Go peers.
+  spireServer: "ghcr.io/spiffe/spire-server:1.13.3",
+  spireAgent: "ghcr.io/spiffe/spire-agent:1.13.3",
 } as const;
 
 /** Names of the images this module can build. */
@@ -73,6 +77,20 @@ export async function peerImageSpec(key: Exclude<ImageKey, "aether">): Promise<I
         user: "65534:65534",
         files: [{ path: "/controller", source: await ensurePeer("metallb-controller") }],
       };
+    case "spireServer":
+    case "spireAgent": {
+      // spire-server links SQLite through cgo: the binary comes with the host libraries it needs.
+      const bin = await ensurePeer(key === "spireServer" ? "spire-server" : "spire-agent");
+      const exe = key === "spireServer" ? "/spire-server" : "/spire-agent";
+      return {
+        name,
+        entrypoint: [exe],
+        files: [
+          { path: exe, source: bin },
+          ...(await sharedLibraries(bin)).map((lib) => ({ path: lib, source: lib })),
+        ],
+      };
+    }
     case "echoAdvanced": {
       // Istio's app image: server + client, and the test certificate pair its Dockerfile copies
       // (tests/testdata/certs/dns/ of the same module, verified by Go's checksum database).
@@ -91,6 +109,13 @@ export async function peerImageSpec(key: Exclude<ImageKey, "aether">): Promise<I
       };
     }
   }
+}
+
+/** The paths of a dynamically linked binary's shared libraries and loader (`ldd`; none if static). */
+export async function sharedLibraries(bin: string): Promise<string[]> {
+  const out = await new Deno.Command("ldd", { args: [bin], stdout: "piped", stderr: "null" })
+    .output();
+  return lddPaths(new TextDecoder().decode(out.stdout));
 }
 
 /** A cache key over a spec: its JSON plus each source file's size and mtime. */

@@ -42,3 +42,21 @@ KubePrism: localhost:7445), in place of the kubernetes Service's ClusterIP the k
   value: {{ .Values.k8sServicePort | quote }}
 {{- end }}
 {{- end }}
+
+{{/*
+"true" when workload identity is on: identity.enabled with the node agents (agent.gamma), whose
+node proxies serve every pod's :15008. Without them no hop could be mTLS, so none is.
+*/}}
+{{- define "aether.identity" -}}
+{{- if and .Values.identity.enabled .Values.agent.gamma }}true{{ end }}
+{{- end }}
+
+{{/* "true" when the chart installs SPIRE itself. */}}
+{{- define "aether.spire" -}}
+{{- if and (include "aether.identity" .) .Values.identity.spire.install }}true{{ end }}
+{{- end }}
+
+{{/* The SPIFFE ID of the node agents: the SPIRE agents' one authorized delegate. */}}
+{{- define "aether.agentSpiffeId" -}}
+spiffe://{{ .Values.identity.trustDomain }}/ns/{{ .Release.Namespace }}/sa/aether-agent
+{{- end }}
