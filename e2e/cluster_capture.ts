@@ -173,7 +173,12 @@ export async function installCapture(c: Cluster, sets: string[] = []): Promise<C
       await rollout(c.kubeconfig, releaseNs, "daemonset/spire-agent");
     }
     await rollout(c.kubeconfig, releaseNs, "daemonset/aether-node-proxy");
-    await rollout(c.kubeconfig, releaseNs, "daemonset/aether-agent");
+    await rollout(c.kubeconfig, releaseNs, "daemonset/aether-agent", {
+      // Why it is not Ready, in its own words.
+      more: () =>
+        nodeAgentJson(c, "/status").then((s) => `--- node agent: ${JSON.stringify(s.ready)}`)
+          .catch((e) => `--- node agent /status: ${e}`),
+    });
     await waitFor(
       "aether-cni chained in the node's conflist",
       async () =>
@@ -257,20 +262,26 @@ export async function nodeProxyStats(c: Cluster, filter: string): Promise<Map<st
   return stats;
 }
 
-/** The node agent's `/debug/capture` document (its admin port on the node address). */
+/** GET `path` of the node agent's admin server (on the node address), parsed as JSON. */
 // deno-lint-ignore no-explicit-any
-export async function debugCapture(c: Cluster): Promise<any> {
+export async function nodeAgentJson(c: Cluster, path: string): Promise<any> {
   const out = await new Deno.Command("nsenter", {
     args: [
       `--net=/run/netns/${c.layout.netns}`,
       "curl",
       "-sf",
-      `http://${c.layout.nodeIp}:15000/debug/capture`,
+      `http://${c.layout.nodeIp}:15000${path}`,
     ],
     stdout: "piped",
   }).output();
-  assert.ok(out.success, "GET /debug/capture");
+  assert.ok(out.success, `GET ${path}`);
   return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+/** The node agent's `/debug/capture` document (its admin port on the node address). */
+// deno-lint-ignore no-explicit-any
+export function debugCapture(c: Cluster): Promise<any> {
+  return nodeAgentJson(c, "/debug/capture");
 }
 
 /** The sum of the stats matching `filter` whose names end in `suffix`. */

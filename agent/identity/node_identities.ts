@@ -129,6 +129,13 @@ export class NodeIdentities {
     return this.#bundles;
   }
 
+  /** Why nothing can be served over mTLS yet (no trust bundle), or undefined once one is here. */
+  waiting(): string | undefined {
+    if (this.#bundles.length) return undefined;
+    return `waiting for the SPIRE agent's trust bundle on ${this.o.adminSocket} (is the ` +
+      "spire-agent pod of this node Ready, and this agent in its authorized_delegates?)";
+  }
+
   /** True while the bundles stream is up (a proxy for the admin socket being reachable). */
   get connected(): boolean {
     return this.#bundleSub.connected;

@@ -265,11 +265,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
     // predate this agent): the node is translated for that before anything is pushed.
     xds: { onDemand: snapshots.onDemand, onNode: snapshots.onNode },
     // With identity, the node serves its pods only over mTLS: not ready before SPIRE's bundle.
-    holdReady: () =>
-      identities && identities.bundles().length === 0
-        ? `waiting for the SPIRE agent's trust bundle on ${opts.spireAdminSocket} (is the ` +
-          "spire-agent pod of this node Ready, and this agent in its authorized_delegates?)"
-        : undefined,
+    holdReady: () => identities?.waiting(),
     status: () => ({
       config: status(),
       staleFiles: engine.input?.stale ?? [],

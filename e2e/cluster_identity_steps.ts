@@ -1,0 +1,207 @@
+/**
+ * Identity on the local cluster under load (e2e/cluster_identity_test.ts): SPIRE's server and the
+ * node's SPIRE agent each deleted while the app namespace's client pod sends 100 req/s of captured
+ * mTLS traffic, SVID rotations under load with only secrets pushed to the node proxy, and how soon
+ * new pods of new identities serve mTLS.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type Cluster, imageNames } from "../testbed/cluster/mod.ts";
+import { projectRoot } from "../testbed/peers/mod.ts";
+import { type CaptureEnv, nodeAgentJson, podPid, wgetEcho } from "./cluster_capture.ts";
+import { assertNoneFailed, underCapturedLoad } from "./cluster_capture_lifecycle.ts";
+import { releaseNs, waitFor } from "./cluster_ha.ts";
+import { rollout } from "./kubectl.ts";
+
+/** The node agent's identity view (`/status`). */
+interface NodeIdentity {
+  spireConnected: boolean;
+  svids: { spiffeId: string; expiresAt: string }[];
+}
+
+const nodeIdentity = async (c: Cluster): Promise<NodeIdentity> =>
+  (await nodeAgentJson(c, "/status")).identity;
+
+/** A captured call from the app's client to web carries XFCC (it went over mTLS). */
+export async function assertMtls(env: CaptureEnv, what: string): Promise<void> {
+  const e = await wgetEcho(env, env.ns.app, "client", `http://web.${env.ns.app}:8080/${what}`);
+  assert.ok(e.headers["x-forwarded-client-cert"], `${what}: ${JSON.stringify(e.headers)}`);
+}
+
+/** Deletes the pod of `selector` in aether's namespace; resolves once a new one is Ready. */
+async function replacePod(env: CaptureEnv, c: Cluster, selector: string, owner: string) {
+  const pods = async () =>
+    (await env.json(["-n", releaseNs, "get", "pods", "-l", selector])).items as {
+      metadata: { uid: string; name: string };
+      status: { conditions?: { type: string; status: string }[] };
+    }[];
+  const [old] = await pods();
+  await env.k(["-n", releaseNs, "delete", "pod", old.metadata.name, "--wait=false"]);
+  await waitFor(`a new ${selector} pod Ready`, async () => {
+    const now = await pods();
+    return now.some((p) =>
+        p.metadata.uid !== old.metadata.uid &&
+        p.status.conditions?.some((x) => x.type === "Ready" && x.status === "True")
+      )
+      ? true
+      : undefined;
+  }, 180_000);
+  await rollout(c.kubeconfig, releaseNs, owner);
+}
+
+/** The SPIRE server pod deleted under captured mTLS load: no request fails. */
+export async function spireServerDeleted(env: CaptureEnv, c: Cluster, vip: string) {
+  await assertMtls(env, "before-server");
+  const r = await underCapturedLoad(env, vip, () =>
+    replacePod(
+      env,
+      c,
+      "app.kubernetes.io/component=spire-server",
+      "statefulset/spire-server",
+    ));
+  assertNoneFailed("spire-server pod deleted under load", r);
+  await assertMtls(env, "after-server");
+}
+
+/**
+ * The node's SPIRE agent pod deleted under captured mTLS load: no request fails, and the node
+ * agent re-subscribes (its identity view connected again, SVIDs held).
+ */
+export async function spireAgentDeleted(env: CaptureEnv, c: Cluster, vip: string) {
+  const r = await underCapturedLoad(env, vip, async () => {
+    await replacePod(env, c, "app.kubernetes.io/component=spire-agent", "daemonset/spire-agent");
+    const t0 = Date.now();
+    await waitFor("the node agent re-subscribed to the new SPIRE agent", async () => {
+      const id = await nodeIdentity(c);
+      return id.spireConnected && id.svids.length > 0 ? true : undefined;
+    }, 60_000);
+    console.log(`node agent re-subscribed ${Date.now() - t0} ms after the SPIRE agent was Ready`);
+  });
+  assertNoneFailed("spire-agent pod deleted under load", r);
+  await assertMtls(env, "after-agent");
+}
+
+/** Sent versions by xDS type of the node's stream (`/debug/xds`). */
+async function sentVersions(c: Cluster): Promise<Map<string, string>> {
+  const doc = await nodeAgentJson(c, "/debug/xds");
+  const stream = doc.streams.find((s: { nodeId: string }) => s.nodeId === c.layout.nodeName);
+  return new Map(
+    (stream.types as { typeUrl: string; sentVersion: string }[]).map((
+      t,
+    ) => [t.typeUrl.split(".").pop()!, t.sentVersion]),
+  );
+}
+
+/**
+ * With a short SVID TTL, two rotations of the caller's and the callee's SVID under captured load:
+ * no request fails, and the node proxy got new secrets only (listeners, clusters and routes kept
+ * their versions).
+ */
+export async function rotationsUnderLoad(env: CaptureEnv, c: Cluster, vip: string) {
+  const id = `spiffe://cluster.local/ns/${env.ns.app}/sa/default`;
+  const expiry = async () =>
+    (await nodeIdentity(c)).svids.find((s) => s.spiffeId === id)?.expiresAt;
+  const before = await sentVersions(c);
+  const seen = new Set<string>();
+  const r = await underCapturedLoad(env, vip, async () => {
+    const first = await expiry();
+    assert.ok(first, `the node holds ${id}`);
+    seen.add(first);
+    await waitFor("two rotations of the pods' SVID", async () => {
+      const e = await expiry();
+      if (e) seen.add(e);
+      return seen.size >= 3 ? true : undefined;
+    }, 300_000);
+  });
+  assertNoneFailed("two SVID rotations under load", r);
+  const after = await sentVersions(c);
+  assert.notEqual(after.get("Secret"), before.get("Secret"), "new secrets were pushed");
+  for (const type of ["Listener", "Cluster", "RouteConfiguration"]) {
+    assert.equal(after.get(type), before.get(type), `${type} not pushed by a rotation`);
+  }
+}
+
+/** `n` pods, each of a new service account (a new identity), with a Service each. */
+function burst(ns: string, n: number): string {
+  const docs: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const name = `burst-${i}`;
+    docs.push(`apiVersion: v1
+kind: ServiceAccount
+metadata: {name: ${name}, namespace: ${ns}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  selector: {burst: "${i}"}
+  ports: [{name: http, port: 8080, targetPort: 3000}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: ${ns}, labels: {burst: "${i}"}}
+spec:
+  serviceAccountName: ${name}
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: echo
+    image: ${imageNames.echoBasic}
+    imagePullPolicy: Never
+    env:
+    - {name: POD_NAME, value: ${name}}
+    - {name: NAMESPACE, value: ${ns}}
+`);
+  }
+  return docs.join("---\n");
+}
+
+/** The `q` quantile (0–1) of `xs` (nearest rank). */
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)];
+
+/**
+ * `n` new pods, each of a new identity, created at once: for each, the time from `kubectl apply`
+ * until a captured caller gets its answer over mTLS with the pod's own SPIFFE ID (registration,
+ * SVID, the pod's :15008 chain, the caller's cluster). Every pod within `boundS`; p50 and p99
+ * printed.
+ */
+export async function newPodsServeMtls(env: CaptureEnv, n: number, boundS: number) {
+  const { app } = env.ns;
+  const manifest = burst(app, n);
+  const t0 = performance.now();
+  await env.k(["apply", "-f", "-"], manifest);
+  const services = (await env.json(["-n", app, "get", "services"])).items as {
+    metadata: { name: string };
+    spec: { clusterIP: string };
+  }[];
+  const targets = services.filter((s) => s.metadata.name.startsWith("burst-"))
+    .map((s) => `--target=${s.metadata.name}=${s.spec.clusterIP}`);
+  assert.equal(targets.length, n);
+  const pid = await podPid(env, app, "client");
+  const offset = performance.now() - t0;
+  const out = await new Deno.Command("nsenter", {
+    args: [
+      ...["-t", String(pid), "-n", Deno.execPath(), "run", "-A"],
+      join(projectRoot, "e2e", "mtls_ready_client.ts"),
+      `--namespace=${app}`,
+      `--seconds=${boundS}`,
+      ...targets,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const r = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!) as {
+    readyMs: Record<string, number>;
+    missing: string[];
+  };
+  const ms = Object.values(r.readyMs).map((v) => v + offset);
+  console.log(
+    `${n} new pods of new identities serving mTLS after kubectl apply: p50 ${
+      Math.round(quantile(ms, 0.5))
+    } ms, p99 ${Math.round(quantile(ms, 0.99))} ms, max ${Math.round(Math.max(...ms))} ms`,
+  );
+  assert.deepEqual(r.missing, [], `pods not serving mTLS within ${boundS} s`);
+  await env.k(["delete", "--wait=false", "-f", "-"], manifest);
+}
