@@ -53,6 +53,10 @@ export function installArgs(kubeconfig: string, layout: Layout): string[] {
     "--set=agent.gamma=true",
     "--set=transparentCapture=true",
     `--set=meshName=${release.mesh}`,
+    // Identity (the chart's default) is not in the gate yet: with it the run was far slower (the
+    // suite at HTTPRouteHostnameIntersection after 13 min instead of done in 3; each edge waits
+    // for its first SVID), not yet understood — issue 19.
+    "--set=identity.enabled=false",
     ...chartNodeValues(layout),
     // Capture in the mesh tests' namespaces only, as Istio's run does: the gateway tests' pods
     // never dial out, and on 2 cores their ~25 capture listeners, updated with every Gateway the
