@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { chartNodeValues, imageNames } from "../testbed/cluster/mod.ts";
+import { chartNodeValues, imageNames, paths } from "../testbed/cluster/mod.ts";
+import { withoutEntry } from "../cni/conflist.ts";
 import type { Cluster } from "../testbed/cluster/mod.ts";
 import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
@@ -151,6 +152,22 @@ export async function helm(c: Cluster, args: string[]): Promise<void> {
 }
 
 /**
+ * After a test's uninstall: if aether's CNI plugin is still chained in the node's conflist (seen
+ * once after the churn soak, whose last action restarts the API server just before the uninstall:
+ * `cni-install` did not learn the DaemonSet was gone), every later pod's ADD would fail and every
+ * later test file with it. The entry is removed here, loudly; the product's own uninstall is proven
+ * by e2e/cluster_capture_test.ts, which checks the conflist right after its uninstall.
+ */
+async function unchainLeftCni(c: Cluster): Promise<void> {
+  const file = join(paths(c.layout).cniConfDir, "10-aether.conflist");
+  const text = await Deno.readTextFile(file).catch(() => "");
+  const without = text ? withoutEntry(text) : undefined;
+  if (without === undefined) return;
+  console.warn(`uninstall left aether-cni chained in ${file}: removed by the test's clean-up`);
+  await Deno.writeTextFile(file, without);
+}
+
+/**
  * `helm install` of the chart from the locally built image: node agents on, one controller, the
  * node's CNI folders and DNS (chartNodeValues), and `sets` (`<value>=<x>`). Identity (SPIRE) is
  * off unless `sets` turn it on (`identity.enabled=true`: the SPIRE images are imported first).
@@ -189,6 +206,7 @@ export async function setUp(c: Cluster, sets: string[] = []): Promise<HaEnv> {
   const cleanup = async () => {
     await deleteIfPresent(c.kubeconfig, workloads("0"), false).catch(() => {});
     await uninstallAether(c.kubeconfig).catch(() => {});
+    await unchainLeftCni(c);
     await new Deno.Command(ip, { args: ["netns", "delete", netns] }).output().catch(() => {});
   };
   await c.importImage("aether");
