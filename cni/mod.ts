@@ -37,4 +37,4 @@ export {
   releaseUninstalling,
   type UninstallVerdict,
 } from "./uninstall_check.ts";
-export { pluginEntry } from "./conflist.ts";
+export { pluginEntry, withoutEntry } from "./conflist.ts";

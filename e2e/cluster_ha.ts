@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { chartNodeValues, imageNames, paths } from "../testbed/cluster/mod.ts";
-import { withoutEntry } from "../cni/conflist.ts";
+import { withoutEntry } from "../cni/mod.ts";
 import type { Cluster } from "../testbed/cluster/mod.ts";
 import { ensurePeer, projectRoot } from "../testbed/peers/mod.ts";
 import { uninstallAether } from "../testbed/conformance/mod.ts";
