@@ -13,6 +13,7 @@ import type { Logger } from "../../lib/log/mod.ts";
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
 import type { Resolved, Sink } from "../../lib/engine/mod.ts";
 import type { PodAttachment } from "../../cni/mod.ts";
+import { outsideMesh } from "../identity/mod.ts";
 
 /** Container id prefix of an adopted pod's record. */
 export const ADOPTED_PREFIX = "adopted-";
@@ -24,8 +25,6 @@ export interface AdoptionCandidate {
   uid: string;
   ips: string[];
 }
-
-const CAPTURE_ANNOTATION = "aether.io/capture";
 
 /**
  * The running pods of `nodeName` (with an IP, not on the node's network, not opted out, not in
@@ -41,15 +40,12 @@ export function adoptionCandidates(
   const out: AdoptionCandidate[] = [];
   for (const o of objects) {
     if (o.kind !== "Pod" || o.apiVersion !== "v1" || o.spec?.nodeName !== nodeName) continue;
-    if (o.spec?.hostNetwork === true) continue;
     const st = o.status as { phase?: string; podIPs?: { ip: string }[]; podIP?: string };
     if (st?.phase !== "Running" && st?.phase !== "Pending") continue;
     const ips = st.podIPs?.map((p) => p.ip) ?? (st.podIP ? [st.podIP] : []);
     const namespace = o.metadata.namespace ?? "default";
     const uid = o.metadata.uid as string | undefined;
-    if (!ips.length || !uid || outside.includes(namespace)) continue;
-    const a = o.metadata.annotations as Record<string, string> | undefined;
-    if (a?.[CAPTURE_ANNOTATION] === "false") continue;
+    if (!ips.length || !uid || outsideMesh(o, outside)) continue;
     if (recorded.has(`${namespace}/${o.metadata.name}`)) continue;
     out.push({ namespace, name: o.metadata.name, uid, ips });
   }

@@ -10,6 +10,7 @@ import type { MeshIR, NodePod } from "../../lib/ir/mod.ts";
 import type { IRCluster } from "../../lib/ir/mod.ts";
 import type { WantedIdentity } from "./node_identities.ts";
 import { checkTrustDomain, parseSpiffeId } from "./svid.ts";
+import { CAPTURE_ANNOTATION } from "../../cni/mod.ts";
 import { DEFAULT_ID_TEMPLATE, spiffeIdFor } from "../xds/translate/mod.ts";
 
 export { DEFAULT_ID_TEMPLATE };
@@ -17,8 +18,17 @@ export { DEFAULT_ID_TEMPLATE };
 /** Service annotation: `allow` lets endpoints without an identity be dialled in plaintext. */
 export const PLAINTEXT_ANNOTATION = "aether.io/mesh-plaintext";
 
-/** Pod annotation opting a pod out of capture (cni/conf.ts): it is then outside the mesh. */
-const CAPTURE_ANNOTATION = "aether.io/capture";
+/**
+ * Whether a Pod is outside the mesh: on the node's network, opted out of capture
+ * (`aether.io/capture: "false"`) or in one of the `outside` namespaces. No node proxy captures it
+ * or serves a :15008 for it.
+ */
+export function outsideMesh(o: KubeObject, outside: readonly string[] = []): boolean {
+  if (o.spec?.hostNetwork === true) return true;
+  if (outside.includes(o.metadata.namespace ?? "default")) return true;
+  const a = o.metadata.annotations as Record<string, string> | undefined;
+  return a?.[CAPTURE_ANNOTATION] === "false";
+}
 
 /** The SPIFFE ID scheme of a mesh, and who is outside it. */
 export interface IdentityScheme {
@@ -89,11 +99,8 @@ export function podIdentities(
     if (o.kind !== "Pod" || o.apiVersion !== "v1") continue;
     const st = o.status as { phase?: string; podIP?: string } | undefined;
     if (!st?.podIP || st.phase === "Succeeded" || st.phase === "Failed") continue;
-    if (o.spec?.hostNetwork === true) continue;
+    if (outsideMesh(o, s.outsideNamespaces)) continue;
     const ns = o.metadata.namespace ?? "default";
-    if (s.outsideNamespaces?.includes(ns)) continue;
-    const a = o.metadata.annotations as Record<string, string> | undefined;
-    if (a?.[CAPTURE_ANNOTATION] === "false") continue;
     const sa = (o.spec?.serviceAccountName as string | undefined) || "default";
     out.set(st.podIP, spiffeIdOf(s, ns, sa));
   }

@@ -22,6 +22,7 @@ export {
   type IdentityScheme,
   identityScheme,
   identitySelectors,
+  outsideMesh,
   PLAINTEXT_ANNOTATION,
   plaintextServices,
   podIdentities,

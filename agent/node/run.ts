@@ -218,7 +218,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
   });
   const dns = meshDnsResponder({ ...opts, logger, metrics });
   const applier = opts.capture ? opts.captureApplier ?? new NftApplier() : undefined;
-  let cni: CniCapture | undefined;
+  let cni: CniCapture | undefined = undefined; // made below, once the runtime is up
   // Pods running before the agent (no CNI record): their netns found, recorded, captured.
   const adopter = applier?.addresses && opts.cniSocket
     ? new PodAdopter({
