@@ -29,6 +29,7 @@ import {
   inClusterGet,
   parseDaemonSetRef,
   releaseUninstalling,
+  UNINSTALL_RETRY_MS,
 } from "./uninstall_check.ts";
 
 const usage =
@@ -132,7 +133,7 @@ export async function installCommand(args: string[]): Promise<number> {
 
 /** Whether `ds` is gone or going, logged; `KUBERNETES_SERVICE_*` and the pod's token. */
 async function uninstalling(ds: DaemonSetRef, logger: Logger): Promise<boolean> {
-  const v = await releaseUninstalling(ds, inClusterGet());
+  const v = await releaseUninstalling(ds, inClusterGet(), { retryForMs: UNINSTALL_RETRY_MS });
   if (!v.known) {
     logger.warn("cannot tell whether aether is being uninstalled: leaving the plugin installed", {
       reason: v.reason,

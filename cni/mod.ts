@@ -35,6 +35,7 @@ export {
   type KubeGet,
   parseDaemonSetRef,
   releaseUninstalling,
+  UNINSTALL_RETRY_MS,
   type UninstallVerdict,
 } from "./uninstall_check.ts";
 export { pluginEntry, withoutEntry } from "./conflist.ts";

@@ -57,17 +57,62 @@ export function parseDaemonSetRef(text: string): DaemonSetRef {
   return { namespace, name };
 }
 
-/** Asks the API server (through `get`) whether the DaemonSet `ref` is gone or going. */
+/**
+ * How long the installer and the node agent keep asking when the API server gives no answer:
+ * half the chart's 30 s termination grace period, leaving the rest to remove what they installed.
+ */
+export const UNINSTALL_RETRY_MS = 15_000;
+
+/** Options of {@link releaseUninstalling}. */
+export interface UninstallCheckOptions {
+  /** One question's timeout. Default 5000. */
+  timeoutMs?: number;
+  /**
+   * Ask again (every `retryEveryMs`) while there is no answer, for this long: an API server
+   * that was restarted just before `helm uninstall` may not answer the first question, and a
+   * wrong "keep" leaves the plugin chained with no agent behind it. Default 0 (ask once).
+   */
+  retryForMs?: number;
+  /** Default 1000. */
+  retryEveryMs?: number;
+  /** Injected clock and sleep (tests). */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * Asks the API server (through `get`) whether the DaemonSet `ref` is gone or going, again while
+ * it gives no answer for up to `retryForMs`; the reason of an answer after retries says how many
+ * questions it took.
+ */
 export async function releaseUninstalling(
   ref: DaemonSetRef,
   get: KubeGet,
-  o: { timeoutMs?: number } = {},
+  o: UninstallCheckOptions = {},
+): Promise<UninstallVerdict> {
+  const now = o.now ?? Date.now;
+  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const until = now() + (o.retryForMs ?? 0);
+  for (let asked = 1;; asked++) {
+    const v = await askOnce(ref, get, o.timeoutMs ?? 5000);
+    if (v.known || now() + (o.retryEveryMs ?? 1000) > until) {
+      return asked === 1 ? v : { ...v, reason: `${v.reason} (after ${asked} questions)` };
+    }
+    await sleep(o.retryEveryMs ?? 1000);
+  }
+}
+
+/** One question of {@link releaseUninstalling}. */
+async function askOnce(
+  ref: DaemonSetRef,
+  get: KubeGet,
+  timeoutMs: number,
 ): Promise<UninstallVerdict> {
   const ds = `daemonset ${ref.namespace}/${ref.name}`;
   const path = `/apis/apps/v1/namespaces/${ref.namespace}/daemonsets/${ref.name}`;
   let res: GetResponse;
   try {
-    res = await get(path, AbortSignal.timeout(o.timeoutMs ?? 5000));
+    res = await get(path, AbortSignal.timeout(timeoutMs));
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     return { uninstalling: false, known: false, reason: `API server unreachable: ${why}` };

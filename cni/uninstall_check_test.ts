@@ -78,3 +78,29 @@ Deno.test("uninstall check: <namespace>/<daemonset> and nothing else", () => {
     assert.throws(() => parseDaemonSetRef(bad), /want <namespace>\/<daemonset>/, bad);
   }
 });
+
+Deno.test("uninstall check: no answer is asked again until an answer or the retry window's end", async () => {
+  let t = 0;
+  const clock = { now: () => t, sleep: (ms: number) => Promise.resolve(void (t += ms)) };
+  const answers: (GetResponse | Error)[] = [
+    new TypeError("connection refused"),
+    { status: 503, json: { message: "starting" } },
+    { status: 404, json: {} },
+  ];
+  const get = () => {
+    const a = answers.shift()!;
+    return a instanceof Error ? Promise.reject(a) : Promise.resolve(a);
+  };
+  const v = await releaseUninstalling(REF, get, { retryForMs: 15_000, ...clock });
+  assert.deepEqual([v.uninstalling, v.known], [true, true]);
+  assert.match(v.reason, /is gone \(after 3 questions\)/);
+  assert.equal(t, 2_000, "one second between questions");
+
+  // Never an answer: given up at the window's end, still "keep".
+  t = 0;
+  const none = () => Promise.reject(new TypeError("connection refused"));
+  const w = await releaseUninstalling(REF, none, { retryForMs: 15_000, ...clock });
+  assert.deepEqual([w.uninstalling, w.known], [false, false]);
+  assert.match(w.reason, /unreachable: connection refused \(after 16 questions\)/);
+  assert.ok(t <= 15_000);
+});

@@ -33,7 +33,8 @@ import {
   NftApplier,
   PodAdopter,
 } from "../capture/mod.ts";
-import { parseDaemonSetRef, releaseUninstalling, type UninstallVerdict } from "../../cni/mod.ts";
+import { parseDaemonSetRef, type UninstallVerdict } from "../../cni/mod.ts";
+import { uninstallCheck } from "./uninstall_check.ts";
 import { MergedSource } from "../../lib/engine/mod.ts";
 import { captureListenerName } from "../xds/translate/node/mod.ts";
 import { listenerServed, type ServedView, whenListenerServed } from "./listener_served.ts";
@@ -372,36 +373,5 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
       own?.close();
       await runtime.close(c);
     },
-  };
-}
-
-/**
- * --uninstall-when-gone's question, over lib/kube's client (loaded then): the agent's kubeconfig,
- * else the pod's service account. Credentials that cannot be loaded are no answer.
- */
-function uninstallCheck(
-  opts: Pick<NodeAgentOptions, "kubeconfig" | "kubeContext">,
-  ds: { namespace: string; name: string },
-): () => Promise<UninstallVerdict> {
-  return async () => {
-    const { KubeClient } = await import("../../lib/kube/mod.ts");
-    let client: InstanceType<typeof KubeClient>;
-    try {
-      client = new KubeClient(
-        opts.kubeconfig ? { kubeconfig: opts.kubeconfig, context: opts.kubeContext } : {
-          inCluster: true,
-        },
-      );
-    } catch (e) {
-      return { uninstalling: false, known: false, reason: `no API credentials: ${e}` };
-    }
-    try {
-      return await releaseUninstalling(
-        ds,
-        (path, signal) => client.request("GET", path, undefined, undefined, signal),
-      );
-    } finally {
-      client.close();
-    }
   };
 }
