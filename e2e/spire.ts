@@ -4,6 +4,8 @@
  * socket with the Delegated Identity API and the aether agent as its one authorized delegate.
  * Workload entries for pods are registered by their k8s selectors (`k8s:ns:<ns>`,
  * `k8s:sa:<sa>`), which the delegate passes to SubscribeToX509SVIDs; no k8s attestor is needed.
+ * The server keeps its CA keys on disk (as the chart's does), so a restarted server signs with the
+ * CA its agents already trust.
  * @module
  */
 import { join } from "node:path";
@@ -103,8 +105,10 @@ plugins {
   NodeAttestor "join_token" {
     plugin_data {}
   }
-  KeyManager "memory" {
-    plugin_data {}
+  KeyManager "disk" {
+    plugin_data {
+      keys_path = "${join(dir, "server-data", "keys.json")}"
+    }
   }
 ${upstream}}
 `;

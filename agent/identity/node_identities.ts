@@ -9,13 +9,18 @@
  * tick catches a clock that jumped) rather than served: the node is then translated without the
  * identity (no inbound listeners, refusing caller clusters), so Envoy holds no certificate of it
  * and closes the connections that used it.
+ *
+ * A SPIRE server the node's SPIRE agent cannot reach shows only as SVIDs that are not renewed
+ * (the agent keeps its streams up and serves its cache): past two thirds of an SVID's lifetime
+ * (SPIRE renews at half) `aether_identity_svid_renewal_overdue` turns 1 for it and a warning says
+ * so, once, until a new SVID arrives.
  * @module
  */
 import type { Logger } from "../../lib/log/mod.ts";
 import type { Registry } from "../../lib/metrics/mod.ts";
 import { DelegatedIdentityClient, type Subscription } from "./delegated.ts";
 import type { Selector } from "./proto.ts";
-import type { Svid, TrustBundle } from "./svid.ts";
+import { renewalOverdue, type Svid, type TrustBundle } from "./svid.ts";
 
 /** An identity a node needs: the SPIFFE ID its pods must have and the selectors to ask with. */
 export interface WantedIdentity {
@@ -43,6 +48,8 @@ interface Held {
   svid?: Svid;
   /** Drops `svid` at its expiry. */
   expiry?: ReturnType<typeof setTimeout>;
+  /** The overdue warning was given for this `svid`. */
+  overdue?: boolean;
 }
 
 /** setTimeout's longest delay (a longer one fires at once). */
@@ -59,6 +66,7 @@ export class NodeIdentities {
   readonly #expiry;
   readonly #connected;
   readonly #updates;
+  readonly #overdue;
 
   constructor(readonly o: NodeIdentitiesOptions) {
     this.#now = o.now ?? Date.now;
@@ -74,6 +82,11 @@ export class NodeIdentities {
     this.#updates = o.metrics.counter(
       "aether_identity_svid_updates_total",
       "SVIDs received from SPIRE, by identity.",
+    );
+    this.#overdue = o.metrics.gauge(
+      "aether_identity_svid_renewal_overdue",
+      "1 while an identity's SVID is past two thirds of its lifetime without a renewal " +
+        "(SPIRE server unreachable?), else 0.",
     );
     this.#bundleSub = this.#client.subscribeBundles({
       onUpdate: (b) => {
@@ -100,6 +113,7 @@ export class NodeIdentities {
       clearTimeout(h.expiry);
       this.#held.delete(id);
       this.#expiry.set(0, { spiffe_id: id });
+      this.#overdue.set(0, { spiffe_id: id });
       dropped ||= h.svid !== undefined;
     }
     for (const [id, w] of next) {
@@ -167,6 +181,8 @@ export class NodeIdentities {
     }
     if (held.svid?.certChainPem === mine.certChainPem) return;
     held.svid = mine;
+    held.overdue = false;
+    this.#overdue.set(0, { spiffe_id: id });
     this.#scheduleExpiry(held);
     this.#updates.inc({ spiffe_id: id });
     this.#expiry.set(Math.round((mine.expiresAt - this.#now()) / 1000), { spiffe_id: id });
@@ -195,6 +211,7 @@ export class NodeIdentities {
     held.svid = undefined;
     clearTimeout(held.expiry);
     this.#expiry.set(0, { spiffe_id: id });
+    this.#overdue.set(0, { spiffe_id: id });
     return true;
   }
 
@@ -206,8 +223,12 @@ export class NodeIdentities {
       if (!h.svid) continue;
       const left = Math.round((h.svid.expiresAt - now) / 1000);
       this.#expiry.set(Math.max(0, left), { spiffe_id: id });
-      if (this.#drop(h)) changed = true;
-      else if (!h.sub.connected) {
+      if (this.#drop(h)) {
+        changed = true;
+        continue;
+      }
+      if (renewalOverdue(h.svid, now)) this.#warnOverdue(id, h, left);
+      if (!h.sub.connected) {
         this.o.logger.warn("SPIRE unreachable; keeping the last SVID until it expires", {
           spiffeId: id,
           expiresInSeconds: left,
@@ -215,6 +236,19 @@ export class NodeIdentities {
       }
     }
     if (changed) this.o.onChange();
+  }
+
+  /** The overdue gauge and, once per SVID, the warning that says what to check. */
+  #warnOverdue(id: string, h: Held, left: number): void {
+    this.#overdue.set(1, { spiffe_id: id });
+    if (h.overdue) return;
+    h.overdue = true;
+    this.o.logger.warn(
+      "SVID not renewed past two thirds of its lifetime: the SPIRE agent cannot get a new one " +
+        "(is the spire-server pod running and reachable from this node's spire-agent?); the " +
+        "last SVID serves until it expires",
+      { spiffeId: id, expiresInSeconds: left },
+    );
   }
 
   close(): void {

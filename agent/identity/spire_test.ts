@@ -143,3 +143,59 @@ Deno.test("identity: Workload API and Delegated Identity API against real SPIRE"
     await spire.stop();
   }
 });
+
+Deno.test("identity: SPIRE server away — renewal overdue said (gauge, one warning), then renewed", async () => {
+  const spire = await startSpire();
+  const metrics = new Registry();
+  const logs: string[] = [];
+  const node = new NodeIdentities({
+    adminSocket: spire.adminSocket,
+    logger: new Logger("test", (l) => logs.push(l)),
+    metrics,
+    onChange: () => {},
+    countdownMs: 200,
+  });
+  const gauge = (id: string) =>
+    metrics.render().match(
+      new RegExp(`aether_identity_svid_renewal_overdue\\{spiffe_id="${id}"\\} (\\d)`),
+    )?.[1];
+  try {
+    // A 30 s SVID: SPIRE renews it at 15 s, overdue from 20 s.
+    const id = await spire.registerPod("a", "short", 30);
+    node.setWanted([{
+      spiffeId: id,
+      selectors: [{ type: "k8s", value: "ns:a" }, { type: "k8s", value: "sa:short" }],
+    }]);
+    const first = await waitFor("SVID", () => Promise.resolve(node.svid(id)), 60_000, spire.procs);
+    assert.equal(gauge(id), "0", "a fresh SVID is not overdue");
+
+    await spire.stopServer();
+    await waitFor("overdue", () => Promise.resolve(gauge(id) === "1" || undefined), 40_000);
+    const held = node.svid(id);
+    assert.ok(held && held.expiresAt > Date.now(), "the SVID still serves until its expiry");
+    assert.ok(
+      node.connected,
+      "the SPIRE agent's streams stay up: only renewal says the server is away",
+    );
+    const warned = () => logs.filter((l) => l.includes("SVID not renewed")).length;
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(warned(), 1, "one warning per SVID, not one per tick");
+    assert.ok(logs.find((l) => l.includes("SVID not renewed"))!.includes(id));
+
+    await spire.startServer();
+    const renewed = await waitFor(
+      "renewed SVID",
+      () => {
+        const now = node.svid(id);
+        return Promise.resolve(now && now.certChainPem !== first.certChainPem ? now : undefined);
+      },
+      60_000,
+      spire.procs,
+    );
+    assert.ok(renewed.expiresAt > first.expiresAt);
+    assert.equal(gauge(id), "0", "renewal clears the gauge");
+  } finally {
+    node.close();
+    await spire.stop();
+  }
+});

@@ -16,6 +16,23 @@ export interface Svid {
   keyPem: string;
   /** Expiry of the leaf, ms since the epoch. */
   expiresAt: number;
+  /** Start of the leaf's validity (notBefore), ms since the epoch. */
+  issuedAt: number;
+}
+
+/**
+ * The share of an SVID's lifetime after which a missing renewal says SPIRE cannot issue: the
+ * SPIRE agent renews at half the lifetime, so two thirds leaves it a sixth to retry in.
+ */
+export const RENEWAL_OVERDUE_SHARE = 2 / 3;
+
+/**
+ * Whether `svid` should have been replaced by `now` (past {@link RENEWAL_OVERDUE_SHARE} of its
+ * lifetime) but has not expired yet: the sign of a SPIRE server the agent cannot reach.
+ */
+export function renewalOverdue(svid: Svid, now: number): boolean {
+  const life = svid.expiresAt - svid.issuedAt;
+  return now < svid.expiresAt && now >= svid.issuedAt + life * RENEWAL_OVERDUE_SHARE;
 }
 
 /** The CA certificates of one trust domain. */
@@ -110,5 +127,6 @@ export function svidFromDer(spiffeId: string, chain: readonly Uint8Array[], key:
     certChainPem: certsPem(chain),
     keyPem: derToPem(key, "PRIVATE KEY"),
     expiresAt: Date.parse(leaf.validTo),
+    issuedAt: Date.parse(leaf.validFrom),
   };
 }

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { checkTrustDomain, derToPem, parseSpiffeId, splitDer } from "./svid.ts";
+import {
+  checkTrustDomain,
+  derToPem,
+  parseSpiffeId,
+  renewalOverdue,
+  splitDer,
+  type Svid,
+} from "./svid.ts";
 import { delegatedBundles } from "./delegated.ts";
 
 Deno.test("splitDer: concatenated SEQUENCEs of short and long lengths", () => {
@@ -44,4 +51,20 @@ Deno.test("delegatedBundles: sorted by trust domain, scheme dropped", () => {
   const b = delegatedBundles({ ca_certificates: { "z.td": cert, "spiffe://a.td": cert } });
   assert.deepEqual(b.map((x) => x.trustDomain), ["a.td", "z.td"]);
   assert.match(b[0].caPem, /BEGIN CERTIFICATE/);
+});
+
+Deno.test("renewalOverdue: from two thirds of the lifetime until expiry", () => {
+  const svid: Svid = {
+    spiffeId: "spiffe://td/ns/a/sa/b",
+    certChainPem: "",
+    keyPem: "",
+    issuedAt: 1_000,
+    expiresAt: 4_000,
+  };
+  assert.equal(renewalOverdue(svid, 1_000), false, "fresh");
+  assert.equal(renewalOverdue(svid, 2_500), false, "at half life SPIRE renews; not overdue yet");
+  assert.equal(renewalOverdue(svid, 2_999), false);
+  assert.equal(renewalOverdue(svid, 3_000), true, "two thirds of the lifetime");
+  assert.equal(renewalOverdue(svid, 3_999), true);
+  assert.equal(renewalOverdue(svid, 4_000), false, "expired is not overdue (it is dropped)");
 });
