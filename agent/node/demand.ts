@@ -6,7 +6,8 @@
  */
 import { callerBackendClusters, type MeshIR, type MeshService } from "../../lib/ir/mod.ts";
 import { portOwnedClusters } from "../../lib/ir/mod.ts";
-import type { IRCluster } from "../../lib/ir/mod.ts";
+import type { IRCluster, NodeView } from "../../lib/ir/mod.ts";
+import { nodeNamespaces } from "../xds/translate/node/mod.ts";
 
 /** Lookups over one MeshIR, built once per mesh version. */
 export interface MeshIndex {
@@ -131,4 +132,51 @@ export function serviceFingerprints(
     );
   }
   return out;
+}
+
+/** One node's demand: its view (pods, seed dependencies) and what it asked for on demand. */
+export interface NodeDemand {
+  view: NodeView;
+  /**
+   * What the node's Envoy asked for on demand: Hosts (`<authority>` or `<authority>:<port>`,
+   * from on-demand VHDS) or cluster names (on-demand CDS); each names an authority.
+   */
+  requested?: readonly string[];
+  /**
+   * With identity: the same, per caller key (`<namespace>/<serviceAccount>`, from the caller
+   * cluster or VHDS name asked for). Given, each caller's clusters are scoped to its own demand
+   * (NodeView.callerDependencies).
+   */
+  requestedBy?: Readonly<Record<string, readonly string[]>>;
+}
+
+/**
+ * The view a node is translated with: its dependencies replaced by the closed set, and with
+ * `requestedBy` each caller's (its pods' callers and every caller that asked) closed over the
+ * node's seeds and its own requests, for its namespace's routes.
+ */
+export function scopedView(index: MeshIndex, demand: NodeDemand): NodeView {
+  const authorities = (names: readonly string[] = []) =>
+    names.map((n) => requestedAuthority(index, n));
+  const seeds = [...demand.view.dependencies, ...authorities(demand.requested)];
+  const view: NodeView = {
+    ...demand.view,
+    dependencies: dependencyClosure(index, seeds, nodeNamespaces(demand.view)),
+  };
+  const by = demand.requestedBy;
+  if (!by) return view;
+  const keys = new Set([
+    ...demand.view.pods.map((p) => `${p.namespace}/${p.serviceAccount ?? "default"}`),
+    ...Object.keys(by),
+  ]);
+  const callerDependencies: Record<string, string[]> = {};
+  for (const key of [...keys].sort()) {
+    const namespace = key.slice(0, key.indexOf("/"));
+    callerDependencies[key] = dependencyClosure(
+      index,
+      [...demand.view.dependencies, ...authorities(by[key])],
+      [namespace],
+    );
+  }
+  return { ...view, callerDependencies };
 }

@@ -28,6 +28,7 @@ import {
   nodeNamespaces,
   type NodeResources,
   type NodeTranslateOptions,
+  outboundRouteName,
   translateNode,
 } from "../xds/translate/node/mod.ts";
 import { vhdsNamespace } from "../xds/server/mod.ts";
@@ -38,32 +39,18 @@ import {
   sameClosure,
 } from "./incremental.ts";
 import {
-  dependencyClosure,
   indexMesh,
   type MeshIndex,
+  type NodeDemand,
   requestedAuthority,
+  scopedView,
   serviceFingerprints,
 } from "./demand.ts";
 
-/** One node's demand: its view (pods, seed dependencies) and what it asked for on demand. */
-export interface NodeDemand {
-  view: NodeView;
-  /**
-   * What the node's Envoy asked for on demand: Hosts (`<authority>` or `<authority>:<port>`,
-   * from on-demand VHDS) or cluster names (on-demand CDS); each names an authority.
-   */
-  requested?: readonly string[];
-}
+export { type NodeDemand, scopedView } from "./demand.ts";
 
-/** The view a node is translated with: its dependencies replaced by the closed set. */
-export function scopedView(index: MeshIndex, demand: NodeDemand): NodeView {
-  const requested = (demand.requested ?? []).map((n) => requestedAuthority(index, n));
-  const seeds = [...demand.view.dependencies, ...requested];
-  return {
-    ...demand.view,
-    dependencies: dependencyClosure(index, seeds, nodeNamespaces(demand.view)),
-  };
-}
+/** The prefix of the outbound route tables (`outbound.<caller>`), VHDS names' first part. */
+const OUTBOUND = outboundRouteName("");
 
 /** Pure: every node's resources for `mesh`, keyed by node id. */
 export function nodeSnapshots(
@@ -99,6 +86,8 @@ const empty: NodeResources = {
 interface NodeState {
   view: NodeView;
   requested: Set<string>;
+  /** With identity: what each caller (key) asked for. */
+  requestedBy: Map<string, Set<string>>;
   /** Authorities that can change this node: its closed set and every name it asked for. */
   watch: Set<string>;
   /** The closed dependency set `resources` was translated with. */
@@ -208,6 +197,7 @@ export class NodeSnapshots {
     const state: NodeState = {
       view,
       requested: st?.requested ?? new Set(),
+      requestedBy: st?.requestedBy ?? new Map(),
       watch: new Set(),
       closed: [],
       resources: st?.resources ?? empty,
@@ -267,12 +257,17 @@ export class NodeSnapshots {
    * good (a name that is no service yet is watched: it is served once it appears). Returns true
    * when its clusters or virtual hosts changed. Unknown nodes are ignored (false).
    */
-  request(nodeId: string, names: readonly string[]): boolean {
+  request(nodeId: string, names: readonly string[], caller?: string): boolean {
     const st = this.#nodes.get(nodeId);
     if (!st) return false;
-    const fresh = names.filter((n) => !st.requested.has(n));
+    let mine = caller === undefined ? undefined : st.requestedBy.get(caller);
+    if (caller !== undefined && !mine) st.requestedBy.set(caller, mine = new Set());
+    const fresh = names.filter((n) => !st.requested.has(n) || (mine && !mine.has(n)));
     if (fresh.length === 0) return false;
-    for (const n of fresh) st.requested.add(n);
+    for (const n of fresh) {
+      st.requested.add(n);
+      mine?.add(n);
+    }
     const key = (r: NodeResources) =>
       [...r.clusters, ...r.virtualHosts].map((c) => c.name).join("\n");
     const before = key(st.resources);
@@ -285,14 +280,28 @@ export class NodeSnapshots {
    * VHDS) and CDS names (on-demand CDS) grow the node's set; other types are ignored.
    */
   readonly onDemand: OnDemandHandler = (nodeId, typeUrl, names) => {
+    const byCaller = new Map<string | undefined, string[]>();
+    const add = (caller: string | undefined, name: string) => {
+      const list = byCaller.get(caller);
+      if (list) list.push(name);
+      else byCaller.set(caller, [name]);
+    };
     // Per-caller clusters (`<cluster>|<ns>/<sa>`, with identity) name the IR cluster first.
-    if (typeUrl === TypeUrl.cluster) this.request(nodeId, names.map((n) => n.split("|")[0]));
-    if (typeUrl === TypeUrl.virtualHost) {
-      const hosts = names.filter((n) => n.includes("/")).map((n) =>
-        n.slice(vhdsNamespace(n).length + 1).toLowerCase()
-      );
-      this.request(nodeId, hosts);
+    if (typeUrl === TypeUrl.cluster) {
+      for (const n of names) {
+        const bar = n.indexOf("|");
+        add(bar < 0 ? undefined : n.slice(bar + 1), bar < 0 ? n : n.slice(0, bar));
+      }
     }
+    // VHDS aliases `outbound.<caller>/<host>`.
+    if (typeUrl === TypeUrl.virtualHost) {
+      for (const n of names.filter((n) => n.includes("/"))) {
+        const table = vhdsNamespace(n);
+        const caller = table.startsWith(OUTBOUND) ? table.slice(OUTBOUND.length) : undefined;
+        add(caller?.includes("/") ? caller : undefined, n.slice(table.length + 1).toLowerCase());
+      }
+    }
+    for (const [caller, list] of byCaller) this.request(nodeId, list, caller);
   };
 
   /** The node's current dependency set (sorted authorities), or undefined for an unknown node. */
@@ -312,7 +321,11 @@ export class NodeSnapshots {
   }
 
   #demand(st: NodeState): NodeDemand {
-    return { view: st.view, requested: [...st.requested].sort() };
+    const demand: NodeDemand = { view: st.view, requested: [...st.requested].sort() };
+    if (!this.options.translate?.identity) return demand;
+    const requestedBy: Record<string, string[]> = {};
+    for (const [k, v] of st.requestedBy) requestedBy[k] = [...v].sort();
+    return { ...demand, requestedBy };
   }
 
   /**

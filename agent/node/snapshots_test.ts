@@ -166,3 +166,33 @@ Deno.test("NodeSnapshots: an identity losing its SVID loses its listeners and cl
   assert.equal(byName.get("b.aether.internal|b/b")?.type, 0, "b's clusters refuse");
   assert.equal(byName.get("b.aether.internal|a/client")?.type, 3, "a/client's still dial (EDS)");
 });
+
+Deno.test("NodeSnapshots with identity: each caller gets mTLS clusters only for what it asked for", () => {
+  const c = nodeGoldenCases().find((x) => x.name === "identity")!;
+  const ns = new NodeSnapshots({ translate: c.options });
+  ns.setMesh(c.mesh);
+  ns.setView({ ...c.view, dependencies: [] });
+  const node = c.view.nodeId;
+  const callerClusters = () =>
+    ns.resources(node)!.clusters.map((x) => x.name).filter((n) =>
+      n.includes("|") && !n.startsWith("inbound|")
+    );
+  assert.deepEqual(callerClusters(), [], "no seeds, no requests: no caller cluster");
+  // a/client's on-demand CDS request (its capture or explicit lane's route named it).
+  ns.onDemand(node, TypeUrl.cluster, ["b.aether.internal|a/client"]);
+  assert.deepEqual(callerClusters(), ["b.aether.internal|a/client"], "not b/b's as well");
+  // The same service asked for by b/b next: its own cluster appears (not already "requested").
+  ns.onDemand(node, TypeUrl.cluster, ["b.aether.internal|b/b"]);
+  assert.deepEqual(callerClusters(), ["b.aether.internal|a/client", "b.aether.internal|b/b"]);
+  // b/b's explicit lane asks for c's virtual host (VHDS alias `outbound.b/b/<host>`).
+  ns.onDemand(node, TypeUrl.virtualHost, ["outbound.b/b/c.aether.internal:8080"]);
+  assert.deepEqual(callerClusters(), [
+    "b.aether.internal|a/client",
+    "b.aether.internal|b/b",
+    "c.aether.internal|b/b",
+  ]);
+  assert.deepEqual(ns.dependencies(node), ["b.aether.internal", "c.aether.internal"]);
+  // The explicit lane fetches a missing caller cluster on demand (on-demand CDS).
+  const outbound = ns.resources(node)!.listeners.find((l) => l.name === "outbound|a/client-0")!;
+  assert.match(JSON.stringify(outbound.resource), /"odcds":\{"source":\{"ads"/);
+});

@@ -212,4 +212,11 @@ export interface NodeView {
   pods: NodePod[];
   /** Authorities in the node's dependency set, sorted. Only these get clusters and vhosts. */
   dependencies: string[];
+  /**
+   * With identity, per caller key (`<namespace>/<serviceAccount>`): the part of `dependencies`
+   * that caller's own demand closes to, the only services it gets caller clusters for (each is an
+   * mTLS cluster with that caller's certificate: identities × services would not fit). A caller
+   * without an entry gets caller clusters for all of `dependencies`.
+   */
+  callerDependencies?: Readonly<Record<string, readonly string[]>>;
 }

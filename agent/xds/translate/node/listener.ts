@@ -8,7 +8,7 @@
 import type { NodePod } from "../../../../lib/ir/mod.ts";
 import { hcmBase, routerFilter } from "../listener.ts";
 import type { NamedResource } from "../types.ts";
-import { any, statName } from "../util.ts";
+import { adsConfigSource, any, duration, statName } from "../util.ts";
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 const ON_DEMAND = "envoy.extensions.filters.http.on_demand.v3.OnDemand";
@@ -23,6 +23,12 @@ export interface OutboundListenerOptions {
   address: string;
   /** Port of the explicit-egress listener inside each pod (18081). */
   port: number;
+  /**
+   * With identity: a route's caller cluster may not exist yet (they are scoped to what each
+   * caller asked for), so the on-demand filter also fetches clusters (on-demand CDS), waiting
+   * this long. Unset: virtual hosts only.
+   */
+  odcdsTimeoutMs?: number;
 }
 
 /** The outbound listener name of a pod: `outbound|<namespace>/<pod>`. */
@@ -51,7 +57,15 @@ function outboundHcm(
 ): Record<string, unknown> {
   const statPrefix = `${opts.statPrefix}_outbound_${statName(`${pod.namespace}_${pod.name}`)}`;
   return hcmBase(statPrefix, outboundRouteName(caller), [
-    { name: ON_DEMAND_FILTER, typed_config: any(ON_DEMAND) },
+    {
+      name: ON_DEMAND_FILTER,
+      typed_config: any(
+        ON_DEMAND,
+        opts.odcdsTimeoutMs === undefined
+          ? undefined
+          : { odcds: { source: adsConfigSource(), timeout: duration(opts.odcdsTimeoutMs) } },
+      ),
+    },
     routerFilter(),
   ]);
 }

@@ -244,10 +244,12 @@ export function translateNode(
 ): NodeResources {
   const statPrefix = options.statPrefix ?? "aether";
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const identity = options.identity;
   const listenerOpts = {
     statPrefix,
     address: options.egressAddress ?? "127.0.0.1",
     port: options.egressPort ?? 18081,
+    ...identity ? { odcdsTimeoutMs: options.capture?.odcdsTimeoutMs ?? 5000 } : {},
   };
   const clustersByName = new Map(mesh.clusters.map((c) => [c.name, c]));
   const services = dependencyServices(mesh, view.dependencies);
@@ -262,15 +264,19 @@ export function translateNode(
   };
   const names = withUdp(nodeClusterNames(services, namespaces, clustersByName), namespaces);
   const irClusters = mesh.clusters.filter((c) => names.has(c.name));
-  const identity = options.identity;
   const certified = identity?.certified && new Set(identity.certified);
   const hasSvid = (id: string) => !certified || certified.has(id);
   const callers = nodeCallers(view, identity);
   const listeners = view.pods.map((p) => outboundListener(p, listenerOpts, callerKey(p, identity)));
   const clusters = identity
     ? callers.flatMap((caller) => {
+      const scoped = view.callerDependencies?.[caller.key];
       const mine = withUdp(
-        nodeClusterNames(services, [caller.namespace], clustersByName),
+        nodeClusterNames(
+          scoped ? dependencyServices(mesh, scoped) : services,
+          [caller.namespace],
+          clustersByName,
+        ),
         [caller.namespace],
       );
       return irClusters.filter((c) => mine.has(c.name)).map((c) => {
