@@ -58,6 +58,8 @@ export interface ConformanceOptions {
   channel?: Channel;
   /** Leave aether, the channel and the suite's base resources as they are afterwards (iteration). */
   keep?: boolean;
+  /** Install with identity on (SPIRE, mTLS on every in-cluster hop); the gate's default is off. */
+  identity?: boolean;
   log?: Logger;
   progress?: (line: string) => void;
 }
@@ -85,7 +87,14 @@ export function runConformance(opts: ConformanceOptions = {}): Promise<Conforman
     // busybox is not the suite's, but the cluster's defaults: a later user reusing the cluster this
     // run brought up finds what a fresh one has.
     // echo-advanced: Istio's echo server and client, the mesh profiles' app.
-    images: ["aether", "echoBasic", "echoAdvanced", "busybox", "coredns"],
+    images: [
+      "aether",
+      "echoBasic",
+      "echoAdvanced",
+      "busybox",
+      "coredns",
+      ...opts.identity ? ["spireServer", "spireAgent"] as const : [],
+    ],
     log,
   });
 }
@@ -104,7 +113,7 @@ async function inCluster(
   await Deno.remove(reportFile).catch(() => {});
   const channel = opts.channel ?? "experimental";
   progress(`Gateway API CRDs: the ${channel} channel; installing aether with the chart`);
-  const features = await installAether(c.kubeconfig, c.layout, log, channel);
+  const features = await installAether(c.kubeconfig, c.layout, log, channel, opts.identity);
   progress(`GatewayClass and XMesh advertise ${features.length} features: ${features.join(", ")}`);
   for (const [test, why] of Object.entries(brokenUpstream)) progress(`skipping ${test}: ${why}`);
   progress(`running the suite (log: ${logFile})`);
