@@ -116,11 +116,13 @@ export function trimObject(
 
 /**
  * A Pod as aether reads it (pods.ts, identities, capture adoption): who it is, where it runs, its
- * service account and address; the rest (containers, conditions: most of a Pod) is dropped, as
- * every node may hold every Pod of the cluster.
+ * service account and address; the rest (containers, conditions, its resourceVersion: most of a
+ * Pod's updates) is dropped, as every node may hold every Pod of the cluster, and an update
+ * that changes none of what is kept is no change ({@link samePod}).
  */
 // deno-lint-ignore no-explicit-any
-function trimPod(raw: any, apiVersion: string, metadata: any): SourceObject {
+function trimPod(raw: any, apiVersion: string, meta: any): SourceObject {
+  const { resourceVersion: _rv, ...metadata } = meta;
   const spec = raw.spec ?? {}, status = raw.status ?? {};
   const pick = (o: Record<string, unknown>, keys: string[]) =>
     Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
@@ -131,6 +133,11 @@ function trimPod(raw: any, apiVersion: string, metadata: any): SourceObject {
     spec: pick(spec, ["nodeName", "serviceAccountName", "hostNetwork"]),
     status: pick(status, ["phase", "podIP", "podIPs"]),
   } as SourceObject;
+}
+
+/** Whether two trimmed Pods ({@link trimObject}) hold the same: an update aether can ignore. */
+export function samePod(a: SourceObject, b: SourceObject): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** What a CRD says about one kind: the versions it serves, once Established. */

@@ -6,6 +6,7 @@ import {
   defaultKinds,
   kindSpec,
   kindSpecs,
+  samePod,
   servedVersion,
   trimObject,
 } from "./kinds.ts";
@@ -91,4 +92,25 @@ Deno.test("trimObject: a Pod keeps who it is, where it runs, its service account
     spec: { nodeName: "n1", serviceAccountName: "sa", hostNetwork: false },
     status: { phase: "Running", podIP: "10.0.0.1", podIPs: [{ ip: "10.0.0.1" }] },
   });
+});
+
+Deno.test("samePod: an update of what is not kept (conditions, resourceVersion) is the same Pod", () => {
+  const raw = (rv: string, ready: string, ip?: string) => ({
+    metadata: { name: "p", namespace: "a", uid: "u", resourceVersion: rv },
+    spec: { nodeName: "n1", serviceAccountName: "sa" },
+    status: {
+      phase: "Running",
+      ...ip ? { podIP: ip } : {},
+      conditions: [{ type: "Ready", status: ready }],
+    },
+  });
+  const trim = (o: unknown) => trimObject(o, "Pod", "v1");
+  const first = trim(raw("1", "False", "10.0.0.1"));
+  assert.equal(first.metadata.resourceVersion, undefined, "a trimmed Pod has no resourceVersion");
+  assert.ok(
+    samePod(first, trim(raw("2", "True", "10.0.0.1"))),
+    "Ready flipped: nothing kept changed",
+  );
+  assert.ok(!samePod(first, trim(raw("3", "True", "10.0.0.2"))), "a new address is a change");
+  assert.ok(!samePod(first, trim(raw("4", "True"))), "an address gone is a change");
 });

@@ -35,6 +35,12 @@ export interface ReflectorOptions<T> {
   fieldSelector?: string;
   /** Raw JSON → kept value (called only for new or changed objects). */
   transform: (raw: unknown) => T;
+  /**
+   * Whether two kept values are the same: given, a changed object whose kept value is the same
+   * keeps its old value and gives no `onChange` (a Pod whose conditions changed, when the
+   * transform keeps none of them).
+   */
+  sameValue?: (a: T, b: T) => boolean;
   /** Runs after the store changed (not for bookmarks or unchanged relists). */
   onChange: () => void;
   logger: Logger;
@@ -205,8 +211,10 @@ export class Reflector<T> {
       const itemRv = String(item.metadata?.resourceVersion ?? "");
       if (old && old.rv === itemRv) next.set(key, old);
       else {
-        next.set(key, { rv: itemRv, value: this.options.transform(item) });
-        changed = true;
+        const value = this.options.transform(item);
+        const same = old !== undefined && this.options.sameValue?.(old.value, value) === true;
+        next.set(key, { rv: itemRv, value: same ? old.value : value });
+        changed ||= !same;
       }
     }
     this.#store = next;
@@ -255,8 +263,14 @@ export class Reflector<T> {
           if (this.#store.delete(key)) this.options.onChange();
           return;
         }
-        if (this.#store.get(key)?.rv === rv) return;
-        this.#store.set(key, { rv, value: this.options.transform(e.object) });
+        const old = this.#store.get(key);
+        if (old?.rv === rv) return;
+        const value = this.options.transform(e.object);
+        if (old && this.options.sameValue?.(old.value, value)) {
+          this.#store.set(key, { rv, value: old.value });
+          return;
+        }
+        this.#store.set(key, { rv, value });
         this.options.onChange();
       };
       const handle = client.watch(path, params, onEvent, (err) => {

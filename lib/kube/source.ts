@@ -22,6 +22,7 @@ import {
   type CrdSummary,
   type KindSpec,
   kindSpecs,
+  samePod,
   servedVersion,
   summarizeCrd,
   trimObject,
@@ -235,6 +236,7 @@ export class KubeSource implements Source {
           ? `spec.nodeName=${this.#opts.nodeName}`
           : undefined,
         transform: (raw) => trimObject(raw, spec.kind, apiVersion),
+        sameValue: spec.kind === "Pod" ? samePod : undefined,
         onChange: () => this.#schedule(),
       });
       this.#watched.set(spec.kind, { spec, version, reflector });

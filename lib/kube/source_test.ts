@@ -385,6 +385,23 @@ Deno.test("kube source: real kube-apiserver", async (t) => {
         await must(kube, "POST", "/api/v1/namespaces/contract/pods", pod("theirs-2", "node-b"));
         await n.until("second pod of node-a", (s) => names(s, "Pod").length === 2);
         assertEquals(names(n.seen[n.seen.length - 1], "Pod"), ["contract/mine", "contract/mine-2"]);
+
+        // A status update of what aether does not keep (conditions) is no change: the Pod stays
+        // the very object it was; a label after it (same watch, later event) is one.
+        const mine = (s: SourceRevision) =>
+          s.objects.find((o) => o.kind === "Pod" && o.metadata.name === "mine")!;
+        const before = mine(n.seen[n.seen.length - 1]);
+        await must(kube, "PATCH", "/api/v1/namespaces/contract/pods/mine/status", {
+          status: { conditions: [{ type: "Ready", status: "True" }] },
+        });
+        await must(kube, "PATCH", "/api/v1/namespaces/contract/pods/mine-2", {
+          metadata: { labels: { seen: "yes" } },
+        });
+        const after = await n.until(
+          "mine-2's label",
+          (s) => s.objects.some((o) => o.metadata.labels?.seen === "yes"),
+        );
+        assert(mine(after) === before, "a conditions-only update left the Pod as it was");
       } finally {
         await node.stop();
       }
