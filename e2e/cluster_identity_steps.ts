@@ -9,7 +9,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Cluster, imageNames } from "../testbed/cluster/mod.ts";
 import { projectRoot } from "../testbed/peers/mod.ts";
-import { type CaptureEnv, nodeAgentJson, podPid, wgetEcho } from "./cluster_capture.ts";
+import {
+  type CaptureEnv,
+  nodeAgentJson,
+  nodeProxyStats,
+  podPid,
+  wgetEcho,
+} from "./cluster_capture.ts";
 import { assertNoneFailed, underCapturedLoad } from "./cluster_capture_lifecycle.ts";
 import { releaseNs, waitFor } from "./cluster_ha.ts";
 import { rollout } from "./kubectl.ts";
@@ -164,9 +170,17 @@ const quantile = (xs: number[], q: number) =>
  * `n` new pods, each of a new identity, created at once: for each, the time from `kubectl apply`
  * until a captured caller gets its answer over mTLS with the pod's own SPIFFE ID (registration,
  * SVID, the pod's :15008 chain, the caller's cluster). Every pod within `boundS`; p50 and p99
- * printed.
+ * printed. The node proxy then holds mTLS clusters for what callers called (the client's `n`),
+ * not for every new identity × every Service: fewer than 6 clusters per new pod.
  */
-export async function newPodsServeMtls(env: CaptureEnv, n: number, boundS: number) {
+export async function newPodsServeMtls(
+  env: CaptureEnv,
+  c: Cluster,
+  n: number,
+  boundS: number,
+) {
+  const before = (await nodeProxyStats(c, "^cluster_manager.active_clusters$"))
+    .get("cluster_manager.active_clusters") ?? 0;
   const { app } = env.ns;
   const manifest = burst(app, n);
   const t0 = performance.now();
@@ -203,5 +217,19 @@ export async function newPodsServeMtls(env: CaptureEnv, n: number, boundS: numbe
     } ms, p99 ${Math.round(quantile(ms, 0.99))} ms, max ${Math.round(Math.max(...ms))} ms`,
   );
   assert.deepEqual(r.missing, [], `pods not serving mTLS within ${boundS} s`);
+  const after = await nodeProxyStats(
+    c,
+    "^(cluster_manager.active_clusters|server.memory_allocated|server.memory_heap_size)$",
+  );
+  const clusters = after.get("cluster_manager.active_clusters") ?? 0;
+  const mib = (k: string) => Math.round((after.get(k) ?? 0) / 2 ** 20);
+  console.log(
+    `node proxy after ${n} new pods: ${clusters} clusters (${before} before), ` +
+      `${mib("server.memory_allocated")} MiB allocated, ${mib("server.memory_heap_size")} MiB heap`,
+  );
+  assert.ok(
+    clusters - before < 6 * n,
+    `${clusters - before} new clusters for ${n} new pods: caller clusters are not demand-scoped`,
+  );
   await env.k(["delete", "--wait=false", "-f", "-"], manifest);
 }

@@ -113,11 +113,11 @@ Deno.test({
           () => rotationsUnderLoad(env, c, vip),
         );
         await t.step(
-          // 20, not 50: each new pod here has a Service and an identity of its own, so the node
-          // proxy holds identities × Services caller clusters; at 50 (2,800) its Envoy went past
-          // its 512Mi limit (issue 21).
-          "20 new pods of new identities serve mTLS, each within 300 s",
-          () => newPodsServeMtls(env, 20, 300),
+          // Each has a Service and an identity of its own; the client's calls make the node proxy
+          // build mTLS clusters for the client only (per-caller demand), not for 50 identities ×
+          // every Service (that took its Envoy past 512Mi).
+          "50 new pods of new identities serve mTLS, each within 300 s",
+          () => newPodsServeMtls(env, c, 50, 300),
         );
       } finally {
         await env.cleanup();
