@@ -183,6 +183,7 @@ export async function newPodsServeMtls(
     .get("cluster_manager.active_clusters") ?? 0;
   const { app } = env.ns;
   const manifest = burst(app, n);
+  const wall0 = Date.now();
   const t0 = performance.now();
   await env.k(["apply", "-f", "-"], manifest);
   const services = (await env.json(["-n", app, "get", "services"])).items as {
@@ -217,6 +218,36 @@ export async function newPodsServeMtls(
     } ms, p99 ${Math.round(quantile(ms, 0.99))} ms, max ${Math.round(Math.max(...ms))} ms`,
   );
   assert.deepEqual(r.missing, [], `pods not serving mTLS within ${boundS} s`);
+  // Where the time went: each pod's Ready (the kubelet's view, whole seconds) from the apply.
+  const pods = (await env.json(["-n", app, "get", "pods", "-l", "burst"])).items as {
+    status: { conditions?: { type: string; status: string; lastTransitionTime: string }[] };
+  }[];
+  const readyAt = pods.flatMap((p) =>
+    (p.status.conditions ?? []).filter((x) => x.type === "Ready" && x.status === "True")
+      .map((x) => Date.parse(x.lastTransitionTime) - wall0)
+  );
+  console.log(
+    `  those pods Ready (kubelet, 1 s steps): p50 ${quantile(readyAt, 0.5)} ms, ` +
+      `p99 ${quantile(readyAt, 0.99)} ms, first ${Math.min(...readyAt)} ms`,
+  );
+  // … and their SVIDs at the node agent (its "SVID" log lines).
+  const logs = await env.k(["-n", releaseNs, "logs", "ds/aether-agent", "-c", "agent"]);
+  const svidAt = logs.split("\n").flatMap((l) => {
+    try {
+      const j = JSON.parse(l);
+      return j.msg === "SVID" && String(j.spiffeId).includes("/sa/burst-")
+        ? [Date.parse(j.ts) - wall0]
+        : [];
+    } catch {
+      return [];
+    }
+  });
+  if (svidAt.length) {
+    console.log(
+      `  their first SVIDs at the node agent: p50 ${quantile(svidAt, 0.5)} ms, ` +
+        `p99 ${quantile(svidAt, 0.99)} ms, first ${Math.min(...svidAt)} ms (${svidAt.length})`,
+    );
+  }
   const after = await nodeProxyStats(
     c,
     "^(cluster_manager.active_clusters|server.memory_allocated|server.memory_heap_size)$",
