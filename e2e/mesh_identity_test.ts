@@ -3,7 +3,8 @@
  * pods on a CNI bridge. A pod in namespace a (service account client) calls service b: the
  * backend sees XFCC By=<b's ID>;…;URI=<a/client's ID>, GAMMA consumer routes (weights, header
  * edit, timeout) still apply; refused: plaintext to :15008, a client certificate of another
- * trust domain, an endpoint presenting another service account's SVID, a forged XFCC.
+ * trust domain, an endpoint presenting another service account's SVID, a forged XFCC; a pod
+ * outside the mesh (opted out of capture) is reached in plaintext at its own port.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -18,6 +19,7 @@ import { startSpire } from "./spire.ts";
 import { selfSigned } from "./tls.ts";
 import { startEcho } from "./echo/server.ts";
 import { PLAINTEXT_ANNOTATION } from "../agent/identity/mod.ts";
+import { CAPTURE_ANNOTATION } from "../cni/mod.ts";
 import {
   echoInPod,
   netPodObject,
@@ -48,13 +50,18 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
     const clientId = await spire.registerPod("a", "client");
     const bId = await spire.registerPod("b", "b");
     await spire.registerPod("b", "b2");
-    const [a, b, b2, imp] = [
+    const [a, b, b2, imp, out] = [
       await net.addPod("aether-a"),
       await net.addPod("aether-b"),
       await net.addPod("aether-b2"),
       await net.addPod("aether-imp"),
+      await net.addPod("aether-out"),
     ];
-    procs.push(await echoInPod(b, "b", 9090), await echoInPod(b2, "b2", 9090));
+    procs.push(
+      await echoInPod(b, "b", 9090),
+      await echoInPod(b2, "b2", 9090),
+      await echoInPod(out, "out", 9090),
+    );
     // A backend that is no pod (bare metal: the bridge's host-side address): no identity.
     const bare = await startEcho("bare", net.gateway, 0);
     bareEcho = bare;
@@ -69,6 +76,12 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
       ...podService("imp", "b", [imp.ip], 9090),
       ...podService("bare", "b", [net.gateway], bare.port),
       ...podService("bare-ok", "b", [net.gateway], bare.port, { [PLAINTEXT_ANNOTATION]: "allow" }),
+      // A pod opted out of capture: outside the mesh, no :15008 anywhere; no plaintext opt-in.
+      {
+        ...netPodObject(out, "b", "out-0", "out", "node-elsewhere"),
+        metadata: { name: "out-0", namespace: "b", annotations: { [CAPTURE_ANNOTATION]: "false" } },
+      },
+      ...podService("out", "b", [out.ip], 9090),
       {
         apiVersion: "gateway.networking.k8s.io/v1",
         kind: "HTTPRoute",
@@ -300,6 +313,14 @@ Deno.test("mesh identity e2e: SPIFFE mTLS hop with XFCC, GAMMA over mTLS, refusa
       assert.equal(yes.first.status, 200, JSON.stringify(yes.first));
       assert.equal(yes.first.json!.backend, "bare");
       const h = yes.first.json!.headers as Record<string, string>;
+      assert.equal(h["x-forwarded-client-cert"], undefined, "plaintext: no XFCC");
+    });
+
+    await t.step("a pod outside the mesh is reached in plaintext at its own port", async () => {
+      const r = await curlFrom(a, "out.aether.internal:8080");
+      assert.equal(r.first.status, 200, JSON.stringify(r.first));
+      assert.equal(r.first.json!.backend, "out");
+      const h = r.first.json!.headers as Record<string, string>;
       assert.equal(h["x-forwarded-client-cert"], undefined, "plaintext: no XFCC");
     });
 

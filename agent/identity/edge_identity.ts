@@ -12,6 +12,7 @@ import { bundleSecret, svidSecret } from "../xds/translate/mod.ts";
 import type { NamedResource } from "../xds/translate/mod.ts";
 import {
   identityScheme,
+  outsideMeshPods,
   plaintextServices,
   podIdentities,
   withIdentities,
@@ -104,7 +105,12 @@ export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIde
     callerId,
     trustDomain: o.trustDomain,
     decorate: (ir, objects) =>
-      withIdentities(ir, podIdentities(objects, scheme), plaintextServices(objects)),
+      withIdentities(
+        ir,
+        podIdentities(objects, scheme),
+        plaintextServices(objects),
+        outsideMeshPods(objects, scheme),
+      ),
     secrets: () => {
       const svid = current && mine(current);
       return [

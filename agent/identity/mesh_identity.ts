@@ -108,6 +108,21 @@ export function podIdentities(
 }
 
 /**
+ * The IPs of the running pods {@link podIdentities} leaves out as outside the mesh (not those of
+ * mesh pods): their endpoints are dialled in plaintext (IREndpoint.outsideMesh).
+ */
+export function outsideMeshPods(objects: readonly KubeObject[], s: IdentityScheme): Set<string> {
+  const out = new Set<string>();
+  for (const o of objects) {
+    if (o.kind !== "Pod" || o.apiVersion !== "v1") continue;
+    const st = o.status as { phase?: string; podIP?: string } | undefined;
+    if (!st?.podIP || st.phase === "Succeeded" || st.phase === "Failed") continue;
+    if (outsideMesh(o, s.outsideNamespaces)) out.add(st.podIP);
+  }
+  return out;
+}
+
+/**
  * Services always dialled as they are: the API server's (`default/kubernetes`) is never a mesh
  * pod and has its own TLS; a captured pod's call to it must pass (docs/identity.md).
  */
@@ -129,12 +144,21 @@ export function plaintextServices(objects: readonly KubeObject[]): Set<string> {
   return out;
 }
 
-function decorate(c: IRCluster, ids: ReadonlyMap<string, string>, plain: ReadonlySet<string>) {
+function decorate(
+  c: IRCluster,
+  ids: ReadonlyMap<string, string>,
+  plain: ReadonlySet<string>,
+  outside: ReadonlySet<string>,
+) {
   // Datagrams go to the endpoint's own port in plaintext: no identity, no :15008.
   if (c.udp) return c;
+  let anyOutside = false;
   const endpoints = c.endpoints.map((e) => {
     const identity = ids.get(e.address);
-    return identity ? { ...e, identity } : e;
+    if (identity) return { ...e, identity };
+    if (!outside.has(e.address)) return e;
+    anyOutside = true;
+    return { ...e, outsideMesh: true };
   });
   const identities = [...new Set(endpoints.flatMap((e) => e.identity ? [e.identity] : []))].sort();
   return {
@@ -142,19 +166,22 @@ function decorate(c: IRCluster, ids: ReadonlyMap<string, string>, plain: Readonl
     endpoints,
     identities,
     ...(plain.has(c.service) ? { plaintextAllowed: true } : {}),
+    ...(anyOutside ? { outsideMeshEndpoints: true } : {}),
   };
 }
 
 /**
- * The mesh (or edge IR) with every endpoint's expected identity and the plaintext opt-ins filled
- * in (the mesh's namespaced clusters too: their pods' inbound chains need the identities).
+ * The mesh (or edge IR) with every endpoint's expected identity, the endpoints of pods `outside`
+ * the mesh ({@link outsideMeshPods}) and the plaintext opt-ins filled in (the mesh's namespaced
+ * clusters too: their pods' inbound chains need the identities).
  */
 export function withIdentities<T extends Pick<MeshIR, "clusters" | "namespacedClusters">>(
   mesh: T,
   ids: ReadonlyMap<string, string>,
   plain: ReadonlySet<string>,
+  outside: ReadonlySet<string> = new Set(),
 ): T {
-  const all = (list: readonly IRCluster[]) => list.map((c) => decorate(c, ids, plain));
+  const all = (list: readonly IRCluster[]) => list.map((c) => decorate(c, ids, plain, outside));
   const namespaced = mesh.namespacedClusters;
   return {
     ...mesh,

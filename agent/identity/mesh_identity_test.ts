@@ -3,6 +3,7 @@ import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
 import type { MeshIR } from "../../lib/ir/mod.ts";
 import {
   identityScheme,
+  outsideMeshPods,
   plaintextServices,
   podIdentities,
   spiffeIdOf,
@@ -54,6 +55,18 @@ Deno.test("podIdentities: opted-out pods and outside namespaces are outside the 
     pod("kube-system", "dns", "coredns", "10.0.0.6"),
   ], s);
   assert.deepEqual([...ids.keys()], ["10.0.0.4"]);
+  const host = pod("a", "h", "x", "10.0.0.7");
+  host.spec = { ...host.spec, hostNetwork: true };
+  assert.deepEqual(
+    [...outsideMeshPods([
+      pod("a", "in", "x", "10.0.0.4"),
+      optedOut,
+      host,
+      pod("kube-system", "dns", "coredns", "10.0.0.6"),
+    ], s)],
+    ["10.0.0.5", "10.0.0.7", "10.0.0.6"],
+    "the pods left out, and only those",
+  );
   assert.deepEqual(
     [
       ...podIdentities(
@@ -156,4 +169,32 @@ Deno.test("withIdentities: a UDP cluster gets no identity (datagrams are not tun
   const out = withIdentities(mesh, new Map([["10.0.0.1", "spiffe://t/ns/b/sa/dns"]]), new Set());
   assert.equal(out.clusters[0].endpoints[0].identity, undefined);
   assert.equal(out.clusters[0].identities, undefined);
+});
+
+Deno.test("withIdentities: endpoints of pods outside the mesh are marked, the others stay fail-closed", () => {
+  const mesh: MeshIR = {
+    services: [],
+    clusters: [{
+      name: "x.aether.internal",
+      service: "b/x",
+      port: 8080,
+      protocol: "http1",
+      endpoints: [
+        { address: "10.0.0.1", port: 9090 },
+        { address: "10.0.0.5", port: 9090 },
+        { address: "192.0.2.1", port: 80 },
+      ],
+    }],
+  };
+  const ids = new Map([["10.0.0.1", "spiffe://t/ns/b/sa/x"]]);
+  const c = withIdentities(mesh, ids, new Set(), new Set(["10.0.0.5"])).clusters[0];
+  assert.deepEqual(c.endpoints.map((e) => [e.identity, e.outsideMesh]), [
+    ["spiffe://t/ns/b/sa/x", undefined],
+    [undefined, true],
+    [undefined, undefined],
+  ]);
+  assert.equal(c.outsideMeshEndpoints, true);
+  assert.equal(c.plaintextAllowed, undefined, "the unknown endpoint is not opted in");
+  const none = withIdentities(mesh, ids, new Set()).clusters[0];
+  assert.equal(none.outsideMeshEndpoints, undefined);
 });

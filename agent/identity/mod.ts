@@ -23,6 +23,7 @@ export {
   identityScheme,
   identitySelectors,
   outsideMesh,
+  outsideMeshPods,
   PLAINTEXT_ANNOTATION,
   plaintextServices,
   podIdentities,

@@ -7,6 +7,7 @@
 import type { Resolved, Sink } from "../../lib/engine/mod.ts";
 import {
   type IdentityScheme,
+  outsideMeshPods,
   plaintextServices,
   podIdentities,
   wantedIdentities,
@@ -50,6 +51,7 @@ export class NodeMeshSink implements Sink {
         result.mesh,
         podIdentities(input.objects, id.scheme),
         plaintextServices(input.objects),
+        outsideMeshPods(input.objects, id.scheme),
       )
       : result.mesh;
     if (id?.setWanted(wantedIdentities(mine, id.scheme))) id.changed();

@@ -37,6 +37,7 @@ const entryFiles = [
   "envoy/extensions/filters/network/set_filter_state/v3/set_filter_state.proto",
   "envoy/extensions/matching/common_inputs/network/v3/network_inputs.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+  "envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto",
   "envoy/extensions/bootstrap/internal_listener/v3/internal_listener.proto",
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
   "envoy/service/secret/v3/sds.proto",

@@ -270,6 +270,8 @@ export interface IRCluster {
    * endpoints without an identity. Without it such endpoints are never dialled in plaintext.
    */
   plaintextAllowed?: boolean;
+  /** Some endpoint is `outsideMesh` (the cluster then has a plaintext socket for those). */
+  outsideMeshEndpoints?: boolean;
   /**
    * The Service port is UDP: its endpoints are sent datagrams at their own port, in plaintext (no
    * mTLS tunnel carries datagrams), so it never gets endpoint identities.
@@ -290,6 +292,14 @@ export interface IREndpoint {
    * the endpoint is then dialled over mTLS at port 15008 and its URI SAN must equal this.
    */
   identity?: string;
+  /**
+   * The endpoint's pod is known to be outside the mesh (on the node's network, opted out of
+   * capture, in an outside namespace): no node proxy serves a :15008 for it, so it is dialled in
+   * plaintext at its own port — as Istio and Linkerd dial a pod without a proxy. An endpoint the
+   * mesh knows nothing of (no identity, not outside) is never dialled in plaintext unless its
+   * Service opts in.
+   */
+  outsideMesh?: boolean;
 }
 
 /** A certificate and key, PEM encoded, from a kubernetes.io/tls Secret. */

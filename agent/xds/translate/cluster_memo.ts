@@ -25,6 +25,7 @@ function sameClusterInputs(a: ClusterEntry, c: IRCluster, opts: ClusterOptions):
   const x = a.c;
   return x.name === c.name && x.protocol === c.protocol && x.port === c.port &&
     x.plaintextAllowed === c.plaintextAllowed &&
+    x.outsideMeshEndpoints === c.outsideMeshEndpoints &&
     (x.identities === c.identities ||
       (x.identities !== undefined && c.identities !== undefined &&
         sameItems(x.identities, c.identities))) &&

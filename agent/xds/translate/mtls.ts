@@ -37,6 +37,14 @@ function identityStruct(id: string): Record<string, unknown> {
   return { fields: { identity: { stringValue: id } } };
 }
 
+/** The socket-match metadata of an endpoint outside the mesh (IREndpoint.outsideMesh). */
+function outsideStruct(): Record<string, unknown> {
+  return { fields: { mesh: { stringValue: "outside" } } };
+}
+
+/** The match (and its plaintext socket) of endpoints outside the mesh. */
+const OUTSIDE_MESH_MATCH = "outside-mesh";
+
 /** The default SPIFFE ID template: `spiffe://<td>/ns/<ns>/sa/<sa>`. */
 export const DEFAULT_ID_TEMPLATE = "spiffe://{td}/ns/{ns}/sa/{sa}";
 
@@ -153,8 +161,9 @@ export function noIdentity(trustDomain: string): string {
 
 /**
  * transport_socket_matches and default socket of a cluster dialled by `callerId`: one match per
- * endpoint identity; endpoints without one get plaintext only when the Service opted in,
- * otherwise a socket no server can satisfy (the request fails; never a silent downgrade).
+ * endpoint identity; endpoints of pods outside the mesh get plaintext (their own match); other
+ * endpoints without an identity get plaintext only when the Service opted in, otherwise a socket
+ * no server can satisfy (the request fails; never a silent downgrade).
  */
 export function clusterMtls(
   c: IRCluster,
@@ -169,6 +178,16 @@ export function clusterMtls(
       transport_socket: upstreamMtls(callerId, trustDomain, id, sni),
     })),
   };
+  if (c.outsideMeshEndpoints) {
+    (out.transport_socket_matches as unknown[]).push({
+      name: OUTSIDE_MESH_MATCH,
+      match: outsideStruct(),
+      transport_socket: {
+        name: "envoy.transport_sockets.raw_buffer",
+        typed_config: any("envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer"),
+      },
+    });
+  }
   if (!c.plaintextAllowed) {
     out.transport_socket = upstreamMtls(callerId, trustDomain, noIdentity(trustDomain), sni);
   }
@@ -179,6 +198,9 @@ export function clusterMtls(
 export function endpointSocket(
   e: IREndpoint,
 ): { port: number; metadata?: Record<string, unknown> } {
+  if (e.outsideMesh) {
+    return { port: e.port, metadata: { filter_metadata: { [SOCKET_MATCH_KEY]: outsideStruct() } } };
+  }
   if (!e.identity) return { port: e.port };
   return {
     port: MESH_MTLS_PORT,
