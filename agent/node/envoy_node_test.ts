@@ -3,7 +3,8 @@
  * serves two pods in two network namespaces (namespaces "a" and "b") on 127.0.0.1:18081 each.
  * svc-1's producer route splits 90/10 to svc-1-v2; namespace a's consumer route sends all to
  * svc-1-v2. Cold services are fetched with on-demand VHDS on their first request; config_dump
- * holds only the dependency set.
+ * holds only the dependency set. svc-4's second endpoint refuses connections: the mesh's retry
+ * floor sends those requests to the other.
  */
 import assert from "node:assert/strict";
 import type { MeshIR, MeshService } from "../../lib/ir/mod.ts";
@@ -12,6 +13,7 @@ import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { run } from "../../testbed/peers/mod.ts";
 import { configDump } from "../xds/server/_test_utils.ts";
 import { startNodeProxy } from "./_envoy_test_utils.ts";
+import { freePort } from "../../testbed/free_port.ts";
 
 const D = "aether.internal";
 
@@ -44,7 +46,7 @@ function all(name: string, backends: [string, number][]): IRRoute {
   };
 }
 
-function mesh(ports: Record<string, number>): MeshIR {
+function mesh(ports: Record<string, number>, dead: number): MeshIR {
   const split = all("HTTPRoute/prod/split/rule/0/match/0", [["svc-1", 90], ["svc-1-v2", 10]]);
   const pin = all("HTTPRoute/a/pin/rule/0/match/0", [["svc-1-v2", 1]]);
   const services = [
@@ -58,7 +60,11 @@ function mesh(ports: Record<string, number>): MeshIR {
     service: `prod/${s.name}`,
     port: 80,
     protocol: "http1",
-    endpoints: [{ address: "127.0.0.1", port: ports[s.name] }],
+    endpoints: [
+      { address: "127.0.0.1", port: ports[s.name] },
+      // Nothing listens there: connection refused.
+      ...s.name === "svc-4" ? [{ address: "127.0.0.1", port: dead }] : [],
+    ],
   }));
   return { services, clusters: clusters.sort((x, y) => x.name < y.name ? -1 : 1) };
 }
@@ -107,9 +113,10 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
+    const dead = freePort();
     const proxy = await startNodeProxy({
       backends: ["svc-1", "svc-1-v2", "svc-3", "svc-4"],
-      mesh,
+      mesh: (ports) => mesh(ports, dead),
       dependencies: [`svc-1.${D}`],
     });
     const { nsA, nsB, server, adminUrl, asked } = proxy;
@@ -143,6 +150,10 @@ Deno.test({
         `svc-4.${D}`,
       ]);
       assert.equal(server.lastNack("node-1"), undefined);
+      // The retry floor: requests round-robined to svc-4's refusing endpoint go to the other.
+      assert.deepEqual(count(await curlFrom(nsA, `svc-4.${D}`, 40)), {
+        "200 backend svc-4 /x": 40,
+      });
       // Each came through Envoy's on-demand VHDS (`<route config>/<host>` on the VHDS stream).
       assert.deepEqual(asked.sort(), [
         `outbound.a/svc-4.${D}:80`,

@@ -52,7 +52,7 @@ import {
   tlsChainName,
 } from "./capture_match.ts";
 import { ON_DEMAND_FILTER } from "./listener.ts";
-import { type Caller, callerCluster, callerPortRoutes } from "./routes.ts";
+import { type Caller, callerCluster, callerPortRoutes, meshRetryFloor } from "./routes.ts";
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 const ON_DEMAND = "envoy.extensions.filters.http.on_demand.v3.OnDemand";
@@ -102,7 +102,12 @@ export function captureRouteConfiguration(caller: Caller, port: MeshServicePort)
     name,
     resource: {
       name,
-      virtual_hosts: [{ name, domains: ["*"], routes: callerPortRoutes(port, caller) }],
+      virtual_hosts: [{
+        name,
+        domains: ["*"],
+        routes: callerPortRoutes(port, caller),
+        retry_policy: meshRetryFloor(),
+      }],
       // Invalid backends name missing clusters on purpose (they answer 500), so never reject.
       validate_clusters: { value: false },
     },

@@ -12,6 +12,20 @@ import type { NamedResource } from "../types.ts";
 import { adsConfigSource } from "../util.ts";
 import { outboundRouteName } from "./listener.ts";
 
+/**
+ * The mesh's retry floor, on every node proxy virtual host (a route's own retry stanza replaces
+ * it): a request that never reached an app — the connection to its endpoint failed (a pod gone
+ * between EDS updates, a refused or failed handshake), the stream was refused, or the connection
+ * reset before the request went out — goes to another endpoint, twice at most. Safe for any
+ * method, since no app saw it; a reset or an error after the request was sent is not retried.
+ */
+export function meshRetryFloor(): Record<string, unknown> {
+  return {
+    retry_on: "connect-failure,refused-stream,reset-before-request",
+    num_retries: { value: 2 },
+  };
+}
+
 /** Matches every path (a fresh object each time: routes are never shared). */
 function anyPath(): IRRouteMatch {
   return { path: { type: "PathPrefix", value: "/" }, headers: [], queryParams: [] };
@@ -99,7 +113,12 @@ function serviceVirtualHost(port: MeshServicePort, caller: Caller): NamedResourc
   const name = outboundVirtualHostName(caller.key, port.cluster);
   return {
     name,
-    resource: { name, domains: [...port.domains], routes: callerPortRoutes(port, caller) },
+    resource: {
+      name,
+      domains: [...port.domains],
+      routes: callerPortRoutes(port, caller),
+      retry_policy: meshRetryFloor(),
+    },
   };
 }
 
