@@ -1,6 +1,6 @@
 /**
  * `deno task conformance [--run-test NAME[,NAME…]] [--skip-tests A,B] [--profiles P,Q] [--timeout MIN]
- * [--channel standard|experimental] [--keep] [--identity]`: the official Gateway API v1.5.1 conformance suite against the local cluster with
+ * [--channel standard|experimental] [--keep] [--without-identity]`: the official Gateway API v1.5.1 conformance suite against the local cluster with
  * aether installed by its chart (testbed/conformance, docs/kubernetes.md). Prints a table; exits 1 if
  * a core test or an advertised extended test failed. Needs root (the local cluster).
  */
@@ -17,7 +17,7 @@ const { values } = parseArgs({
     timeout: { type: "string" },
     channel: { type: "string" },
     keep: { type: "boolean" },
-    identity: { type: "boolean" },
+    "without-identity": { type: "boolean" },
   },
 });
 if (Deno.uid?.() !== 0) {
@@ -36,7 +36,7 @@ const r = await runConformance({
   timeoutMinutes: values.timeout ? Number(values.timeout) : undefined,
   channel: values.channel as "standard" | "experimental" | undefined,
   keep: values.keep,
-  identity: values.identity,
+  identity: !values["without-identity"],
   log: new Logger("conformance"),
 });
 console.log(

@@ -58,7 +58,7 @@ export interface ConformanceOptions {
   channel?: Channel;
   /** Leave aether, the channel and the suite's base resources as they are afterwards (iteration). */
   keep?: boolean;
-  /** Install with identity on (SPIRE, mTLS on every in-cluster hop); the gate's default is off. */
+  /** Install with identity (SPIRE, mTLS on every in-cluster hop): default true, as the chart's. */
   identity?: boolean;
   log?: Logger;
   progress?: (line: string) => void;
@@ -93,7 +93,7 @@ export function runConformance(opts: ConformanceOptions = {}): Promise<Conforman
       "echoAdvanced",
       "busybox",
       "coredns",
-      ...opts.identity ? ["spireServer", "spireAgent"] as const : [],
+      ...opts.identity !== false ? ["spireServer", "spireAgent"] as const : [],
     ],
     log,
   });
@@ -113,7 +113,13 @@ async function inCluster(
   await Deno.remove(reportFile).catch(() => {});
   const channel = opts.channel ?? "experimental";
   progress(`Gateway API CRDs: the ${channel} channel; installing aether with the chart`);
-  const features = await installAether(c.kubeconfig, c.layout, log, channel, opts.identity);
+  const features = await installAether(
+    c.kubeconfig,
+    c.layout,
+    log,
+    channel,
+    opts.identity !== false,
+  );
   progress(`GatewayClass and XMesh advertise ${features.length} features: ${features.join(", ")}`);
   for (const [test, why] of Object.entries(brokenUpstream)) progress(`skipping ${test}: ${why}`);
   progress(`running the suite (log: ${logFile})`);
