@@ -132,11 +132,12 @@ export function startIdentityEdge(
   objects: SourceObject[],
   spire: Spire,
   logs: string[] = [],
+  adminAddress = "127.0.0.1:0",
 ): ReturnType<typeof runStandalone> {
   return runStandalone({
     ...standaloneDefaults,
     source: new MemorySource(objects),
-    adminAddress: "127.0.0.1:0",
+    adminAddress,
     xdsAddress: "127.0.0.1:0",
     dnsAddress: "none",
     nodeId: `edge-${crypto.randomUUID().slice(0, 8)}`,

@@ -1,11 +1,13 @@
 /**
  * A node agent with identity is not ready before SPIRE has given it the trust bundle (it could
  * serve nothing over mTLS), and says why on /readyz; it becomes ready once the SPIRE agent is
- * there. Real SPIRE, real Envoy.
+ * there. An edge with identity answers /readyz while it waits for its first SVID, saying so.
+ * Real SPIRE, real Envoy.
  */
 import assert from "node:assert/strict";
 import { startSpire } from "./spire.ts";
-import { startIdentityNode } from "./identity_harness.ts";
+import { startIdentityEdge, startIdentityNode } from "./identity_harness.ts";
+import { freePort } from "../testbed/free_port.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { waitFor } from "./peers/proc.ts";
 
@@ -32,5 +34,28 @@ Deno.test("mesh identity: /readyz waits for SPIRE's trust bundle, with the reaso
     await agent.close();
     await spire.stop();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("edge identity: /readyz says it waits for the edge's first SVID, then it starts", async () => {
+  const spire = await startSpire();
+  await spire.stopAgent();
+  const admin = `127.0.0.1:${freePort()}`;
+  const starting = startIdentityEdge([], spire, [], admin);
+  try {
+    const url = `http://${admin}/readyz`;
+    const why = await waitFor("the edge's /readyz", async () => {
+      const r = await fetch(url).catch(() => undefined);
+      const text = await r?.text();
+      return r?.status === 503 ? text : undefined;
+    }, 30_000);
+    assert.match(why, /waiting for this edge's first SVID from the Workload API/);
+    await spire.startAgent();
+    await starting;
+    const after = await (await fetch(url)).text();
+    assert.doesNotMatch(after, /first SVID/, after);
+  } finally {
+    await starting.then((e) => e.close(), () => {});
+    await spire.stop();
   }
 });

@@ -37,15 +37,42 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
   const metrics = new Registry();
   const cache = new SnapshotCache();
   if (opts.spireSocket && !opts.trustDomain) throw new Error("--spire-socket needs --trust-domain");
-  const identity = opts.spireSocket
-    ? await startEdgeIdentity({
-      socket: opts.spireSocket,
-      trustDomain: opts.trustDomain!,
-      template: opts.spiffeIdTemplate,
-      outsideNamespaces: opts.outsideMeshNamespaces,
-      logger: logger.child("identity"),
-    })
+  const dns = meshDnsResponder({ ...opts, logger, metrics });
+  // Until the first SVID, /readyz says what it waits for (the engine starts after it).
+  let waiting = opts.spireSocket
+    ? `waiting for this edge's first SVID from the Workload API at ${opts.spireSocket} (is ` +
+      "this node's spire-agent Ready, and an entry registered for this pod's service account?)"
     : undefined;
+  let engine: Engine | undefined;
+  const runtime = await startRuntime({
+    ...opts,
+    logger,
+    metrics,
+    cache,
+    dns,
+    envoyCluster: "aether-standalone",
+    // The edge's virtual hosts are served over VHDS, which Envoy speaks over delta xDS only.
+    delta: true,
+    holdReady: () => waiting,
+    // Files whose current content does not parse; their last good objects keep serving.
+    status: () => ({ config: engine?.status, staleFiles: engine?.input?.stale ?? [] }),
+  });
+  let identity;
+  try {
+    identity = opts.spireSocket
+      ? await startEdgeIdentity({
+        socket: opts.spireSocket,
+        trustDomain: opts.trustDomain!,
+        template: opts.spiffeIdTemplate,
+        outsideNamespaces: opts.outsideMeshNamespaces,
+        logger: logger.child("identity"),
+      })
+      : undefined;
+  } catch (e) {
+    await runtime.close();
+    throw e;
+  }
+  waiting = undefined;
   const snapshots = new EdgeSnapshots({
     cache,
     translate: {
@@ -59,8 +86,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     secrets: identity?.secrets,
   });
   identity?.onChange(() => snapshots.refreshSecrets());
-  const dns = meshDnsResponder({ ...opts, logger, metrics });
-  const engine = new Engine({
+  const running = new Engine({
     logger: logger.child("config"),
     metrics,
     resolve: {
@@ -70,18 +96,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     },
     sinks: [snapshots, ...(dns ? [meshRecordsSink(dns)] : [])],
   });
-  const runtime = await startRuntime({
-    ...opts,
-    logger,
-    metrics,
-    cache,
-    dns,
-    envoyCluster: "aether-standalone",
-    // The edge's virtual hosts are served over VHDS, which Envoy speaks over delta xDS only.
-    delta: true,
-    // Files whose current content does not parse; their last good objects keep serving.
-    status: () => ({ config: engine.status, staleFiles: engine.input?.stale ?? [] }),
-  });
+  engine = running;
   const source = opts.source ??
     await configSource(opts, {
       logger,
@@ -90,11 +105,11 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
       allPods: !!identity,
       keepDir: join(runtime.stateDir, "last-good"),
     });
-  await source.start((snap) => engine.apply(snap));
+  await source.start((snap) => running.apply(snap));
   await runtime.startEnvoy();
   return {
     ...runtime,
-    engine,
+    engine: running,
     snapshots,
     metrics,
     close: async (c) => {
