@@ -94,6 +94,9 @@ function serverConf(dir: string, port: number, td: string, ttl: string, ca: bool
   data_dir = "${join(dir, "server-data")}"
   log_level = "INFO"
   default_x509_svid_ttl = "${ttl}"
+  # The SPIRE agent's own SVID keeps an hour whatever the workloads' TTL: a short one would expire
+  # while a test has the server stopped, and the agent would exit.
+  agent_ttl = "1h"
 }
 plugins {
   DataStore "sql" {

@@ -18,6 +18,8 @@ import {
   withIdentities,
 } from "./mesh_identity.ts";
 import { parseSpiffeId } from "./svid.ts";
+import { SvidHealth } from "./svid_health.ts";
+import type { Registry } from "../../lib/metrics/mod.ts";
 import { WorkloadApiClient, type WorkloadUpdate } from "./workload.ts";
 
 /** Options of {@link startEdgeIdentity}. */
@@ -30,6 +32,14 @@ export interface EdgeIdentityOptions {
   logger: Logger;
   /** How long to wait for the first SVID. Default 60 s. */
   timeoutMs?: number;
+  /**
+   * Where the SVID's expiry and renewal gauges go (svid_health.ts), updated every `countdownMs`
+   * (default 10 s); an SVID past its expiry without a successor is logged as an error.
+   */
+  metrics?: Registry;
+  countdownMs?: number;
+  /** Injected clock (ms). */
+  now?: () => number;
 }
 
 /** A running edge identity. */
@@ -49,6 +59,8 @@ export interface EdgeIdentity {
 /** Starts the Workload API stream and waits for the edge's first SVID in the trust domain. */
 export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIdentity> {
   const scheme = identityScheme(o.trustDomain, o.template, o.outsideNamespaces);
+  const now = o.now ?? Date.now;
+  const health = o.metrics && new SvidHealth(o.metrics, o.logger);
   let current: WorkloadUpdate | undefined;
   let listener: (() => void) | undefined;
   let first: (() => void) | undefined;
@@ -69,6 +81,7 @@ export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIde
       }
       const changed = current !== undefined;
       current = u;
+      health?.observe(svid, now());
       o.logger.info("own SVID", {
         spiffeId: svid.spiffeId,
         expiresAt: new Date(svid.expiresAt).toISOString(),
@@ -101,6 +114,21 @@ export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIde
     clearTimeout(timer);
   }
   const callerId = mine(current!)!.spiffeId;
+  // Gauges while SPIRE may be away; an expired SVID is said once (pods refuse it: fail closed).
+  let expiredSaid: string | undefined;
+  const tick = setInterval(() => {
+    const svid = current && mine(current);
+    if (!svid) return;
+    if (svid.expiresAt > now()) return health?.observe(svid, now());
+    health?.clear(svid.spiffeId);
+    if (expiredSaid === svid.certChainPem) return;
+    expiredSaid = svid.certChainPem;
+    o.logger.error(
+      "own SVID expired and the Workload API sent no new one: pods refuse this edge's mTLS " +
+        "hops until it does (is this node's spire-agent running, and its server reachable?)",
+      { spiffeId: svid.spiffeId, expiredAt: new Date(svid.expiresAt).toISOString() },
+    );
+  }, o.countdownMs ?? 10_000);
   return {
     callerId,
     trustDomain: o.trustDomain,
@@ -119,6 +147,9 @@ export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIde
       ];
     },
     onChange: (l) => listener = l,
-    close: () => client.close(),
+    close: () => {
+      clearInterval(tick);
+      client.close();
+    },
   };
 }

@@ -20,7 +20,8 @@ import type { Logger } from "../../lib/log/mod.ts";
 import type { Registry } from "../../lib/metrics/mod.ts";
 import { DelegatedIdentityClient, type Subscription } from "./delegated.ts";
 import type { Selector } from "./proto.ts";
-import { renewalOverdue, type Svid, type TrustBundle } from "./svid.ts";
+import type { Svid, TrustBundle } from "./svid.ts";
+import { SvidHealth } from "./svid_health.ts";
 
 /** An identity a node needs: the SPIFFE ID its pods must have and the selectors to ask with. */
 export interface WantedIdentity {
@@ -48,8 +49,6 @@ interface Held {
   svid?: Svid;
   /** Drops `svid` at its expiry. */
   expiry?: ReturnType<typeof setTimeout>;
-  /** The overdue warning was given for this `svid`. */
-  overdue?: boolean;
 }
 
 /** setTimeout's longest delay (a longer one fires at once). */
@@ -63,18 +62,14 @@ export class NodeIdentities {
   #bundles: TrustBundle[] = [];
   readonly #timer: ReturnType<typeof setInterval>;
   readonly #now: () => number;
-  readonly #expiry;
+  readonly #health: SvidHealth;
   readonly #connected;
   readonly #updates;
-  readonly #overdue;
 
   constructor(readonly o: NodeIdentitiesOptions) {
     this.#now = o.now ?? Date.now;
     this.#client = new DelegatedIdentityClient(o.adminSocket, o.logger);
-    this.#expiry = o.metrics.gauge(
-      "aether_identity_svid_expiry_seconds",
-      "Seconds until the SVID in use for an identity expires.",
-    );
+    this.#health = new SvidHealth(o.metrics, o.logger);
     this.#connected = o.metrics.gauge(
       "aether_identity_spire_connected",
       "1 while the Delegated Identity streams are up (bundles stream), else 0.",
@@ -82,11 +77,6 @@ export class NodeIdentities {
     this.#updates = o.metrics.counter(
       "aether_identity_svid_updates_total",
       "SVIDs received from SPIRE, by identity.",
-    );
-    this.#overdue = o.metrics.gauge(
-      "aether_identity_svid_renewal_overdue",
-      "1 while an identity's SVID is past two thirds of its lifetime without a renewal " +
-        "(SPIRE server unreachable?), else 0.",
     );
     this.#bundleSub = this.#client.subscribeBundles({
       onUpdate: (b) => {
@@ -112,8 +102,7 @@ export class NodeIdentities {
       h.sub.close();
       clearTimeout(h.expiry);
       this.#held.delete(id);
-      this.#expiry.set(0, { spiffe_id: id });
-      this.#overdue.set(0, { spiffe_id: id });
+      this.#health.clear(id);
       dropped ||= h.svid !== undefined;
     }
     for (const [id, w] of next) {
@@ -181,11 +170,9 @@ export class NodeIdentities {
     }
     if (held.svid?.certChainPem === mine.certChainPem) return;
     held.svid = mine;
-    held.overdue = false;
-    this.#overdue.set(0, { spiffe_id: id });
     this.#scheduleExpiry(held);
     this.#updates.inc({ spiffe_id: id });
-    this.#expiry.set(Math.round((mine.expiresAt - this.#now()) / 1000), { spiffe_id: id });
+    this.#health.observe(mine, this.#now());
     this.o.logger.info("SVID", { spiffeId: id, expiresAt: new Date(mine.expiresAt).toISOString() });
     this.o.onChange();
   }
@@ -210,8 +197,7 @@ export class NodeIdentities {
     });
     held.svid = undefined;
     clearTimeout(held.expiry);
-    this.#expiry.set(0, { spiffe_id: id });
-    this.#overdue.set(0, { spiffe_id: id });
+    this.#health.clear(id);
     return true;
   }
 
@@ -222,12 +208,11 @@ export class NodeIdentities {
     for (const [id, h] of this.#held) {
       if (!h.svid) continue;
       const left = Math.round((h.svid.expiresAt - now) / 1000);
-      this.#expiry.set(Math.max(0, left), { spiffe_id: id });
       if (this.#drop(h)) {
         changed = true;
         continue;
       }
-      if (renewalOverdue(h.svid, now)) this.#warnOverdue(id, h, left);
+      this.#health.observe(h.svid, now);
       if (!h.sub.connected) {
         this.o.logger.warn("SPIRE unreachable; keeping the last SVID until it expires", {
           spiffeId: id,
@@ -236,19 +221,6 @@ export class NodeIdentities {
       }
     }
     if (changed) this.o.onChange();
-  }
-
-  /** The overdue gauge and, once per SVID, the warning that says what to check. */
-  #warnOverdue(id: string, h: Held, left: number): void {
-    this.#overdue.set(1, { spiffe_id: id });
-    if (h.overdue) return;
-    h.overdue = true;
-    this.o.logger.warn(
-      "SVID not renewed past two thirds of its lifetime: the SPIRE agent cannot get a new one " +
-        "(is the spire-server pod running and reachable from this node's spire-agent?); the " +
-        "last SVID serves until it expires",
-      { spiffeId: id, expiresInSeconds: left },
-    );
   }
 
   close(): void {

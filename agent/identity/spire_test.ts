@@ -11,6 +11,7 @@ import { Registry } from "../../lib/metrics/mod.ts";
 import { startSpire } from "../../e2e/spire.ts";
 import { waitFor } from "../../e2e/peers/proc.ts";
 import { NodeIdentities } from "./node_identities.ts";
+import { startEdgeIdentity } from "./edge_identity.ts";
 import { WorkloadApiClient, type WorkloadUpdate } from "./workload.ts";
 import { parseSpiffeId } from "./svid.ts";
 
@@ -145,8 +146,10 @@ Deno.test("identity: Workload API and Delegated Identity API against real SPIRE"
 });
 
 Deno.test("identity: SPIRE server away — renewal overdue said (gauge, one warning), then renewed", async () => {
-  const spire = await startSpire();
+  // 30 s SVIDs by default (the edge's own too): SPIRE renews them at 15 s, overdue from 20 s.
+  const spire = await startSpire({ svidTtl: "30s" });
   const metrics = new Registry();
+  const edgeMetrics = new Registry();
   const logs: string[] = [];
   const node = new NodeIdentities({
     adminSocket: spire.adminSocket,
@@ -155,8 +158,15 @@ Deno.test("identity: SPIRE server away — renewal overdue said (gauge, one warn
     onChange: () => {},
     countdownMs: 200,
   });
-  const gauge = (id: string) =>
-    metrics.render().match(
+  const edge = await startEdgeIdentity({
+    socket: spire.socket,
+    trustDomain: spire.trustDomain,
+    logger: quiet(),
+    metrics: edgeMetrics,
+    countdownMs: 200,
+  });
+  const gauge = (id: string, m = metrics) =>
+    m.render().match(
       new RegExp(`aether_identity_svid_renewal_overdue\\{spiffe_id="${id}"\\} (\\d)`),
     )?.[1];
   try {
@@ -171,6 +181,11 @@ Deno.test("identity: SPIRE server away — renewal overdue said (gauge, one warn
 
     await spire.stopServer();
     await waitFor("overdue", () => Promise.resolve(gauge(id) === "1" || undefined), 40_000);
+    await waitFor(
+      "the edge's own SVID overdue too",
+      () => Promise.resolve(gauge(edge.callerId, edgeMetrics) === "1" || undefined),
+      40_000,
+    );
     const held = node.svid(id);
     assert.ok(held && held.expiresAt > Date.now(), "the SVID still serves until its expiry");
     assert.ok(
@@ -194,7 +209,13 @@ Deno.test("identity: SPIRE server away — renewal overdue said (gauge, one warn
     );
     assert.ok(renewed.expiresAt > first.expiresAt);
     assert.equal(gauge(id), "0", "renewal clears the gauge");
+    await waitFor(
+      "the edge's renewed",
+      () => Promise.resolve(gauge(edge.callerId, edgeMetrics) === "0" || undefined),
+      60_000,
+    );
   } finally {
+    edge.close();
     node.close();
     await spire.stop();
   }
