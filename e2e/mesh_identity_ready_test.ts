@@ -54,6 +54,15 @@ Deno.test("edge identity: /readyz says it waits for the edge's first SVID, then 
     await starting;
     const after = await (await fetch(url)).text();
     assert.doesNotMatch(after, /first SVID/, after);
+    // Its own SVID's gauges are on its /metrics.
+    const metrics = await (await fetch(`http://${admin}/metrics`)).text();
+    assert.match(
+      metrics,
+      new RegExp(`aether_identity_svid_expiry_seconds\\{spiffe_id="${spire.agentId}"\\} [1-9]`),
+    );
+    assert.ok(
+      metrics.includes(`aether_identity_svid_renewal_overdue{spiffe_id="${spire.agentId}"} 0`),
+    );
   } finally {
     await starting.then((e) => e.close(), () => {});
     await spire.stop();

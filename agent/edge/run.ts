@@ -66,6 +66,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
         template: opts.spiffeIdTemplate,
         outsideNamespaces: opts.outsideMeshNamespaces,
         logger: logger.child("identity"),
+        metrics,
       })
       : undefined;
   } catch (e) {
