@@ -43,7 +43,8 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     ? `waiting for this edge's first SVID from the Workload API at ${opts.spireSocket} (is ` +
       "this node's spire-agent Ready, and an entry registered for this pod's service account?)"
     : undefined;
-  let engine: Engine | undefined;
+  // The engine once started (the runtime's /status asks before).
+  const started: { engine?: Engine } = {};
   const runtime = await startRuntime({
     ...opts,
     logger,
@@ -55,7 +56,10 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     delta: true,
     holdReady: () => waiting,
     // Files whose current content does not parse; their last good objects keep serving.
-    status: () => ({ config: engine?.status, staleFiles: engine?.input?.stale ?? [] }),
+    status: () => ({
+      config: started.engine?.status,
+      staleFiles: started.engine?.input?.stale ?? [],
+    }),
   });
   let identity;
   try {
@@ -97,7 +101,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     },
     sinks: [snapshots, ...(dns ? [meshRecordsSink(dns)] : [])],
   });
-  engine = running;
+  started.engine = running;
   const source = opts.source ??
     await configSource(opts, {
       logger,

@@ -7,7 +7,7 @@
 import { callerBackendClusters, type MeshIR, type MeshService } from "../../lib/ir/mod.ts";
 import { portOwnedClusters } from "../../lib/ir/mod.ts";
 import type { IRCluster, NodeView } from "../../lib/ir/mod.ts";
-import { nodeNamespaces } from "../xds/translate/node/mod.ts";
+import { identityCallerKey, nodeNamespaces } from "../xds/translate/node/mod.ts";
 
 /** Lookups over one MeshIR, built once per mesh version. */
 export interface MeshIndex {
@@ -166,7 +166,7 @@ export function scopedView(index: MeshIndex, demand: NodeDemand): NodeView {
   const by = demand.requestedBy;
   if (!by) return view;
   const keys = new Set([
-    ...demand.view.pods.map((p) => `${p.namespace}/${p.serviceAccount ?? "default"}`),
+    ...demand.view.pods.map((p) => identityCallerKey(p)),
     ...Object.keys(by),
   ]);
   const callerDependencies: Record<string, string[]> = {};

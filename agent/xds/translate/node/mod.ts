@@ -179,6 +179,11 @@ function idOf(identity: NodeIdentityOptions, namespace: string, serviceAccount: 
   );
 }
 
+/** A caller's key with identity: `<namespace>/<serviceAccount>` of one of its pods. */
+export function identityCallerKey(pod: { namespace: string; serviceAccount?: string }): string {
+  return `${pod.namespace}/${pod.serviceAccount ?? "default"}`;
+}
+
 /** The callers of a node: per namespace, or with identity per (namespace, service account). */
 export function nodeCallers(
   view: Pick<NodeView, "pods">,
@@ -190,16 +195,16 @@ export function nodeCallers(
       out.set(p.namespace, { key: p.namespace, namespace: p.namespace });
       continue;
     }
-    const sa = p.serviceAccount ?? "default";
-    const key = `${p.namespace}/${sa}`;
-    out.set(key, { key, namespace: p.namespace, spiffeId: idOf(identity, p.namespace, sa) });
+    const key = identityCallerKey(p);
+    const spiffeId = idOf(identity, p.namespace, p.serviceAccount ?? "default");
+    out.set(key, { key, namespace: p.namespace, spiffeId });
   }
   return [...out.values()].sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }
 
 /** The route-table key of a pod's outbound listener. */
 function callerKey(pod: NodeView["pods"][number], identity?: NodeIdentityOptions): string {
-  return identity ? `${pod.namespace}/${pod.serviceAccount ?? "default"}` : pod.namespace;
+  return identity ? identityCallerKey(pod) : pod.namespace;
 }
 
 /** The caller namespaces of a node: its pods' namespaces, sorted, each once. */
