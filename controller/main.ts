@@ -10,6 +10,7 @@ import { Registry } from "../lib/metrics/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { controllerDefaults as d, edgeIdentityFlags, runController } from "./mod.ts";
 import { podWebhookDefaults } from "./webhook/mod.ts";
+import { EtcdKv, originProblem } from "../lib/registry/mod.ts";
 
 const w = podWebhookDefaults("");
 
@@ -66,6 +67,16 @@ flags:
   --pod-ndots <n>              the ndots written (default ${w.ndots})
   --webhook-excluded-namespaces <list>  comma-separated namespaces never mutated besides the
                                webhook's own (default ${w.excludedNamespaces.join(",")})
+  --registry-url <url>         the clusterset registry's etcd client URL (its own etcd, never the
+                               API server's): turns on Multi-Cluster Services (ServiceExport →
+                               registry → ServiceImport in every cluster); needs --region, --cluster
+  --region <name>              this cluster's region (a DNS label)
+  --cluster <name>             this cluster's name in the region (a DNS label); MCS cluster id
+                               <cluster>.<region>
+  --registry-lease-ttl <s>     seconds this cluster's registry keys outlive a dead controller
+                               (default 10)
+  --trust-domain <td>          this cluster's SPIFFE trust domain: its registry endpoints carry
+                               their SPIFFE ID (spiffe://<td>/ns/<ns>/sa/<sa>)
 `;
 
 function seconds(flag: string, v: string | undefined, dflt: number): number {
@@ -100,6 +111,27 @@ function podWebhookFlags(v: Record<string, string | boolean | undefined>, leaseN
     ndots,
     excludedNamespaces: String(v["webhook-excluded-namespaces"]).split(",").map((s) => s.trim())
       .filter(Boolean),
+  };
+}
+
+/** The MCS options from --registry-url, --region, --cluster, --registry-lease-ttl. */
+function mcsFlags(v: Record<string, string | boolean | undefined>) {
+  if (v["registry-url"] === undefined) {
+    if (v.region !== undefined || v.cluster !== undefined) {
+      throw new Error("--region and --cluster need --registry-url (the clusterset registry)");
+    }
+    return {};
+  }
+  const origin = { region: String(v.region ?? ""), cluster: String(v.cluster ?? "") };
+  const problem = originProblem(origin);
+  if (problem) throw new Error(`--registry-url needs --region and --cluster: ${problem}`);
+  return {
+    mcs: {
+      kv: new EtcdKv({ url: String(v["registry-url"]) }),
+      origin,
+      ttlSeconds: positive("registry-lease-ttl", v["registry-lease-ttl"] as string | undefined, 10),
+      ...(v["trust-domain"] ? { trustDomain: String(v["trust-domain"]) } : {}),
+    },
   };
 }
 
@@ -141,6 +173,11 @@ async function main(args: string[]): Promise<number> {
       "webhook-configuration": { type: "string", default: w.configName },
       "pod-ndots": { type: "string" },
       "webhook-excluded-namespaces": { type: "string", default: w.excludedNamespaces.join(",") },
+      "registry-url": { type: "string" },
+      region: { type: "string" },
+      cluster: { type: "string" },
+      "registry-lease-ttl": { type: "string" },
+      "trust-domain": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -203,6 +240,7 @@ async function main(args: string[]): Promise<number> {
     ...(values["pod-ndots-webhook"]
       ? { podWebhook: podWebhookFlags(values, values["lease-namespace"]!) }
       : {}),
+    ...mcsFlags(values),
   });
   const [hostname, port] = values["admin-address"]!.split(/:(?=\d+$)/);
   const admin = Deno.serve({ hostname, port: Number(port), onListen: () => {} }, (req) => {

@@ -21,6 +21,8 @@ import type { EdgeOptions } from "./edge.ts";
 import { StatusSink } from "./status_sink.ts";
 import { StatusWriter } from "./status_writer.ts";
 import { type PodWebhook, type PodWebhookOptions, startPodWebhook } from "./webhook/mod.ts";
+import { McsController } from "./mcs/mod.ts";
+import type { Origin, RegistryKv } from "../lib/registry/mod.ts";
 
 /** Options of the controller (flag names in docs/kubernetes.md). */
 export interface ControllerOptions {
@@ -64,6 +66,12 @@ export interface ControllerOptions {
    * here, the MutatingWebhookConfiguration's caBundle kept current). Unset: no webhook.
    */
   podWebhook?: PodWebhookOptions;
+  /**
+   * --registry-url, --region, --cluster: this cluster's part of the clusterset (MCS): its
+   * ServiceExports go to its origin in the registry, every origin's exports come back as
+   * ServiceImports with a local clusterset VIP. Unset: no MCS.
+   */
+  mcs?: { kv: RegistryKv; origin: Origin; ttlSeconds?: number; trustDomain?: string };
 }
 
 /**
@@ -108,6 +116,8 @@ export interface Controller {
   source: KubeSource;
   /** The pod-ndots webhook, when enabled. */
   podWebhook?: PodWebhook;
+  /** The MCS controller, when the cluster is part of a clusterset. */
+  mcs?: McsController;
   /** The `/status` document: leader state, queue, last revision. */
   status(): Record<string, unknown>;
   /**
@@ -188,8 +198,24 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       metrics,
     })
     : undefined;
+  const mcs = opts.mcs
+    ? new McsController({
+      client: opts.client,
+      kv: opts.mcs.kv,
+      origin: opts.mcs.origin,
+      ttlSeconds: opts.mcs.ttlSeconds,
+      trustDomain: opts.mcs.trustDomain,
+      identity: opts.identity,
+      isLeader,
+      logger: logger.child("mcs"),
+      metrics,
+    })
+    : undefined;
+  // Not awaited: its kinds' CRDs may come later (it lists them with backoff until they do).
+  mcs?.start().catch((e) => logger.error("MCS controller failed to start", { error: String(e) }));
   await source.start((snap) => engine.apply(snap));
   elector.start((leader) => {
+    mcs?.leadershipChanged();
     if (!leader) return;
     // A new term: plan against what the server holds now, not what an earlier term wrote.
     writer.reset();
@@ -203,6 +229,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     source,
     engine,
     podWebhook,
+    mcs,
     status: () => ({
       identity: opts.identity,
       leader: elector.isLeader,
@@ -210,6 +237,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       watched: source.watchedKinds,
       ...(engine.status.error ? { error: engine.status.error } : {}),
       ...(podWebhook ? { podNdotsWebhook: podWebhook.status() } : {}),
+      ...(mcs ? { mcs: mcs.status() } : {}),
     }),
     ready: () => {
       const bad = source.unhealthyKinds(READY_FAILING_MS);
@@ -224,6 +252,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       await writer.stop();
       await podWebhook?.close();
       await edges?.stop();
+      await mcs?.stop();
       await elector.stop(!abandon);
       await source.stop();
     },

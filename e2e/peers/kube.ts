@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { ensurePeer } from "../../testbed/peers/mod.ts";
+import { startEtcd } from "./etcd.ts";
 import { exec, freePort, type Proc, spawn, stopAll, waitFor } from "./proc.ts";
 
 /** A running API server. */
@@ -82,7 +83,7 @@ export async function startKube(
   dir: string,
   opts: { authorization?: "AlwaysAllow" | "RBAC" } = {},
 ): Promise<Kube> {
-  const [etcd, apiserver] = [await ensurePeer("etcd"), await ensurePeer("kube-apiserver")];
+  const apiserver = await ensurePeer("kube-apiserver");
   await ensurePeer("openssl");
   const pki = join(dir, "pki");
   await Deno.mkdir(pki, { recursive: true });
@@ -90,29 +91,10 @@ export async function startKube(
   if (r.code !== 0) throw new Error(`making test PKI failed: ${r.stderr}`);
   const procs: Proc[] = [];
   try {
-    const [clientPort, peerPort, apiPort] = [freePort(), freePort(), freePort()];
-    const etcdUrl = `http://127.0.0.1:${clientPort}`;
-    const peerUrl = `http://127.0.0.1:${peerPort}`;
-    procs.push(spawn("etcd", etcd, [
-      "--name=test",
-      `--data-dir=${join(dir, "etcd")}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=test=${peerUrl}`,
-      "--unsafe-no-fsync",
-    ]));
-    await waitFor(
-      "etcd healthy",
-      async () => {
-        const res = await fetch(`${etcdUrl}/health`);
-        const body = await res.json();
-        return body.health === "true" ? true : undefined;
-      },
-      30_000,
-      procs,
-    );
+    const etcd = await startEtcd(dir);
+    procs.push(etcd.proc()!);
+    const etcdUrl = etcd.url;
+    const apiPort = freePort();
 
     const p = (f: string) => join(pki, f);
     const apiArgs = [

@@ -62,6 +62,7 @@ const inflight = new Map<string, Promise<string>>();
 /**
  * Returns the path of the peer's executable, installing it first when missing (for
  * `gateway-api-crds`: a directory with `standard/` and `experimental/` CRD YAML files; for
+ * `mcs-api-crds`: a directory with `crds/` (ServiceExport, ServiceImport); for
  * `kwok-stages`: a directory with `node/`, `node-heartbeat/` and `pod/` stage YAML files).
  */
 export function ensurePeer(name: string): Promise<string> {

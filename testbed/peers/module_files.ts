@@ -2,6 +2,8 @@
  * Data peers copied out of Go module zips (verified by Go's checksum database):
  * - `gateway-api-crds`: the Gateway API CRDs, `standard/` and `experimental/` channels, from
  *   `sigs.k8s.io/gateway-api` `config/crd/`;
+ * - `mcs-api-crds`: the Multi-Cluster Services API CRDs (ServiceExport, ServiceImport), from
+ *   `sigs.k8s.io/mcs-api` `config/crd/`;
  * - `kwok-stages`: kwok's "fast" node and pod lifecycle stages (`kustomize/stage/…`), which the kwok
  *   binary needs as `--config` files.
  * Each lands in `.cache/peers/<name>-<version>/<folder>/`.
@@ -28,6 +30,12 @@ export const filePeers: Record<string, ModuleFiles> = {
     tools: "gateway-api",
     module: "sigs.k8s.io/gateway-api",
     folders: { standard: "config/crd/standard", experimental: "config/crd/experimental" },
+  },
+  "mcs-api-crds": {
+    name: "mcs-api-crds",
+    tools: "mcs-api",
+    module: "sigs.k8s.io/mcs-api",
+    folders: { crds: "config/crd" },
   },
   "kwok-stages": {
     name: "kwok-stages",

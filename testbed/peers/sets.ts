@@ -45,6 +45,7 @@ export const peerSets: Readonly<Record<string, readonly string[]>> = {
     "kwok",
     "kwok-stages",
     "gateway-api-crds",
+    "mcs-api-crds",
     "gateway-conformance",
     "echo-basic",
     "kubectl",

@@ -1,0 +1,106 @@
+/**
+ * One cluster's ready endpoints of its exported Services → the registry's `eps/<ns>/<svc>/<pod>`
+ * records (pure): the pod's address, the Service ports' target ports, where it runs (node,
+ * zone) and who it is (ServiceAccount, and its SPIFFE ID when the trust domain is known), so an
+ * importer dials it over mTLS and verifies exactly that workload.
+ * @module
+ */
+import { endpointKey } from "../registry/mod.ts";
+import { parseRecord } from "./json_record.ts";
+
+/** One endpoint in the registry. */
+export interface EndpointRecord {
+  /** The exporting cluster's MCS cluster id. */
+  cluster: string;
+  namespace: string;
+  service: string;
+  /** The pod's name (or the address, for an endpoint without a pod). */
+  pod: string;
+  ip: string;
+  /** The Service's ports by name as this endpoint serves them (target ports). */
+  ports: { name: string; protocol: string; port: number }[];
+  node?: string;
+  zone?: string;
+  serviceAccount?: string;
+  /** `spiffe://<trust domain>/ns/<ns>/sa/<sa>` when the registrar knows its trust domain. */
+  spiffeId?: string;
+}
+
+/** The parts of an EndpointSlice (discovery.k8s.io/v1) read. */
+export interface EndpointSliceShape {
+  metadata: { namespace?: string; labels?: Record<string, string> };
+  addressType?: string;
+  ports?: { name?: string; protocol?: string; port?: number }[] | null;
+  endpoints?: {
+    addresses?: string[];
+    conditions?: { ready?: boolean | null };
+    nodeName?: string;
+    zone?: string;
+    targetRef?: { kind?: string; name?: string };
+  }[];
+}
+
+/** The parts of a Pod read: its ServiceAccount. */
+export interface PodIdentity {
+  namespace: string;
+  name: string;
+  serviceAccount: string;
+}
+
+/**
+ * Registry records of the ready endpoints of `exported` Services (`ns/name`), keyed by their key
+ * inside the origin. An endpoint listed twice (two address families) keeps its IPv4 address.
+ */
+export function endpointRecords(
+  cluster: string,
+  exported: ReadonlySet<string>,
+  slices: readonly EndpointSliceShape[],
+  pods: ReadonlyMap<string, PodIdentity>,
+  trustDomain?: string,
+): Map<string, string> {
+  const out = new Map<string, EndpointRecord>();
+  for (const s of slices) {
+    const ns = s.metadata.namespace ?? "default";
+    const service = s.metadata.labels?.["kubernetes.io/service-name"];
+    if (!service || !exported.has(`${ns}/${service}`)) continue;
+    if (s.addressType !== "IPv4" && s.addressType !== "IPv6") continue;
+    const ports = (s.ports ?? []).filter((p) => p.port !== undefined).map((p) => ({
+      name: p.name ?? "",
+      protocol: p.protocol ?? "TCP",
+      port: p.port!,
+    }));
+    for (const e of s.endpoints ?? []) {
+      if (e.conditions?.ready === false || !e.addresses?.length) continue;
+      const podName = e.targetRef?.kind === "Pod" && e.targetRef.name
+        ? e.targetRef.name
+        : undefined;
+      const pod = podName ?? e.addresses[0];
+      const key = endpointKey(ns, service, pod);
+      const prior = out.get(key);
+      if (prior && (s.addressType === "IPv6" || !prior.ip.includes(":"))) continue;
+      const identity = podName ? pods.get(`${ns}/${podName}`) : undefined;
+      out.set(key, {
+        cluster,
+        namespace: ns,
+        service,
+        pod,
+        ip: e.addresses[0],
+        ports,
+        ...(e.nodeName ? { node: e.nodeName } : {}),
+        ...(e.zone ? { zone: e.zone } : {}),
+        ...(identity ? { serviceAccount: identity.serviceAccount } : {}),
+        ...(identity && trustDomain
+          ? { spiffeId: `spiffe://${trustDomain}/ns/${ns}/sa/${identity.serviceAccount}` }
+          : {}),
+      });
+    }
+  }
+  return new Map(
+    [...out].sort(([a], [b]) => a < b ? -1 : 1).map(([k, v]) => [k, JSON.stringify(v)]),
+  );
+}
+
+/** A registry value read back as an EndpointRecord, or undefined when it is not one. */
+export function parseEndpointRecord(value: string): EndpointRecord | undefined {
+  return parseRecord(value, ["cluster", "namespace", "service", "pod", "ip"], true);
+}

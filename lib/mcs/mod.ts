@@ -1,0 +1,22 @@
+/**
+ * Multi-Cluster Services (KEP-1645) as pure functions: a cluster's export record of a Service,
+ * and the merge of every cluster's exports into one clusterset service with its conflicts.
+ * @module
+ */
+export * from "./types.ts";
+export {
+  exportRecord,
+  type InvalidExport,
+  isInvalidExport,
+  parseExportRecord,
+  type ServiceExportShape,
+  type ServiceShape,
+} from "./export_record.ts";
+export { exportOrder, type MergedService, mergeExports, mergePorts } from "./merge.ts";
+export {
+  type EndpointRecord,
+  endpointRecords,
+  type EndpointSliceShape,
+  parseEndpointRecord,
+  type PodIdentity,
+} from "./endpoints.ts";
