@@ -127,6 +127,39 @@ Deno.test("registry on real etcd", async (t) => {
     );
 
     await t.step(
+      "etcd hung (SIGSTOP): the probe notices, the view keeps serving; SIGCONT: back",
+      async () => {
+        const w = watchedMirror(kv, 200, 300);
+        await w.mirror.start();
+        const a = writer("a", 10);
+        await a.publish(eps(4));
+        await until("visible", () => w.mirror.origin("eu/east")?.entries.size === 4);
+        const pid = etcd.proc()!.child.pid;
+        Deno.kill(pid, "SIGSTOP");
+        try {
+          // The watch stays open on a stopped process; only the probe (300 ms, 2 s deadline) sees it.
+          await until("down", () => w.metrics.up.get() === 0, 10_000);
+          assert.equal(w.mirror.origin("eu/east")?.entries.size, 4);
+          assert.match(
+            w.logs.find((l) => l.level === "warn")?.msg ?? "",
+            /last endpoints keep serving/,
+          );
+        } finally {
+          Deno.kill(pid, "SIGCONT");
+        }
+        await until("up", () => w.metrics.up.get() === 1, 15_000);
+        await a.publish(eps(5));
+        await until(
+          "the new endpoint",
+          () => w.mirror.origin("eu/east")?.entries.size === 5,
+          10_000,
+        );
+        await a.withdraw();
+        w.mirror.stop();
+      },
+    );
+
+    await t.step(
       "etcd stopped: the view keeps serving with a warning and a gauge; back, it moves on",
       async () => {
         const w = watchedMirror(kv, 200);

@@ -20,7 +20,7 @@ export interface WatchedMirror {
 }
 
 /** A mirror on `kv` (not started). */
-export function watchedMirror(kv: RegistryKv, backoffMs = 50): WatchedMirror {
+export function watchedMirror(kv: RegistryKv, backoffMs = 50, probeMs = 500): WatchedMirror {
   const logs: { level: string; msg: string }[] = [];
   const logger = new Logger("registry", (line) => {
     const { level, msg } = JSON.parse(line);
@@ -39,6 +39,7 @@ export function watchedMirror(kv: RegistryKv, backoffMs = 50): WatchedMirror {
     logger,
     metrics,
     backoff: { initialMs: backoffMs, maxMs: backoffMs * 4 },
+    probeMs,
     onChange: (changed) => {
       changes.push([...changed].sort());
       for (const id of changed) {

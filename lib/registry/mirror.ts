@@ -49,6 +49,12 @@ export interface RegistryMirrorOptions {
   onChange: (changed: ReadonlySet<string>) => void;
   /** Wait after a failure: doubles from `initialMs` to `maxMs`. */
   backoff?: { initialMs: number; maxMs: number };
+  /**
+   * How often a watching mirror asks the registry whether it still answers (default 5 s): a hung
+   * etcd or a half-open connection ends no watch by itself. A failed probe counts as the watch
+   * failing (the view stays; the gauge and a warning say so) and the watch is opened again.
+   */
+  probeMs?: number;
 }
 
 interface OriginState {
@@ -66,6 +72,7 @@ export class RegistryMirror {
   #revision = 0;
   #watch: WatchHandle | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #probe: ReturnType<typeof setInterval> | undefined;
   #stopped = false;
   #away = false;
   #failures = 0;
@@ -89,6 +96,7 @@ export class RegistryMirror {
     this.#stopped = true;
     this.#watch?.cancel();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
+    clearInterval(this.#probe);
   }
 
   /** The origins in the view: synced, with a live writer. */
@@ -134,12 +142,24 @@ export class RegistryMirror {
       },
       onError: (e) => this.#failed(e, () => this.#watchFrom(this.#revision + 1)),
     });
-    // A watch that opens is the registry answering again.
-    this.#o.kv.range(`${this.#root}\u0000none`).then(() => this.#up(), () => {});
+    const watch = this.#watch;
+    const probe = () =>
+      this.#o.kv.range(`${this.#root}\u0000probe`).then(() => this.#up(), (e) => {
+        if (this.#watch !== watch || this.#stopped) return;
+        watch.cancel();
+        this.#watch = undefined;
+        this.#failed(e as Error, () => this.#watchFrom(this.#revision + 1));
+      });
+    // A watch that opens is the registry answering again; later probes catch a registry that
+    // stopped answering without closing the watch.
+    probe();
+    clearInterval(this.#probe);
+    this.#probe = setInterval(probe, this.#o.probeMs ?? 5000);
   }
 
   #failed(e: Error, retry: () => void): void {
     if (this.#stopped) return;
+    clearInterval(this.#probe);
     this.#o.metrics.errors.inc();
     this.#o.metrics.up.set(0);
     if (!this.#away) {
