@@ -26,7 +26,10 @@ import { nodeKinds } from "../agent/config_source.ts";
 import { controllerDefaults, runController } from "../controller/mod.ts";
 import { podWebhookDefaults } from "../controller/webhook/mod.ts";
 import { releaseUninstalling } from "../cni/mod.ts";
-import { type Kube, startKube } from "./peers/kube.ts";
+import { installCrds, type Kube, startKube } from "./peers/kube.ts";
+import { startEtcd } from "./peers/etcd.ts";
+import { McsController } from "../controller/mcs/mod.ts";
+import { EtcdKv } from "../lib/registry/mod.ts";
 import { exec, waitFor } from "./peers/proc.ts";
 
 const chart = join(projectRoot, "charts", "aether");
@@ -445,6 +448,143 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
         await node.stop();
         assert(objects > 0);
         assertEquals(nodeLogs.filter((l) => /forbidden|HTTP 403/i.test(l)), []);
+      },
+    );
+
+    await t.step(
+      "with multicluster: the controller's MCS works under the chart's RBAC",
+      async () => {
+        const r = await exec(helm, [
+          "template",
+          "aether",
+          chart,
+          "-n",
+          NS,
+          "--set=multicluster.registryUrl=http://127.0.0.1:2379",
+          "--set=multicluster.region=eu",
+          "--set=multicluster.cluster=a",
+        ]);
+        assertEquals(r.code, 0, r.stderr);
+        const out: Any[] = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean);
+        const clusterRole = out.find((d) =>
+          d.kind === "ClusterRole" && d.metadata.name === "aether-controller"
+        );
+        const mcs = [
+          "multicluster.x-k8s.io/serviceexports",
+          "multicluster.x-k8s.io/serviceimports",
+        ];
+        assertEquals(
+          granted(clusterRole, "list"),
+          readable([...CONTROLLER_KINDS, "Pod"]).concat(mcs).sort(),
+        );
+        assertEquals(granted(clusterRole, "create"), [
+          "/services",
+          "multicluster.x-k8s.io/serviceimports",
+        ]);
+        assertEquals(granted(clusterRole, "delete"), [
+          "/services",
+          "multicluster.x-k8s.io/serviceimports",
+        ]);
+        const args = out.find((d) => d.kind === "Deployment").spec.template.spec.containers[0]
+          .args as string[];
+        for (const a of ["--registry-url=http://127.0.0.1:2379", "--region=eu", "--cluster=a"]) {
+          assert(args.includes(a), args.join(" "));
+        }
+        const k = kube!;
+        const roleFile = join(dir, "mcs-role.yaml");
+        await Deno.writeTextFile(roleFile, JSON.stringify(clusterRole));
+        const applied = await exec(kubectl, [
+          "--kubeconfig",
+          k.kubeconfig,
+          "apply",
+          "-f",
+          roleFile,
+        ]);
+        assertEquals(applied.code, 0, applied.stderr);
+        await installCrds(k, join(await ensurePeer("mcs-api-crds"), "crds"));
+        const registry = await startEtcd(join(dir, "registry"));
+        const ca = await Deno.readTextFile(join(k.pki, "ca.crt"));
+        const tr = await k.request(
+          "POST",
+          `/api/v1/namespaces/${NS}/serviceaccounts/aether-controller/token`,
+          {
+            apiVersion: "authentication.k8s.io/v1",
+            kind: "TokenRequest",
+            spec: { expirationSeconds: 3600 },
+          },
+        );
+        const kc = join(dir, "mcs.kubeconfig");
+        await Deno.writeTextFile(kc, tokenKubeconfig(k, ca, tr.json.status.token));
+        const logs: string[] = [];
+        const metrics = new Registry();
+        const client = new KubeClient({ kubeconfig: kc });
+        const mcsController = new McsController({
+          client,
+          kv: new EtcdKv({ url: registry.url }),
+          origin: { region: "eu", cluster: "a" },
+          identity: "chart-test",
+          isLeader: () => true,
+          logger: new Logger("mcs", (l) => logs.push(l), "debug"),
+          metrics,
+        });
+        try {
+          await mcsController.start();
+          const svc = await k.request("POST", "/api/v1/namespaces/default/services", {
+            metadata: { name: "web" },
+            spec: { ports: [{ name: "http", port: 80 }] },
+          });
+          assertEquals(svc.status, 201, JSON.stringify(svc.json));
+          const mcsApi = "/apis/multicluster.x-k8s.io/v1beta1/namespaces/default";
+          const ex = await k.request("POST", `${mcsApi}/serviceexports`, {
+            apiVersion: "multicluster.x-k8s.io/v1beta1",
+            kind: "ServiceExport",
+            metadata: { name: "web" },
+          });
+          assertEquals(ex.status, 201, JSON.stringify(ex.json));
+          const si = await waitFor(
+            "a ServiceImport with its VIP under the chart's RBAC",
+            async () => {
+              const r = await k.request("GET", `${mcsApi}/serviceimports/web`);
+              return r.json?.spec?.ips?.length ? r.json : undefined;
+            },
+            30_000,
+            k.procs,
+          );
+          await waitFor(
+            "ServiceExport Ready=True under the chart's RBAC",
+            async () => {
+              const r = await k.request("GET", `${mcsApi}/serviceexports/web`);
+              return r.json?.status?.conditions?.some((c: Any) =>
+                  c.type === "Ready" && c.status === "True"
+                )
+                ? true
+                : undefined;
+            },
+            30_000,
+            k.procs,
+          );
+          assertEquals((await k.request("DELETE", `${mcsApi}/serviceexports/web`)).status, 200);
+          const vip = si.metadata.annotations["multicluster.kubernetes.io/derived-service"];
+          await waitFor(
+            "import and VIP Service deleted under the chart's RBAC",
+            async () => {
+              const a = await k.request("GET", `${mcsApi}/serviceimports/web`);
+              const b = await k.request("GET", `/api/v1/namespaces/default/services/${vip}`);
+              return a.status === 404 && b.status === 404 ? true : undefined;
+            },
+            30_000,
+            k.procs,
+          );
+          assertEquals(logs.filter((l) => /forbidden|HTTP 403|reconcile failed/i.test(l)), []);
+          assertEquals(
+            metrics.render().match(/aether_mcs_watch_errors_total\{[^}]*\} [1-9]/),
+            null,
+          );
+        } finally {
+          await mcsController.stop();
+          client.close();
+          await registry.stop();
+        }
       },
     );
   } finally {
