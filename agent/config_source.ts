@@ -7,7 +7,7 @@
  */
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
-import { readKinds } from "../lib/gatewayapi/catalogue/mod.ts";
+import { MCS_KINDS, readKinds } from "../lib/gatewayapi/catalogue/mod.ts";
 import { FileSource } from "../lib/source/files/mod.ts";
 import type { Source, SourceObject } from "../lib/source/mod.ts";
 
@@ -23,6 +23,13 @@ export interface SourceFlags {
   inCluster?: boolean;
   /** --gateway <namespace>/<name>: serve only this Gateway (a per-Gateway edge in a cluster). */
   gateway?: string;
+  /**
+   * --registry-url, --region, --cluster: this agent is in a clusterset; ServiceImport backends
+   * get their endpoints from the registry (this cluster's first).
+   */
+  registryUrl?: string;
+  region?: string;
+  cluster?: string;
 }
 
 /** What the role reads besides its kinds. */
@@ -84,7 +91,10 @@ export function sourceFlagsError(f: SourceFlags): string | undefined {
     : "give only one of --config, --kubeconfig and --in-cluster";
 }
 
-/** The source the flags name; `nodeName` set = the node role (its Pods only). */
+/**
+ * The source the flags name; `nodeName` set = the node role (its Pods only). With a registry, the
+ * registry's endpoints are a second partition beside it (origins `config` and `registry`).
+ */
 export async function configSource(
   f: SourceFlags,
   ctx: SourceContext,
@@ -95,6 +105,35 @@ export async function configSource(
     }
     return onlyGateway(await configSource({ ...f, gateway: undefined }, ctx), f.gateway);
   }
+  if (f.registryUrl === undefined) {
+    if (f.region !== undefined || f.cluster !== undefined) {
+      throw new Error("--region and --cluster need --registry-url (the clusterset registry)");
+    }
+    return await baseSource(f, ctx);
+  }
+  const [{ EtcdKv, originProblem }, { RegistrySource }, { MergedSource }] = await Promise.all([
+    import("../lib/registry/mod.ts"),
+    import("./registry_source.ts"),
+    import("../lib/engine/mod.ts"),
+  ]);
+  const origin = { region: f.region ?? "", cluster: f.cluster ?? "" };
+  const problem = originProblem(origin);
+  if (problem) throw new Error(`--registry-url needs --region and --cluster: ${problem}`);
+  return new MergedSource([
+    { origin: "config", source: await baseSource(f, ctx) },
+    {
+      origin: "registry",
+      source: new RegistrySource({
+        kv: new EtcdKv({ url: f.registryUrl }),
+        origin,
+        logger: ctx.logger.child("registry"),
+        metrics: ctx.metrics,
+      }),
+    },
+  ]);
+}
+
+async function baseSource(f: SourceFlags, ctx: SourceContext): Promise<Source> {
   if (!f.kubeconfig && !f.inCluster) {
     return new FileSource({
       path: f.config ?? ".",
@@ -110,13 +149,15 @@ export async function configSource(
     f.inCluster ? { inCluster: true } : { kubeconfig: f.kubeconfig!, context: f.kubeContext },
   );
   ctx.logger.info("reading configuration from the API server", { server: client.server });
+  // In a clusterset: ServiceImports too (their CRD gates the watch).
+  const mcs = f.registryUrl !== undefined ? MCS_KINDS : [];
   return new KubeSource({
     client,
     logger: ctx.logger.child("kube"),
     metrics: ctx.metrics,
     ...(ctx.nodeName
-      ? { kinds: nodeKinds(ROUTE_KINDS), nodeName: ctx.nodeName }
-      : { kinds: [...defaultKinds(ROUTE_KINDS), ...(ctx.allPods ? ["Pod"] : [])] }),
+      ? { kinds: [...nodeKinds(ROUTE_KINDS), ...mcs], nodeName: ctx.nodeName }
+      : { kinds: [...defaultKinds(ROUTE_KINDS), ...mcs, ...(ctx.allPods ? ["Pod"] : [])] }),
     ...(ctx.allPods ? { allPods: true } : {}),
   });
 }

@@ -65,6 +65,11 @@ flags:
                            (node, with --capture) on SIGTERM, remove every pod's capture table
                            when that DaemonSet is gone or being deleted (aether is being
                            uninstalled; asked of the API server); else, or with no answer, keep
+  --registry-url <url>     the clusterset registry's etcd (docs/multicluster.md): ServiceImport
+                           backendRefs get every exporting cluster's endpoints, this cluster's
+                           first; needs --region and --cluster (this cluster's MCS id)
+  --region <name>          this cluster's region (a DNS label)
+  --cluster <name>         this cluster's name in the region (a DNS label)
 ${limitFlagsUsage}`;
 
 async function main(args: string[]): Promise<number> {
@@ -105,6 +110,9 @@ async function main(args: string[]): Promise<number> {
       "capture-dns": { type: "string", multiple: true },
       "cni-socket": { type: "string" },
       "uninstall-when-gone": { type: "string" },
+      "registry-url": { type: "string" },
+      region: { type: "string" },
+      cluster: { type: "string" },
       help: { type: "boolean", short: "h" },
       ...limitFlagSpecs,
     },
@@ -120,6 +128,9 @@ async function main(args: string[]): Promise<number> {
     kubeContext: values["kube-context"],
     inCluster: values["in-cluster"],
     gateway: values.gateway,
+    registryUrl: values["registry-url"],
+    region: values.region,
+    cluster: values.cluster,
   };
   const flagsError = sourceFlagsError(sourceFlags);
   if (flagsError) {

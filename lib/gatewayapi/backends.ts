@@ -8,9 +8,12 @@ import { fail, type Outcome } from "./status/mod.ts";
 import {
   type EndpointSliceBody,
   SERVICE_NAME_LABEL,
+  type ServiceImportSpec,
   type ServicePort,
   type ServiceSpec,
 } from "./core_types.ts";
+import { importClusterName, importEndpoints } from "./imports.ts";
+import { MCS_GROUP } from "../mcs/mod.ts";
 import { referenceAllowed } from "./refs.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { meshNameOwners, type OwnersMemo, portClusterName } from "./mesh/names.ts";
@@ -24,13 +27,17 @@ import {
 } from "./types.ts";
 import type { IRCluster, IREndpoint } from "../ir/mod.ts";
 
-/** A cluster a valid reference needs: one port of a Service owning its mesh name. */
-export interface ClusterUse {
-  svc: Obj<ServiceSpec>;
-  port: ServicePort;
-  /** The referring kind's backends speak HTTP/2. */
-  http2: boolean;
-}
+/**
+ * A cluster a valid reference needs: one port of a Service owning its mesh name, or one port of
+ * a ServiceImport (its clusterset endpoints).
+ */
+export type ClusterUse =
+  & {
+    port: ServicePort;
+    /** The referring kind's backends speak HTTP/2. */
+    http2: boolean;
+  }
+  & ({ svc: Obj<ServiceSpec>; imported?: undefined } | { imported: Obj<ServiceImportSpec> });
 
 /** A reference to a Service that has no mesh name: it and the older owner of that name. */
 export type NameConflict = readonly [svc: Obj<ServiceSpec>, owner: Obj<ServiceSpec>];
@@ -132,12 +139,13 @@ export class Backends {
       error: fail(reason, message),
     });
     const group = ref.group ?? "", kind = ref.kind ?? "Service";
-    if (group !== "" || kind !== "Service") {
+    const imported = group === MCS_GROUP && kind === "ServiceImport";
+    if (!imported && (group !== "" || kind !== "Service")) {
       return bad(
         "InvalidKind",
         `backendRef ${
           group ? `${group}/` : ""
-        }${kind} ${ns}/${ref.name}: only core Services are supported`,
+        }${kind} ${ns}/${ref.name}: only core Services and ServiceImports (${MCS_GROUP}) are supported`,
       );
     }
     const reads = this.#reads;
@@ -145,15 +153,30 @@ export class Backends {
     const allowed = options.mesh || referenceAllowed(
       this.indexed,
       { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
-      { group: "", kind: "Service", namespace: ns, name: ref.name },
+      { group, kind, namespace: ns, name: ref.name },
     );
     if (!allowed) {
       return bad(
         "RefNotPermitted",
-        `no ReferenceGrant in ${ns} allows ${routeKind}s from ${routeNs} to use Service ${ns}/${ref.name}`,
+        `no ReferenceGrant in ${ns} allows ${routeKind}s from ${routeNs} to use ${kind} ${ns}/${ref.name}`,
       );
     }
     const key = `${ns}/${ref.name}`;
+    if (imported) {
+      const si = this.indexed.serviceImports.get(key);
+      reads?.imports.set(key, si);
+      if (!si) return bad("BackendNotFound", `ServiceImport ${ns}/${ref.name} not found`);
+      const port = (si.spec?.ports ?? []).find((p) => p.port === ref.port);
+      if (!port) {
+        return bad("BackendNotFound", `ServiceImport ${ns}/${ref.name} has no port ${ref.port}`);
+      }
+      const wrong = protocolProblem(`ServiceImport ${ns}/${ref.name}`, port, options.transport);
+      if (wrong) return bad("UnsupportedProtocol", wrong);
+      return {
+        cluster: importClusterName(ns, ref.name, port.port),
+        use: { imported: si, port, http2: grpc },
+      };
+    }
     const svc = this.indexed.services.get(key);
     reads?.services.set(key, svc);
     if (!svc) return bad("BackendNotFound", `Service ${ns}/${ref.name} not found`);
@@ -175,24 +198,8 @@ export class Backends {
     const ports = svc.spec?.ports ?? [];
     const port = ports.find((p) => p.port === ref.port);
     if (!port) return bad("BackendNotFound", `Service ${ns}/${ref.name} has no port ${ref.port}`);
-    const app = port.appProtocol ?? "";
-    if (options.transport) {
-      if ((port.protocol ?? "TCP") !== options.transport) {
-        return bad(
-          "UnsupportedProtocol",
-          `Service ${ns}/${ref.name} port ${port.port} is ${
-            port.protocol ?? "TCP"
-          }, not ${options.transport}`,
-        );
-      }
-    } else if ((port.protocol ?? "TCP") !== "TCP" || !SUPPORTED_APP_PROTOCOLS.has(app)) {
-      return bad(
-        "UnsupportedProtocol",
-        `Service ${ns}/${ref.name} port ${port.port} speaks ${port.protocol ?? "TCP"}${
-          app ? `/${app}` : ""
-        }, not HTTP`,
-      );
-    }
+    const wrong = protocolProblem(`Service ${ns}/${ref.name}`, port, options.transport);
+    if (wrong) return bad("UnsupportedProtocol", wrong);
     return {
       cluster: this.#clusterName(svc, port),
       use: { svc, port, http2: grpc },
@@ -204,7 +211,10 @@ export class Backends {
 
   /** Makes the clusters and reports the conflicts a converted route's references need. */
   apply(needs: { clusters: readonly ClusterUse[]; conflicts: readonly NameConflict[] }) {
-    for (const u of needs.clusters) this.serviceCluster(u.svc, u.port, u.http2);
+    for (const u of needs.clusters) {
+      if (u.imported) this.importCluster(u.imported, u.port, u.http2);
+      else this.serviceCluster(u.svc, u.port, u.http2);
+    }
     for (const [svc, owner] of needs.conflicts) this.#reportConflict(svc, owner);
   }
 
@@ -218,7 +228,39 @@ export class Backends {
    * shared by the edge and the mesh; http2 when `http2` or the port's appProtocol is h2c/grpc.
    */
   serviceCluster(svc: Obj<ServiceSpec>, port: ServicePort, http2: boolean): IRCluster {
-    const name = this.#clusterName(svc, port);
+    return this.#cluster(
+      this.#clusterName(svc, port),
+      svc,
+      port,
+      http2,
+      () => this.#endpoints(svc, port),
+    );
+  }
+
+  /**
+   * The cluster of `port` of a ServiceImport: the clusterset registry's endpoints of that port
+   * (this cluster's first), made once per resolve; http2 as for a Service port.
+   */
+  importCluster(si: Obj<ServiceImportSpec>, port: ServicePort, http2: boolean): IRCluster {
+    const name = importClusterName(si.metadata.namespace, si.metadata.name, port.port);
+    return this.#cluster(
+      name,
+      si,
+      port,
+      http2,
+      () =>
+        importEndpoints(this.indexed.clusterSetEndpoints.get(this.indexed.keyOf(si))?.spec, port),
+    );
+  }
+
+  /** The cluster `name` of `port` of `of`, made once per resolve (a later http2 use upgrades it). */
+  #cluster(
+    name: string,
+    of: Obj,
+    port: ServicePort,
+    http2: boolean,
+    endpoints: () => IREndpoint[],
+  ): IRCluster {
     const h2 = http2 || HTTP2_APP_PROTOCOLS.has(port.appProtocol ?? "");
     const existing = this.#clusters.get(name);
     if (existing) {
@@ -227,10 +269,10 @@ export class Backends {
     }
     const cluster: IRCluster = {
       name,
-      service: this.indexed.keyOf(svc),
+      service: this.indexed.keyOf(of),
       port: port.port,
       protocol: h2 ? "http2" : "http1",
-      endpoints: this.#endpoints(svc, port),
+      endpoints: endpoints(),
       ...(port.protocol === "UDP" ? { udp: true } : {}),
     };
     this.#clusters.set(name, cluster);
@@ -311,4 +353,25 @@ function readyEndpoints(
     a,
     b,
   ) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
+}
+
+/**
+ * Why `port` cannot carry a route's traffic, or undefined: an L4 route's `transport` must be the
+ * port's protocol; an HTTP or gRPC route needs TCP and an HTTP appProtocol (or none).
+ */
+function protocolProblem(
+  what: string,
+  port: ServicePort,
+  transport: "TCP" | "UDP" | undefined,
+): string | undefined {
+  const protocol = port.protocol ?? "TCP", app = port.appProtocol ?? "";
+  if (transport) {
+    return protocol !== transport
+      ? `${what} port ${port.port} is ${protocol}, not ${transport}`
+      : undefined;
+  }
+  if (protocol !== "TCP" || !SUPPORTED_APP_PROTOCOLS.has(app)) {
+    return `${what} port ${port.port} speaks ${protocol}${app ? `/${app}` : ""}, not HTTP`;
+  }
+  return undefined;
 }

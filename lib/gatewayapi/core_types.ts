@@ -3,6 +3,7 @@
  * discovery.k8s.io/v1 EndpointSlice. Only the fields aether uses.
  * @module
  */
+import type { ClusterSetEndpointEntry } from "../mcs/mod.ts";
 
 /** One Service port. */
 export interface ServicePort {
@@ -49,6 +50,21 @@ export interface EndpointSliceBody {
 
 /** Label that ties an EndpointSlice to its Service. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+/** A ServiceImport's spec (multicluster.x-k8s.io, KEP-1645) as resolve reads it. */
+export interface ServiceImportSpec {
+  type?: string;
+  ports?: ServicePort[];
+  ips?: string[];
+}
+
+/** The kind of the clusterset registry's endpoints of one imported service (node-local). */
+export const CLUSTER_SET_ENDPOINTS_KIND = "ClusterSetEndpoints";
+
+/** The spec of a ClusterSetEndpoints object: named as its ServiceImport. */
+export interface ClusterSetEndpointsSpec {
+  endpoints: ClusterSetEndpointEntry[];
+}
 
 /** Label the API server puts on every Namespace. */
 export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";

@@ -3,7 +3,13 @@
  * age order (oldest creationTimestamp first, then `<namespace>/<name>`).
  * @module
  */
-import type { EndpointSliceBody, SecretBody, ServiceSpec } from "./core_types.ts";
+import type {
+  ClusterSetEndpointsSpec,
+  EndpointSliceBody,
+  SecretBody,
+  ServiceImportSpec,
+  ServiceSpec,
+} from "./core_types.ts";
 import { NAMESPACE_NAME_LABEL } from "./core_types.ts";
 import { IdentityMemo } from "../memo/mod.ts";
 import type { XMeshSpec } from "./mesh/xmesh.ts";
@@ -40,6 +46,10 @@ export interface ObjectIndex {
   namespaces: Map<string, Record<string, string>>;
   secrets: Map<string, KubeObject & SecretBody>;
   slices: (KubeObject & EndpointSliceBody)[];
+  /** ServiceImports (multicluster.x-k8s.io) by `<ns>/<name>`. */
+  serviceImports: Map<string, Obj<ServiceImportSpec>>;
+  /** The clusterset registry's endpoints of each imported service, by `<ns>/<name>`. */
+  clusterSetEndpoints: Map<string, Obj<ClusterSetEndpointsSpec>>;
 }
 
 /** `<namespace>/<name>` of an object (name alone for cluster-scoped ones). */
@@ -153,6 +163,8 @@ export function indexObjects(
     namespaces: new Map(),
     secrets: new Map(),
     slices: [],
+    serviceImports: new Map(),
+    clusterSetEndpoints: new Map(),
   };
   const sorted = ageOrder(first, order);
   for (const o of sorted) {
@@ -179,6 +191,12 @@ export function indexObjects(
         break;
       case "EndpointSlice":
         s.slices.push(o as KubeObject & EndpointSliceBody);
+        break;
+      case "ServiceImport":
+        s.serviceImports.set(nameOf(o).key, o as Obj<ServiceImportSpec>);
+        break;
+      case "ClusterSetEndpoints":
+        s.clusterSetEndpoints.set(nameOf(o).key, o as Obj<ClusterSetEndpointsSpec>);
         break;
       case "Namespace":
         s.namespaces.set(o.metadata.name, {

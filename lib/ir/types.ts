@@ -288,6 +288,12 @@ export interface IREndpoint {
   /** Kubernetes zone, when known (locality). */
   zone?: string;
   /**
+   * Failover order (Envoy priority): 0, the default, is tried first; a higher one takes traffic
+   * only while the lower ones are not healthy enough. A ServiceImport's endpoints in this cluster
+   * are 0, those of other clusters 1 (locality first, failover across clusters).
+   */
+  priority?: number;
+  /**
    * The SPIFFE ID the endpoint must present (its pod's service account), when the mesh knows it:
    * the endpoint is then dialled over mTLS at port 15008 and its URI SAN must equal this.
    */

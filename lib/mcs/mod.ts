@@ -20,3 +20,8 @@ export {
   parseEndpointRecord,
   type PodIdentity,
 } from "./endpoints.ts";
+export {
+  CLUSTER_SET_ENDPOINTS_API,
+  type ClusterSetEndpointEntry,
+  clusterSetEndpoints,
+} from "./clusterset_endpoints.ts";

@@ -16,21 +16,25 @@ function byAddress(a: IREndpoint, b: IREndpoint): number {
 }
 
 /**
- * The ClusterLoadAssignment of one cluster: one LocalityLbEndpoints per zone (endpoints without
- * a zone first, without a locality), zones and endpoints sorted.
+ * The ClusterLoadAssignment of one cluster: one LocalityLbEndpoints per priority and zone
+ * (priority 0 first; endpoints without a zone first within a priority, without a locality),
+ * zones and endpoints sorted.
  */
 export function loadAssignment(c: IRCluster): NamedResource {
-  const byZone = new Map<string, IREndpoint[]>();
+  const groups = new Map<string, { priority: number; zone: string; list: IREndpoint[] }>();
   for (const e of c.endpoints) {
-    const zone = e.zone ?? "";
-    const group = byZone.get(zone);
-    if (group) group.push(e);
-    else byZone.set(zone, [e]);
+    const priority = e.priority ?? 0, zone = e.zone ?? "";
+    const key = `${String(priority).padStart(4, "0")}|${zone}`;
+    const group = groups.get(key);
+    if (group) group.list.push(e);
+    else groups.set(key, { priority, zone, list: [e] });
   }
-  const endpoints = [...byZone.keys()].sort(compare).map((zone) => {
+  const endpoints = [...groups.keys()].sort(compare).map((key) => {
+    const { priority, zone, list } = groups.get(key)!;
     const group: Record<string, unknown> = {};
     if (zone !== "") group.locality = { zone };
-    group.lb_endpoints = byZone.get(zone)!.sort(byAddress).map((e) => {
+    if (priority !== 0) group.priority = priority;
+    group.lb_endpoints = list.sort(byAddress).map((e) => {
       const { port, metadata } = endpointSocket(e);
       const lb: Record<string, unknown> = {
         endpoint: { address: { socket_address: { address: e.address, port_value: port } } },

@@ -28,6 +28,22 @@ function core(kind: string, group: string, plural: string, namespaced = true): C
 }
 
 /**
+ * The Multi-Cluster Services kinds aether reads (multicluster.x-k8s.io, KEP-1645; not from the
+ * vendored Gateway API CRDs, so by hand): ServiceImport, a backendRef and (later) a parentRef.
+ * Agents read them only when they are part of a clusterset (`--registry-url`).
+ */
+export const MCS_CATALOGUE: readonly CatalogueKind[] = [
+  {
+    kind: "ServiceImport",
+    group: "multicluster.x-k8s.io",
+    versions: ["v1beta1", "v1alpha1"],
+    storage: "v1beta1",
+    plural: "serviceimports",
+    namespaced: true,
+  },
+];
+
+/**
  * aether's node-local kinds: objects a node agent's own sources deliver, never stored in or read
  * from the API server (no CRD; the API-server source never lists them, `readKinds` leaves them
  * out), admitted by their envelope only. PodNetwork: the pod network records the CNI plugin
@@ -42,11 +58,21 @@ export const NODE_LOCAL_KINDS: readonly CatalogueKind[] = [
     plural: "podnetworks",
     namespaced: true,
   },
+  // The clusterset registry's endpoints of one imported service (agent/registry_source.ts).
+  {
+    kind: "ClusterSetEndpoints",
+    group: "aether.io",
+    versions: ["v1alpha1"],
+    storage: "v1alpha1",
+    plural: "clustersetendpoints",
+    namespaced: true,
+  },
 ];
 
-/** aether's catalogue: the CRD kinds, the core kinds, then the node-local kinds. */
+/** aether's catalogue: the CRD kinds (Gateway API, MCS), the core kinds, the node-local kinds. */
 export const CATALOGUE: readonly CatalogueKind[] = [
   ...CRD_KINDS,
+  ...MCS_CATALOGUE,
   ...CORE_KINDS,
   ...NODE_LOCAL_KINDS,
 ];
@@ -87,9 +113,20 @@ export function readKinds(routeKinds: readonly { readonly kind: string }[]): str
  */
 export const MESH_KINDS: readonly string[] = ["XMesh"];
 
-/** Every kind resolve admits: {@link readKinds}, the mesh kinds, then the node-local kinds. */
+/** The MCS kinds an agent of a clusterset reads besides {@link readKinds}. */
+export const MCS_KINDS: readonly string[] = MCS_CATALOGUE.map((k) => k.kind);
+
+/**
+ * Every kind resolve admits: {@link readKinds}, the mesh kinds, the MCS kinds, then the
+ * node-local kinds.
+ */
 export function admittedKinds(routeKinds: readonly { readonly kind: string }[]): string[] {
-  return [...readKinds(routeKinds), ...MESH_KINDS, ...NODE_LOCAL_KINDS.map((k) => k.kind)];
+  return [
+    ...readKinds(routeKinds),
+    ...MESH_KINDS,
+    ...MCS_KINDS,
+    ...NODE_LOCAL_KINDS.map((k) => k.kind),
+  ];
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   catalogueKind,
   CRD_KINDS,
   gatewayReadKinds,
+  MCS_KINDS,
   MESH_KINDS,
   NODE_LOCAL_KINDS,
   readKinds,
@@ -63,17 +64,27 @@ Deno.test("catalogue: aether reads the registry's route kinds between Gateways a
   for (const k of read) catalogueKind(k);
   assert.deepEqual(
     CATALOGUE.map((k) => k.kind).filter((k) => !read.includes(k)),
-    ["BackendTLSPolicy", "ListenerSet", "XBackendTrafficPolicy", "XMesh", "PodNetwork"],
+    [
+      "BackendTLSPolicy",
+      "ListenerSet",
+      "XBackendTrafficPolicy",
+      "XMesh",
+      "ServiceImport",
+      "PodNetwork",
+      "ClusterSetEndpoints",
+    ],
   );
-  // XMesh (the controller reads it, kube/kinds.ts controllerKinds) and the node-local kinds
-  // (never read from the API server) are admitted too.
+  // XMesh (the controller reads it, kube/kinds.ts controllerKinds), ServiceImport (agents of a
+  // clusterset read it) and the node-local kinds (never read from the API server) are admitted.
   assert.deepEqual(MESH_KINDS, ["XMesh"]);
+  assert.deepEqual(MCS_KINDS, ["ServiceImport"]);
   assert.deepEqual(admittedKinds(ROUTE_KINDS), [
     ...read,
     ...MESH_KINDS,
+    ...MCS_KINDS,
     ...NODE_LOCAL_KINDS.map((k) => k.kind),
   ]);
-  assert.deepEqual(NODE_LOCAL_KINDS.map((k) => k.kind), ["PodNetwork"]);
+  assert.deepEqual(NODE_LOCAL_KINDS.map((k) => k.kind), ["PodNetwork", "ClusterSetEndpoints"]);
 });
 
 Deno.test("catalogue: watch versions are served ones, the storage version first", () => {

@@ -27,7 +27,9 @@ interface Entry {
 export class ConvertMemo {
   readonly edge = new IdentityMemo<KubeObject, Entry>();
   readonly mesh = new IdentityMemo<KubeObject, Entry>();
-  #last: { services: readonly KubeObject[]; context: ConvertContext } | undefined;
+  #last:
+    | { services: readonly KubeObject[]; imports: readonly KubeObject[]; context: ConvertContext }
+    | undefined;
 
   /**
    * The conversion context of `indexed` (with the mesh-name `owners` of its Services): the same
@@ -41,20 +43,23 @@ export class ConvertMemo {
     owners: ReadonlyMap<string, KubeObject>,
   ): ConvertContext {
     const services = [...indexed.services.values()];
+    const imports = [...indexed.serviceImports.values()];
     const last = this.#last;
     const sameGrants = last !== undefined && sameItems(last.context.grants, indexed.grants);
     if (
-      last?.context.meshDomain === meshDomain && sameGrants && sameItems(last.services, services)
+      last?.context.meshDomain === meshDomain && sameGrants &&
+      sameItems(last.services, services) && sameItems(last.imports, imports)
     ) {
       return last.context;
     }
     const context: ConvertContext = {
       meshDomain,
       services: indexed.services,
+      imports: indexed.serviceImports,
       owners,
       grants: sameGrants ? last.context.grants : [...indexed.grants],
     };
-    this.#last = { services, context };
+    this.#last = { services, imports, context };
     return context;
   }
 
