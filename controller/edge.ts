@@ -29,6 +29,11 @@ export interface EdgeOptions {
   addressPools?: readonly string[];
   /** SPIFFE identity of the edges (the chart's identity): each dials pods over mTLS. */
   identity?: EdgeIdentity;
+  /**
+   * The clusterset (the controller's `--registry-url`, `--region`, `--cluster`): each edge serves
+   * ServiceImport backendRefs from the registry, this cluster's endpoints first.
+   */
+  clusterset?: { registryUrl: string; region: string; cluster: string };
 }
 
 /** Where an edge pod finds its node's SPIRE agent, and its trust domain. */
@@ -186,6 +191,13 @@ export function edgeResources(
                 "--envoy=auto",
                 `--shutdown-drain=${EDGE_SHUTDOWN_DRAIN}`,
                 ...id.args,
+                ...(o.clusterset
+                  ? [
+                    `--registry-url=${o.clusterset.registryUrl}`,
+                    `--region=${o.clusterset.region}`,
+                    `--cluster=${o.clusterset.cluster}`,
+                  ]
+                  : []),
               ],
               env: [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }],
               // No container ports: the listeners come over xDS, so a listener added to or

@@ -92,6 +92,24 @@ Deno.test("edge identity: the pod mounts the SPIRE agent's socket folder and nam
   assert(err.includes("--edge-trust-domain"), err);
 });
 
+Deno.test("edge clusterset: each edge pod reads the controller's registry as this cluster", () => {
+  const gateway = {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { namespace: "default", name: "gw" },
+    spec: { listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
+  };
+  const base = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };
+  const args = (o: typeof base) =>
+    (edgeResources(gateway, o) as Any[])[0].spec.template.spec.containers[0].args as string[];
+  assert(!args(base).some((a) => a.startsWith("--registry-url")));
+  const clusterset = { registryUrl: "http://registry:2379", region: "eu", cluster: "east" };
+  const withSet = args({ ...base, clusterset } as typeof base);
+  for (const a of ["--registry-url=http://registry:2379", "--region=eu", "--cluster=east"]) {
+    assert(withSet.includes(a), withSet.join(" "));
+  }
+});
+
 Deno.test("edge labels: a long Gateway name still gives a valid label value (≤ 63)", () => {
   assertEquals(gatewayLabelValue("default", "gw"), "default.gw");
   // The conformance suite's http-listener-isolation-with-hostname-intersection Gateway.

@@ -234,6 +234,15 @@ async function main(args: string[]): Promise<number> {
             (values["edge-outside-mesh-namespaces"] ?? "").split(",").map((s) => s.trim())
               .filter(Boolean),
           ),
+          ...(values["registry-url"]
+            ? {
+              clusterset: {
+                registryUrl: values["registry-url"],
+                region: values.region ?? "",
+                cluster: values.cluster ?? "",
+              },
+            }
+            : {}),
         },
       }
       : {}),

@@ -460,6 +460,7 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
           chart,
           "-n",
           NS,
+          "--set=agent.gamma=true",
           "--set=multicluster.registryUrl=http://127.0.0.1:2379",
           "--set=multicluster.region=eu",
           "--set=multicluster.cluster=a",
@@ -491,8 +492,26 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
           assert(args.includes(a), args.join(" "));
         }
         const k = kube!;
+        // Edges and node agents of a clusterset read ServiceImports (their backendRefs), and
+        // the node agents get the registry flags.
+        const si = ["multicluster.x-k8s.io/serviceimports"];
+        for (const name of ["aether-edge", "aether-agent"]) {
+          const role = out.find((d) => d.kind === "ClusterRole" && d.metadata.name === name);
+          assertEquals(granted(role, "list").filter((r) => r.startsWith("multicluster")), si);
+        }
+        const agentDs = out.find((d) =>
+          d.kind === "DaemonSet" && d.metadata.name === "aether-agent"
+        );
+        const agentArgs = agentDs.spec.template.spec.containers[0].args as string[];
+        assert(agentArgs.includes("--cluster=a"), agentArgs.join(" "));
+        const agentRole = out.find((d) =>
+          d.kind === "ClusterRole" && d.metadata.name === "aether-agent"
+        );
         const roleFile = join(dir, "mcs-role.yaml");
-        await Deno.writeTextFile(roleFile, JSON.stringify(clusterRole));
+        await Deno.writeTextFile(
+          roleFile,
+          [clusterRole, agentRole].map((d) => JSON.stringify(d)).join("\n---\n"),
+        );
         const applied = await exec(kubectl, [
           "--kubeconfig",
           k.kubeconfig,
@@ -576,6 +595,27 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
             k.procs,
           );
           assertEquals(logs.filter((l) => /forbidden|HTTP 403|reconcile failed/i.test(l)), []);
+          // A node agent of the clusterset reads ServiceImports with its own token.
+          const agentTr = await k.request(
+            "POST",
+            `/api/v1/namespaces/${NS}/serviceaccounts/aether-agent/token`,
+            { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: {} },
+          );
+          const agentKc = join(dir, "mcs-agent.kubeconfig");
+          await Deno.writeTextFile(agentKc, tokenKubeconfig(k, ca, agentTr.json.status.token));
+          const nodeLogs: string[] = [];
+          const node = new KubeSource({
+            client: new KubeClient({ kubeconfig: agentKc }),
+            kinds: [...NODE_KINDS, "ServiceImport"],
+            nodeName: "node-a",
+            logger: new Logger("agent", (l) => nodeLogs.push(l), "info"),
+            metrics: new Registry(),
+          });
+          let kinds: readonly string[] = [];
+          await node.start((r) => (kinds = r.kinds ?? []));
+          await node.stop();
+          assert(kinds.includes("ServiceImport"), kinds.join(","));
+          assertEquals(nodeLogs.filter((l) => /forbidden|HTTP 403/i.test(l)), []);
           assertEquals(
             metrics.render().match(/aether_mcs_watch_errors_total\{[^}]*\} [1-9]/),
             null,
