@@ -6,7 +6,7 @@
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
 import { type AdminServer, splitHostPort, startAdmin } from "./admin/mod.ts";
-import { DnsResponder } from "./dns/mod.ts";
+import { CLUSTERSET_DOMAIN, DnsResponder } from "./dns/mod.ts";
 import { EnvoyProcess, recordedEnvoy } from "./envoy/mod.ts";
 import { claimStateDir, cleanStaleStateDirs, tempStatePrefix } from "./envoy/mod.ts";
 import { dirname } from "node:path";
@@ -92,6 +92,8 @@ export interface MeshDnsOptions {
   dnsAddress: string;
   dnsUpstreams?: string[];
   meshDomain: string;
+  /** In a clusterset (`--registry-url`): `clusterset.local` names are answered too. */
+  registryUrl?: string;
   logger: Logger;
   metrics: Registry;
 }
@@ -101,6 +103,7 @@ export function meshDnsResponder(o: MeshDnsOptions): DnsResponder | undefined {
   if (o.dnsAddress === "none") return undefined;
   return new DnsResponder({
     meshDomain: o.meshDomain,
+    ...(o.registryUrl !== undefined ? { extraZones: [CLUSTERSET_DOMAIN] } : {}),
     upstreams: o.dnsUpstreams,
     metrics: o.metrics,
     logger: o.logger.child("dns"),

@@ -34,6 +34,7 @@ export const PEER_TESTS: readonly string[] = [
   "agent/capture/nft_real_test.ts",
   "agent/capture/sink_netns_test.ts",
   "agent/dns/batched_test.ts",
+  "agent/dns/clusterset_dig_test.ts",
   "agent/dns/dig_test.ts",
   "agent/dns/fuzz_test.ts",
   "agent/dns/hostile_test.ts",

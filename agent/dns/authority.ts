@@ -247,3 +247,35 @@ export class MeshZone {
     );
   }
 }
+
+/** What the query handler asks of the zones it answers for. */
+export interface Zone {
+  /** Normalized apex (of the first zone, for a set). */
+  readonly domain: string;
+  readonly ednsSize: number;
+  contains(name: string): boolean;
+  answer(raw: Uint8Array, q: Query, records: MeshRecords, limit: number): Uint8Array;
+}
+
+/**
+ * Several zones answered alike (the mesh domain, and `clusterset.local` in a clusterset): a name
+ * is answered by the zone it lies in, with that zone's SOA in negative answers.
+ */
+export class ZoneSet implements Zone {
+  readonly domain: string;
+  readonly ednsSize: number;
+  constructor(readonly zones: readonly MeshZone[]) {
+    if (zones.length === 0) throw new RangeError("a zone set needs a zone");
+    this.domain = zones[0].domain;
+    this.ednsSize = zones[0].ednsSize;
+  }
+  contains(name: string): boolean {
+    return this.zones.some((z) => z.contains(name));
+  }
+  answer(raw: Uint8Array, q: Query, records: MeshRecords, limit: number): Uint8Array {
+    // The longest apex first: a zone nested in another answers its own names.
+    const zone = [...this.zones].sort((a, b) => b.domain.length - a.domain.length)
+      .find((z) => z.contains(q.qname)) ?? this.zones[0];
+    return zone.answer(raw, q, records, limit);
+  }
+}

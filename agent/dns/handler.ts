@@ -9,7 +9,7 @@
  * @module
  */
 import type { Logger } from "../../lib/log/mod.ts";
-import type { MeshZone } from "./authority.ts";
+import type { Zone } from "./authority.ts";
 import type { DnsCache } from "./cache.ts";
 import { cacheKey } from "./cache.ts";
 import type { Forwarder } from "./forwarder.ts";
@@ -38,7 +38,7 @@ export type Transport = "udp" | "tcp";
 
 /** Everything the handler reads. */
 export interface HandlerDeps {
-  zone: MeshZone;
+  zone: Zone;
   /** The current records (read per query, so an update is visible to the next query). */
   records: () => MeshRecords;
   forwarder: Forwarder;

@@ -12,7 +12,7 @@
  */
 import type { Registry } from "../../lib/metrics/mod.ts";
 import type { Logger } from "../../lib/log/mod.ts";
-import { MeshZone, type ZoneOptions } from "./authority.ts";
+import { MeshZone, type ZoneOptions, ZoneSet } from "./authority.ts";
 import { type CacheOptions, DnsCache } from "./cache.ts";
 import { Forwarder, parseUpstream, type Upstream, upstreamsFromResolvConf } from "./forwarder.ts";
 import { QueryHandler } from "./handler.ts";
@@ -26,7 +26,12 @@ import { MmsgUdpServer } from "./mmsg_server.ts";
 
 export type { MeshRecords, RecordMap, RecordSet } from "./records.ts";
 export { StaticRecords } from "./records.ts";
-export { meshRecordsSink, recordsFromMesh } from "./records_from_mesh.ts";
+export {
+  CLUSTERSET_DOMAIN,
+  meshRecordsSink,
+  recordsFromClusterSet,
+  recordsFromMesh,
+} from "./records_from_mesh.ts";
 export type { RateLimitOptions } from "./rate_limit.ts";
 export type { CacheOptions } from "./cache.ts";
 export type { TcpOptions } from "./tcp_server.ts";
@@ -40,6 +45,8 @@ export const DEFAULT_DNS_PORT = 18054;
 export interface DnsResponderOptions {
   /** The mesh domain, e.g. "aether.internal"; names under it are answered authoritatively. */
   meshDomain: string;
+  /** More zones answered from the records alike (`clusterset.local` in a clusterset). */
+  extraZones?: string[];
   /** Initial records (a live `MeshRecords` or a plain map; replace later with `setRecords`). */
   records?: MeshRecords | RecordMap;
   /**
@@ -82,7 +89,7 @@ function isRecords(r: MeshRecords | RecordMap): r is MeshRecords {
 
 /** The mesh DNS responder. */
 export class DnsResponder {
-  readonly zone: MeshZone;
+  readonly zone: ZoneSet;
   readonly metrics: DnsMetrics;
   readonly handler: QueryHandler;
   readonly forwarder: Forwarder;
@@ -100,7 +107,9 @@ export class DnsResponder {
   constructor(opts: DnsResponderOptions) {
     this.#opts = opts;
     const now = opts.now ?? Date.now;
-    this.zone = new MeshZone(opts.meshDomain, opts.zone);
+    this.zone = new ZoneSet(
+      [opts.meshDomain, ...(opts.extraZones ?? [])].map((d) => new MeshZone(d, opts.zone)),
+    );
     this.metrics = new DnsMetrics(opts.metrics);
     this.#records = opts.records === undefined
       ? new StaticRecords()
@@ -177,7 +186,7 @@ export class DnsResponder {
     log.info("dns responder listening", {
       address,
       port: this.#udp.port,
-      meshDomain: this.zone.domain,
+      zones: this.zone.zones.map((z) => z.domain),
       upstreams: this.forwarder.upstreams.map((u) => `${u.host}:${u.port}`),
     });
     return { address, port: this.#udp.port };

@@ -5,7 +5,10 @@
  * oldest) — so DNS answers exactly the Service the proxies route `<svc>.<meshDomain>` to.
  * Headless and VIP-less services get no record. The owner's named ports (from its Service object in
  * the same revision) answer SRV at `_<port>._<proto>.<svc>.<meshDomain>`, as Kubernetes DNS names
- * Service ports.
+ * Service ports. In a clusterset, each ServiceImport answers at
+ * `<name>.<ns>.svc.clusterset.local` (KEP-1645 DNS): its clusterset VIPs (`spec.ips`), or for a
+ * headless import every exporting cluster's endpoint addresses (from ClusterSetEndpoints); an
+ * import with no address gets no record (NXDOMAIN), as the spec asks.
  * @module
  */
 import type { MeshIR } from "../../lib/ir/mod.ts";
@@ -56,6 +59,50 @@ export function recordsFromMesh(
   return records;
 }
 
+/** The zone of clusterset names (KEP-1645). */
+export const CLUSTERSET_DOMAIN = "clusterset.local";
+
+/** Clusterset records of the revision's ServiceImports, keyed by normalized name. */
+export function recordsFromClusterSet(objects: readonly KubeObject[]): Map<string, RecordSet> {
+  const endpoints = new Map<string, string[]>();
+  for (const o of objects) {
+    if (o.kind !== "ClusterSetEndpoints") continue;
+    const list = (o.spec?.endpoints ?? []) as { address?: string }[];
+    endpoints.set(
+      `${o.metadata.namespace}/${o.metadata.name}`,
+      [...new Set(list.flatMap((e) => typeof e.address === "string" ? [e.address] : []))].sort(),
+    );
+  }
+  const records = new Map<string, RecordSet>();
+  for (const o of objects) {
+    if (o.kind !== "ServiceImport") continue;
+    const key = `${o.metadata.namespace}/${o.metadata.name}`;
+    const headless = o.spec?.type === "Headless";
+    const addresses: string[] = headless
+      ? endpoints.get(key) ?? []
+      : ((o.spec?.ips ?? []) as unknown[]).filter((ip): ip is string => typeof ip === "string");
+    const a = addresses.filter((ip) => ipv4Bytes(ip)),
+      aaaa = addresses.filter((ip) => ipv6Bytes(ip));
+    if (!a.length && !aaaa.length) continue;
+    const ports = ((o.spec?.ports ?? []) as ServicePortSpec[]).filter((p) =>
+      p.name && typeof p.port === "number"
+    ).map((p) => ({
+      service: p.name!.toLowerCase(),
+      proto: (p.protocol ?? "TCP").toLowerCase(),
+      port: p.port!,
+    }));
+    records.set(
+      normalizeName(`${o.metadata.name}.${o.metadata.namespace}.svc.${CLUSTERSET_DOMAIN}`),
+      {
+        a,
+        aaaa,
+        ...(ports.length ? { srv: ports } : {}),
+      },
+    );
+  }
+  return records;
+}
+
 /**
  * The engine sink that keeps the responder's mesh records current: mesh names answer with the
  * VIPs of resolve's mesh services (one owner rule with xDS).
@@ -65,6 +112,12 @@ export function meshRecordsSink(
 ): Sink {
   return {
     name: "dns",
-    apply: ({ input, result }) => responder.setRecords(recordsFromMesh(result.mesh, input.objects)),
+    apply: ({ input, result }) =>
+      responder.setRecords(
+        new Map([
+          ...recordsFromMesh(result.mesh, input.objects),
+          ...recordsFromClusterSet(input.objects),
+        ]),
+      ),
   };
 }

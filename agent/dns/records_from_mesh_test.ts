@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { resolve } from "../../lib/gatewayapi/mod.ts";
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
-import { recordsFromMesh } from "./records_from_mesh.ts";
+import { recordsFromClusterSet, recordsFromMesh } from "./records_from_mesh.ts";
 
 const service = (
   namespace: string,
@@ -90,4 +90,46 @@ Deno.test("recordsFromMesh: the owner's named ports become SRV ports", () => {
   ]);
   assert.deepEqual(m.get("solo.mesh.internal"), { a: ["10.96.0.3"], aaaa: [] }, "unnamed: none");
   assert.equal(recordsFromMesh(mesh).get("web.mesh.internal")?.srv, undefined, "no objects: none");
+});
+
+Deno.test("recordsFromClusterSet: ServiceImports answer at <name>.<ns>.svc.clusterset.local", () => {
+  const imp = (name: string, spec: Record<string, unknown>): KubeObject => ({
+    apiVersion: "multicluster.x-k8s.io/v1beta1",
+    kind: "ServiceImport",
+    metadata: { namespace: "shop", name },
+    spec,
+  });
+  const objects: KubeObject[] = [
+    imp("web", {
+      type: "ClusterSetIP",
+      ips: ["10.96.7.7", "fd00::7"],
+      ports: [{ name: "http", protocol: "TCP", port: 80 }, { protocol: "TCP", port: 81 }],
+    }),
+    imp("db", { type: "Headless", ports: [{ name: "pg", protocol: "TCP", port: 5432 }] }),
+    imp("empty", { type: "Headless" }),
+    imp("pending", { type: "ClusterSetIP" }),
+    {
+      apiVersion: "aether.io/v1alpha1",
+      kind: "ClusterSetEndpoints",
+      metadata: { namespace: "shop", name: "db" },
+      spec: {
+        endpoints: [
+          { cluster: "b.eu", address: "10.2.0.9", ports: [], priority: 1 },
+          { cluster: "a.eu", address: "10.1.0.5", ports: [], priority: 0 },
+          { cluster: "a.eu", address: "10.1.0.5", ports: [], priority: 0 },
+        ],
+      },
+    },
+  ];
+  const m = recordsFromClusterSet(objects);
+  assert.deepEqual(m.get("web.shop.svc.clusterset.local"), {
+    a: ["10.96.7.7"],
+    aaaa: ["fd00::7"],
+    srv: [{ service: "http", proto: "tcp", port: 80 }],
+  });
+  // Headless: every exporting cluster's endpoint addresses, once each.
+  assert.deepEqual(m.get("db.shop.svc.clusterset.local")?.a, ["10.1.0.5", "10.2.0.9"]);
+  // No address (no endpoints, no VIP yet): no record, so NXDOMAIN.
+  assert.equal(m.has("empty.shop.svc.clusterset.local"), false);
+  assert.equal(m.has("pending.shop.svc.clusterset.local"), false);
 });
