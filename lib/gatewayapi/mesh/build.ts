@@ -9,7 +9,7 @@
  * producer and per-namespace consumer L4 routing (a weighted UDPRoute with a merged cluster).
  * @module
  */
-import type { ServicePort, ServiceSpec } from "../core_types.ts";
+import type { ServiceImportSpec, ServicePort, ServiceSpec } from "../core_types.ts";
 import type { RouteKind } from "../routes/kind.ts";
 import type { MeshParentOutcome, MeshServices } from "./attachment.ts";
 import { IdentityMemo, sameItems } from "../../memo/mod.ts";
@@ -34,9 +34,13 @@ export interface MeshRouteState {
   parents: readonly MeshParentOutcome[];
 }
 
-/** Makes (once) the cluster of one port of a Service that owns its mesh name. */
+/**
+ * Makes (once) the cluster of one port of a Service that owns its mesh name, or of one port of a
+ * ServiceImport (its clusterset endpoints).
+ */
 export interface MeshClusterSource {
   serviceCluster(svc: Obj<ServiceSpec>, port: ServicePort, http2: boolean): IRCluster;
+  importCluster(si: Obj<ServiceImportSpec>, port: ServicePort, http2: boolean): IRCluster;
 }
 
 /** Routes of one Service port: producer ones under "", consumer ones under their namespace. */
@@ -301,12 +305,29 @@ export function buildMesh(
       }), (seen) => sameItems(seen.inputs, inputs)).service,
     );
   }
-  all.push(...udpClusters(services, all));
+  all.push(...udpClusters(services, all), ...importClusters(routes, clusters));
   all.sort((a, b) => byString(a.name, b.name));
   const namespaced = namespacedClusters(index, clusters);
   return namespaced.length > 0
     ? { services, clusters: all, namespacedClusters: namespaced }
     : { services, clusters: all };
+}
+
+/**
+ * The ServiceImport clusters the accepted mesh routes send to (a ServiceImport is no mesh
+ * Service: its clusters exist only for the routes that use them), each once.
+ */
+function importClusters(routes: readonly MeshRouteState[], clusters: MeshClusterSource) {
+  const out = new Map<string, IRCluster>();
+  for (const state of routes) {
+    if (!state.parents.some((p) => p.accepted.ok)) continue;
+    for (const use of state.converted.clusters) {
+      if (!use.imported) continue;
+      const c = clusters.importCluster(use.imported, use.port, use.http2);
+      out.set(c.name, c);
+    }
+  }
+  return [...out.values()];
 }
 
 /**
