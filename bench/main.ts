@@ -1,9 +1,8 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * apply, mesh, fanout, load, eg, dns, mtls, capture, cluster, soak; `--only <part>` also works; `--minutes`
- * for the soak, default 30), each size in its own process, and prints one
- * JSON line
- * per run plus a Markdown table for docs/performance.md.
+ * apply, mesh, fanout, load, eg, dns, mtls, capture, cluster, mcs, soak; `--only <part>` also
+ * works; `--minutes` for the soak, default 30), each size in its own process, and prints one JSON
+ * line per run plus a Markdown table for docs/performance.md.
  */
 import { parseArgs } from "node:util";
 
@@ -15,9 +14,13 @@ const { values, positionals } = parseArgs({
 const parts = new Set([...positionals, ...(values.only ? [values.only] : [])]);
 const want = (part: string) => parts.size === 0 || parts.has(part);
 
-async function runJson(script: string, args: string[]): Promise<Record<string, number>> {
+async function runJson(
+  script: string,
+  args: string[],
+  denoFlags: string[] = [],
+): Promise<Record<string, number>> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script, ...args],
+    args: ["run", "-A", ...denoFlags, script, ...args],
     stdout: "piped",
     stderr: "inherit",
   }).output();
@@ -284,6 +287,54 @@ if (want("cluster")) {
   console.log("|---|---|---|");
   console.log(
     `| ${r.samples} | ${r.acceptedP50Ms} / ${r.acceptedP99Ms} | ${r.servingP50Ms} / ${r.servingP99Ms} |`,
+  );
+}
+if (want("mcs")) {
+  // The clusterset registry on one real etcd (Debian's etcd-server, installed on first use):
+  // 10 origins × 1,000 exported Services × 10 endpoints, and the npm client etcd3 beside it.
+  const r = await runJson("bench/mcs_registry.ts", ["10", "1000", "10", "200"], [
+    "--v8-flags=--expose-gc",
+  ]) as Row;
+  const e = r.etcd3, o = r.ours, x = r.ratios ?? {};
+  const peer = (f: (e: Row) => string) => e.ok ? f(e) : `failed: ${e.error}`;
+  const lat = (c: Row) => `${c.p50Ms} / ${c.p90Ms} / ${c.p99Ms} / ${c.maxMs}`;
+  console.log(
+    `\n${r.origins} origins × ${r.services} services × ${r.endpoints} endpoints = ${r.keys} keys ` +
+      `(${r.valueMiB} MiB of values), one etcd`,
+  );
+  console.log("\n| | aether (EtcdKv, JSON gateway) | etcd3 1.1.2 (gRPC) | aether / etcd3 |");
+  console.log("|---|---|---|---|");
+  console.log(
+    `| all origins write everything, s | ${o.writeS} | ${peer((e) => e.writeS)} | |`,
+  );
+  console.log(
+    `| keys/s | ${o.keysPerS} | ${peer((e) => e.keysPerS)} | ${x.writeKeysPerS ?? "—"} |`,
+  );
+  console.log(
+    `| CPU s while writing: client / etcd | ${o.clientCpuS} / ${o.etcdCpuS} | ${
+      peer((e) => `${e.clientCpuS} / ${e.etcdCpuS}`)
+    } | |`,
+  );
+  console.log(
+    `| one endpoint in cluster B → seen, p50 / p90 / p99 / max ms (n=${o.change.n}) | ${
+      lat(o.change)
+    } (mirror onChange) | ${peer((e) => `${lat(e.change)} (watch event)`)} | p50 ${
+      x.changeP50 ?? "—"
+    }, p99 ${x.changeP99 ?? "—"} |`,
+  );
+  const m = r.mirror, rp = r.rePut;
+  console.log(
+    `\nimporter: first full read ${m.firstReadS} s for ${m.keysHeld} keys (the range call ` +
+      `alone, later: ${m.rangeS} s); heap ` +
+      `${m.before.heapUsedMiB} → ${m.after.heapUsedMiB} MiB (+${m.heapDeltaMiB}), RSS ` +
+      `${m.before.rssMiB} → ${m.after.rssMiB} MiB (+${m.rssDeltaMiB})${
+        r.gcForced ? " after gc" : ""
+      }`,
+  );
+  console.log(
+    `identical re-puts: writers' re-publish wrote ${rp.writerRevisions} revisions; raw re-put ` +
+      `of ${rp.rawKeys} keys in ${rp.rawS} s; mirror onChange calls ${rp.callsBefore} → ` +
+      `${rp.callsAfter}`,
   );
 }
 

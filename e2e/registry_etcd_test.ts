@@ -61,6 +61,16 @@ Deno.test("registry on real etcd", async (t) => {
       await t.step(`contract: ${name}`, body);
     }
 
+    await t.step("range reads in pages at one revision (each call stays small)", async () => {
+      const ops = Array.from({ length: 10 }, (_, i) => ({ put: `/paged/k${i}`, value: `v${i}` }));
+      await kv.txn(undefined, ops);
+      const one = await kv.range("/paged/");
+      const paged = await new EtcdKv({ url: etcd.url, pageSize: 3 }).range("/paged/");
+      assert.deepEqual(paged.kvs.map((k) => k.key), one.kvs.map((k) => k.key));
+      assert.deepEqual(paged.kvs.length, 10);
+      assert.deepEqual(paged.revision, one.revision);
+    });
+
     await t.step("a writer that dies leaves the mirror within its lease TTL + 2 s", async () => {
       const w = watchedMirror(kv);
       await w.mirror.start();

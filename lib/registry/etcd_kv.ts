@@ -25,6 +25,8 @@ export interface EtcdKvOptions {
   url: string;
   /** Deadline of one unary call (default 5 s). */
   timeoutMs?: number;
+  /** Keys per range call (default 2,000). */
+  pageSize?: number;
 }
 
 const encoder = new TextEncoder();
@@ -100,9 +102,11 @@ function guardJson(guard: KvGuard): unknown {
 export class EtcdKv implements RegistryKv {
   readonly #url: string;
   readonly #timeoutMs: number;
+  readonly #pageSize: number;
   constructor(opts: EtcdKvOptions) {
     this.#url = opts.url.replace(/\/+$/, "");
     this.#timeoutMs = opts.timeoutMs ?? 5000;
+    this.#pageSize = opts.pageSize ?? 2000;
   }
 
   // deno-lint-ignore no-explicit-any
@@ -135,12 +139,28 @@ export class EtcdKv implements RegistryKv {
     return json;
   }
 
+  /**
+   * Every key under `prefix`, read in pages of {@link EtcdKvOptions.pageSize} keys at the first
+   * page's revision (one consistent snapshot; each call stays well inside the deadline however
+   * large the registry grows).
+   */
   async range(prefix: string): Promise<RangeResult> {
-    const json = await this.#call("/v3/kv/range", {
-      key: b64(prefix),
-      range_end: b64(prefixEnd(prefix)),
-    });
-    return { kvs: (json.kvs ?? []).map(toKv), revision: int(json.header?.revision) };
+    const end = b64(prefixEnd(prefix));
+    const kvs: KeyValue[] = [];
+    let from = prefix, revision = 0;
+    for (;;) {
+      const json = await this.#call("/v3/kv/range", {
+        key: b64(from),
+        range_end: end,
+        limit: String(this.#pageSize),
+        ...(revision ? { revision: String(revision) } : {}),
+      });
+      revision ||= int(json.header?.revision);
+      const page = (json.kvs ?? []).map(toKv);
+      kvs.push(...page);
+      if (!json.more || page.length === 0) return { kvs, revision };
+      from = page[page.length - 1].key + "\u0000";
+    }
   }
 
   async grant(ttlSeconds: number): Promise<string> {
