@@ -12,7 +12,7 @@ import {
   objectPath,
   OWNED_KINDS,
 } from "../../lib/kube/mod.ts";
-import { MCS_GROUP, MCS_VERSION } from "../../lib/mcs/mod.ts";
+import { MCS_GROUP, MCS_VERSION, VIP_SERVICE_IMPORT_ANNOTATION } from "../../lib/mcs/mod.ts";
 import {
   DERIVED_SERVICE,
   MANAGED_BY,
@@ -118,7 +118,7 @@ export class McsWriter {
           name: imp.vipService,
           namespace: imp.namespace,
           labels: { ...MANAGED_BY, ...SERVICE_PROXY_NAME },
-          annotations: { "multicluster.aether.io/service-import": imp.name },
+          annotations: { [VIP_SERVICE_IMPORT_ANNOTATION]: imp.name },
         },
         spec: {
           type: "ClusterIP",

@@ -13,7 +13,7 @@ import {
   type ServiceSpec,
 } from "./core_types.ts";
 import { importClusterName, importEndpoints } from "./imports.ts";
-import { MCS_GROUP } from "../mcs/mod.ts";
+import { MCS_GROUP, VIP_SERVICE_IMPORT_ANNOTATION } from "../mcs/mod.ts";
 import { referenceAllowed } from "./refs.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { meshNameOwners, type OwnersMemo, portClusterName } from "./mesh/names.ts";
@@ -233,7 +233,7 @@ export class Backends {
       svc,
       port,
       http2,
-      () => this.#endpoints(svc, port),
+      () => this.#vipImportEndpoints(svc, port) ?? this.#endpoints(svc, port),
     );
   }
 
@@ -311,6 +311,23 @@ export class Backends {
           keyOf(owner)
         }; mesh routes to ${keyOf(svc)} are invalid (Gateway routes reach it by namespace)`,
     });
+  }
+
+  /**
+   * The endpoints of a clusterset VIP Service's `port` (a Service annotated with its ServiceImport,
+   * made by the MCS controller): the import's clusterset endpoints of the same port, so a pod that
+   * dials the VIP (the `clusterset.local` name's address) is captured into them. Undefined for any
+   * other Service, or while the import is not there.
+   */
+  #vipImportEndpoints(svc: Obj<ServiceSpec>, port: ServicePort): IREndpoint[] | undefined {
+    const annotations = svc.metadata.annotations as Record<string, string> | undefined;
+    const name = annotations?.[VIP_SERVICE_IMPORT_ANNOTATION];
+    if (typeof name !== "string") return undefined;
+    const key = `${svc.metadata.namespace}/${name}`;
+    const si = this.indexed.serviceImports.get(key);
+    const importPort = si?.spec?.ports?.find((p) => p.port === port.port);
+    if (!importPort) return undefined;
+    return importEndpoints(this.indexed.clusterSetEndpoints.get(key)?.spec, importPort);
   }
 
   /** The ready endpoints of `port` of `svc`, remembered while its EndpointSlices are unchanged. */

@@ -10,6 +10,13 @@ export const MCS_GROUP = "multicluster.x-k8s.io";
 /** The version aether writes (storage); v1alpha1 is served with the same schema. */
 export const MCS_VERSION = "v1beta1";
 
+/**
+ * The annotation on a clusterset VIP Service (the selector-less Service the MCS controller makes
+ * for a ClusterSetIP ServiceImport) naming its ServiceImport: traffic to the VIP goes to the
+ * import's clusterset endpoints.
+ */
+export const VIP_SERVICE_IMPORT_ANNOTATION = "multicluster.aether.io/service-import";
+
 /** A port of an exported Service (ServiceImport `spec.ports[]`). */
 export interface ExportedPort {
   name?: string;
