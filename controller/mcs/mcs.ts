@@ -9,7 +9,12 @@
 import type { Logger } from "../../lib/log/mod.ts";
 import type { Registry } from "../../lib/metrics/mod.ts";
 import { type KubeClient, Reflector } from "../../lib/kube/mod.ts";
-import { type ExportRecord, MCS_VERSION, parseExportRecord } from "../../lib/mcs/mod.ts";
+import {
+  type ExportRecord,
+  MCS_VERSION,
+  parseExportRecord,
+  vipServiceName,
+} from "../../lib/mcs/mod.ts";
 import {
   clusterId,
   type Origin,
@@ -19,7 +24,7 @@ import {
 } from "../../lib/registry/mod.ts";
 import { objectPath } from "../../lib/kube/mod.ts";
 import { MANAGED_BY, planMcs } from "./plan.ts";
-import { MCS_KINDS, McsWriter, vipServiceName, withTransitionTimes } from "./writes.ts";
+import { MCS_KINDS, McsWriter, withTransitionTimes } from "./writes.ts";
 
 /** Options of the MCS controller. */
 export interface McsControllerOptions {

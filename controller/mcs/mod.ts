@@ -5,4 +5,3 @@
  */
 export { McsController, type McsControllerOptions } from "./mcs.ts";
 export { type McsPlan, planMcs } from "./plan.ts";
-export { vipServiceName } from "./writes.ts";

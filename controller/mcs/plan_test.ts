@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type ExportRecord, exportRecord, isInvalidExport } from "../../lib/mcs/mod.ts";
 import { planMcs } from "./plan.ts";
-import { vipServiceName } from "./writes.ts";
+import { vipServiceName } from "../../lib/mcs/mod.ts";
 
 const svc = (ns: string, name: string, spec = {}) => ({
   metadata: { namespace: ns, name },

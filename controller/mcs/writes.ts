@@ -4,7 +4,6 @@
  * ServiceExport status conditions with stable transition times.
  * @module
  */
-import { createHash } from "node:crypto";
 import {
   errorOf,
   type KindSpec,
@@ -38,11 +37,6 @@ export const MCS_KINDS = {
   ServiceExport: mcsKind("ServiceExport", "serviceexports"),
   ServiceImport: mcsKind("ServiceImport", "serviceimports"),
 };
-
-/** The clusterset VIP Service's name of `namespace/name`: `mcs-` + 12 hex of a SHA-256. */
-export function vipServiceName(namespace: string, name: string): string {
-  return `mcs-${createHash("sha256").update(`${namespace}/${name}`).digest("hex").slice(0, 12)}`;
-}
 
 /** A stable metav1.Condition list: a condition whose status is unchanged keeps its time. */
 export function withTransitionTimes(

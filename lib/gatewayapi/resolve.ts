@@ -20,7 +20,7 @@ import { settleKindConflicts } from "./kind_conflicts.ts";
 import { settleL4Conflicts } from "./l4/conflicts.ts";
 import {
   attachMeshRoute,
-  isServiceParent,
+  isMeshParent,
   MESH_CONTROLLER_NAME,
   type MeshServices,
 } from "./mesh/attachment.ts";
@@ -186,6 +186,7 @@ export function resolve(
   const meshRoutes: MeshRouteState[] = [];
   const meshIndex: MeshServices = {
     services: indexed.services,
+    imports: indexed.serviceImports,
     owners: backends.owners,
     meshDomain,
   };
@@ -208,7 +209,7 @@ export function resolve(
         routes.push({ kind, route, parents, converted });
       }
       // Every kind serves Service parents too: UDPRoute on UDP ports, the others on TCP ones.
-      if (!route.spec.parentRefs?.some(isServiceParent)) continue;
+      if (!route.spec.parentRefs?.some(isMeshParent)) continue;
       // Remembered outcomes are shared and read-only: a refused one is a new outcome.
       const meshParents = state.meshAttach.get(
         route,

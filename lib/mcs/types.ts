@@ -4,6 +4,7 @@
  * the registry for each exported Service.
  * @module
  */
+import { createHash } from "node:crypto";
 
 /** The MCS API group. */
 export const MCS_GROUP = "multicluster.x-k8s.io";
@@ -16,6 +17,15 @@ export const MCS_VERSION = "v1beta1";
  * import's clusterset endpoints.
  */
 export const VIP_SERVICE_IMPORT_ANNOTATION = "multicluster.aether.io/service-import";
+
+/**
+ * The clusterset VIP Service's name of ServiceImport `namespace/name`: `mcs-` + the first 12 hex
+ * digits of SHA-256(`<namespace>/<name>`) — a DNS label, stable, computed alike by the MCS
+ * controller (which makes the Service) and resolve (which attaches ServiceImport parentRefs to it).
+ */
+export function vipServiceName(namespace: string, name: string): string {
+  return `mcs-${createHash("sha256").update(`${namespace}/${name}`).digest("hex").slice(0, 12)}`;
+}
 
 /** A port of an exported Service (ServiceImport `spec.ports[]`). */
 export interface ExportedPort {

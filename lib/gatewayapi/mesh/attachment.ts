@@ -4,12 +4,16 @@
  * the route's namespace only). `port` and `sectionName` (the port's name) narrow the attachment to
  * one Service port; without them it covers every port of the route's transport (UDPRoute: the UDP
  * ports; every other kind: the TCP ones). Hostnames are ignored (GEP-1294: GAMMA
- * implementations SHOULD NOT infer functionality from `hostnames`).
+ * implementations SHOULD NOT infer functionality from `hostnames`). A parentRef naming a
+ * ServiceImport (multicluster.x-k8s.io, GEP-1748: routes for the clusterset service) attaches to
+ * the import's clusterset VIP Service, the one the MCS controller makes: what a pod dials for the
+ * `clusterset.local` name.
  * @module
  */
 import { normalizedRef } from "../attachment.ts";
 import { fail, type Outcome, pass } from "../status/mod.ts";
-import type { ServicePort, ServiceSpec } from "../core_types.ts";
+import type { ServiceImportSpec, ServicePort, ServiceSpec } from "../core_types.ts";
+import { MCS_GROUP, vipServiceName } from "../../mcs/mod.ts";
 import { keyOf, type Obj } from "../object_index.ts";
 import type { Reads } from "../reads.ts";
 import type { ParentReference } from "../types.ts";
@@ -28,6 +32,14 @@ export const MESH_CONTROLLER_NAME = "gateway.aether.io/mesh";
 export const isServiceParent = (p: ParentReference): boolean =>
   (p.group === "" || p.group === "core") && p.kind === "Service";
 
+/** Whether a parentRef names a ServiceImport (multicluster.x-k8s.io). */
+export const isServiceImportParent = (p: ParentReference): boolean =>
+  p.group === MCS_GROUP && p.kind === "ServiceImport";
+
+/** Whether a parentRef is a mesh parent: a Service or a ServiceImport. */
+export const isMeshParent = (p: ParentReference): boolean =>
+  isServiceParent(p) || isServiceImportParent(p);
+
 /** The outcome of one Service parentRef of a route. */
 export interface MeshParentOutcome {
   /** Index of the parentRef in `spec.parentRefs` (status keeps that order). */
@@ -42,9 +54,13 @@ export interface MeshParentOutcome {
   readonly consumer?: string;
 }
 
-/** Where Service parents are looked up: Services by `<ns>/<name>`, mesh-name owners by name. */
+/**
+ * Where Service parents are looked up: Services and ServiceImports by `<ns>/<name>`, mesh-name
+ * owners by name.
+ */
 export interface MeshServices {
   services: ReadonlyMap<string, Obj<ServiceSpec>>;
+  imports?: ReadonlyMap<string, Obj<ServiceImportSpec>>;
   owners: ReadonlyMap<string, Obj<ServiceSpec>>;
   meshDomain: string;
 }
@@ -69,10 +85,34 @@ export function attachMeshRoute(
   const out: MeshParentOutcome[] = [];
   const routeNs = route.metadata.namespace ?? "";
   (route.spec.parentRefs ?? []).forEach((parentRef, i) => {
-    if (!isServiceParent(parentRef)) return;
+    if (!isMeshParent(parentRef)) return;
     const ns = parentRef.namespace ?? routeNs;
     const base = { index: i, parentRef: normalizedRef(parentRef), ports: [] as ServicePort[] };
-    const key = `${ns}/${parentRef.name}`;
+    let key = `${ns}/${parentRef.name}`;
+    if (isServiceImportParent(parentRef)) {
+      const si = index.imports?.get(key);
+      reads?.imports.set(key, si);
+      if (!si) {
+        out.push({
+          ...base,
+          accepted: fail("NoMatchingParent", `ServiceImport ${ns}/${parentRef.name} not found`),
+        });
+        return;
+      }
+      key = `${ns}/${vipServiceName(ns, parentRef.name)}`;
+      if (!index.services.has(key)) {
+        reads?.services.set(key, undefined);
+        out.push({
+          ...base,
+          accepted: fail(
+            "NoMatchingParent",
+            `ServiceImport ${ns}/${parentRef.name} has no clusterset VIP Service ${key} yet ` +
+              "(the MCS controller makes it for a ClusterSetIP import)",
+          ),
+        });
+        return;
+      }
+    }
     const svc = index.services.get(key);
     reads?.services.set(key, svc);
     if (!svc) {
