@@ -154,6 +154,20 @@ Deno.test("MCS API on two control planes and the registry", async (t) => {
 
   try {
     await t.step(
+      "aether: a ServiceImport's status is Ready, with no MCS EndpointSlices",
+      async () => {
+        const ns = await fresh();
+        await exportOn(a, ns);
+        for (const c of clusters) {
+          const si = await awaitImport(c, ns, (si) => si.status?.endpointSliceObjects === "Absent");
+          const ready = si.status.conditions.find((x: Obj) => x.type === "Ready");
+          assert.equal(ready?.status, "True", JSON.stringify(si.status));
+          assert.equal(ready?.reason, "Ready");
+        }
+      },
+    );
+
+    await t.step(
       "A ServiceImport should only exist as long as there's at least one exporting cluster",
       async () => {
         const ns = await fresh();

@@ -197,6 +197,10 @@ export class McsController {
       r.services.values().map((s: Obj) => [`${s.metadata.namespace}/${s.metadata.name}`, s]),
     );
     const keep = new Set<string>();
+    const now = (this.#o.now?.() ?? new Date()).toISOString().replace(/\.\d+Z$/, "Z");
+    const existing = new Map(
+      r.imports.values().map((si: Obj) => [`${si.metadata.namespace}/${si.metadata.name}`, si]),
+    );
     for (const imp of plan.imports) {
       keep.add(`${imp.namespace}/${imp.name}`);
       let ips: string[] = [];
@@ -205,7 +209,32 @@ export class McsController {
         const known = services.get(`${imp.namespace}/${imp.vipService}`)?.spec?.clusterIPs ?? [];
         ips = await this.#writes.applyVipService(imp, known);
       }
-      await this.#writes.applyImport(imp, ips);
+      const prior = existing.get(`${imp.namespace}/${imp.name}`);
+      const ready = imp.vipService && ips.length === 0
+        ? {
+          type: "Ready",
+          status: "False" as const,
+          reason: "Pending",
+          message: "waiting for the clusterset VIP",
+        }
+        : {
+          type: "Ready",
+          status: "True" as const,
+          reason: "Ready",
+          message:
+            `served from the clusterset registry; exported by ${imp.merged.clusters.length} ` +
+            "cluster(s)",
+        };
+      await this.#writes.applyImport(
+        imp,
+        ips,
+        withTransitionTimes(
+          [ready],
+          prior?.status?.conditions ?? [],
+          now,
+          prior?.metadata?.generation ?? 0,
+        ),
+      );
     }
     // What this controller made and the plan no longer has.
     for (const si of r.imports.values()) {
@@ -226,7 +255,6 @@ export class McsController {
         `/api/v1/namespaces/${s.metadata.namespace}/services/${s.metadata.name}`,
       );
     }
-    const now = (this.#o.now?.() ?? new Date()).toISOString().replace(/\.\d+Z$/, "Z");
     for (const exp of r.exports.values()) {
       const key = `${exp.metadata.namespace}/${exp.metadata.name}`;
       const conditions = plan.exportConditions.get(key);

@@ -125,8 +125,16 @@ export class McsWriter {
     return res?.spec?.clusterIPs ?? known;
   }
 
-  /** The ServiceImport and its status. */
-  async applyImport(imp: PlannedImport, ips: string[]): Promise<void> {
+  /**
+   * The ServiceImport and its status: the exporting clusters, `Ready` (`conditions`: with their
+   * transition times) and `endpointSliceObjects: Absent` — aether makes no MCS EndpointSlices,
+   * its proxies read the endpoints from the registry (KEP-1645 allows it; v0.5.2 says so here).
+   */
+  async applyImport(
+    imp: PlannedImport,
+    ips: string[],
+    conditions: Record<string, unknown>[],
+  ): Promise<void> {
     const path = objectPath(MCS_KINDS.ServiceImport, MCS_VERSION, imp.namespace, imp.name);
     const head = {
       apiVersion: `${MCS_GROUP}/${MCS_VERSION}`,
@@ -144,7 +152,11 @@ export class McsWriter {
     await this.apply(path, { ...head, spec: { ...imp.merged.spec, ips } });
     await this.apply(`${path}/status`, {
       ...head,
-      status: { clusters: imp.merged.clusters.map((cluster) => ({ cluster })) },
+      status: {
+        clusters: imp.merged.clusters.map((cluster) => ({ cluster })),
+        conditions,
+        endpointSliceObjects: "Absent",
+      },
     });
   }
 
