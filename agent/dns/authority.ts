@@ -144,7 +144,29 @@ export class MeshZone {
     if (q.qtype === TYPE.AAAA && p.aaaaCount) {
       return this.#reply(raw, q, RCODE.NOERROR, limit, p.aaaa, p.aaaaCount);
     }
+    if (q.qtype === TYPE.TXT && set.txt?.length) {
+      return this.#reply(raw, q, RCODE.NOERROR, limit, this.#txt(set.txt), 1);
+    }
     return this.#negative(raw, q, RCODE.NOERROR, limit);
+  }
+
+  /** One TXT record of `strings` (owner: a pointer to the question), each cut to 255 bytes. */
+  #txt(strings: readonly string[]): Uint8Array {
+    const parts = strings.map((t) => new TextEncoder().encode(t).subarray(0, 255));
+    const rdlen = parts.reduce((n, b) => n + 1 + b.length, 0);
+    const out = new Uint8Array(12 + rdlen);
+    put16(out, 0, 0xc00c);
+    put16(out, 2, TYPE.TXT);
+    put16(out, 4, CLASS_IN);
+    put32(out, 6, this.ttl);
+    put16(out, 10, rdlen);
+    let o = 12;
+    for (const b of parts) {
+      out[o++] = b.length;
+      out.set(b, o);
+      o += b.length;
+    }
+    return out;
   }
 
   /**

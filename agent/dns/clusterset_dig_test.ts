@@ -15,6 +15,7 @@ Deno.test("dig: clusterset.local names beside the mesh zone", async (t) => {
       aaaa: ["fd00::7"],
       srv: [{ service: "http", proto: "tcp", port: 80 }],
     },
+    "dns-version.clusterset.local": { a: [], aaaa: [], txt: ["1.0.0"] },
   };
   const { responder, port } = await startResponder({ extraZones: ["clusterset.local"], records });
   const outside = await startResponder({ records });
@@ -31,6 +32,11 @@ Deno.test("dig: clusterset.local names beside the mesh zone", async (t) => {
       );
       const aaaa = await q(port, "web.shop.svc.clusterset.local", "AAAA");
       assert.match(aaaa.answer[0], /IN\s+AAAA\s+fd00::7$/);
+    });
+    await t.step("the zone's dns-version TXT", async () => {
+      const r = await q(port, "dns-version.clusterset.local", "TXT");
+      assert.equal(r.status, "NOERROR");
+      assert.match(r.answer[0], /^dns-version\.clusterset\.local\.\s+5\s+IN\s+TXT\s+"1\.0\.0"$/);
     });
     await t.step("SRV of a named port", async () => {
       const r = await q(port, "_http._tcp.web.shop.svc.clusterset.local", "SRV");

@@ -22,6 +22,8 @@ export interface RecordSet {
   aaaa: string[];
   /** Named ports (RFC 2782 SRV, named as Kubernetes names Service ports); absent = none. */
   srv?: SrvPort[];
+  /** TXT strings (each at most 255 bytes; the clusterset zone's `dns-version`); absent = none. */
+  txt?: string[];
 }
 
 /** Where the responder looks mesh names up. Names are passed lower-case, without a trailing dot. */

@@ -62,7 +62,13 @@ export function recordsFromMesh(
 /** The zone of clusterset names (KEP-1645). */
 export const CLUSTERSET_DOMAIN = "clusterset.local";
 
-/** Clusterset records of the revision's ServiceImports, keyed by normalized name. */
+/** The version of the multicluster DNS schema aether answers (KEP-1645 DNS specification). */
+export const CLUSTERSET_DNS_VERSION = "1.0.0";
+
+/**
+ * Clusterset records of the revision's ServiceImports, keyed by normalized name, and the zone's
+ * `dns-version` TXT record.
+ */
 export function recordsFromClusterSet(objects: readonly KubeObject[]): Map<string, RecordSet> {
   const endpoints = new Map<string, string[]>();
   for (const o of objects) {
@@ -73,7 +79,9 @@ export function recordsFromClusterSet(objects: readonly KubeObject[]): Map<strin
       [...new Set(list.flatMap((e) => typeof e.address === "string" ? [e.address] : []))].sort(),
     );
   }
-  const records = new Map<string, RecordSet>();
+  const records = new Map<string, RecordSet>([
+    [`dns-version.${CLUSTERSET_DOMAIN}`, { a: [], aaaa: [], txt: [CLUSTERSET_DNS_VERSION] }],
+  ]);
   for (const o of objects) {
     if (o.kind !== "ServiceImport") continue;
     const key = `${o.metadata.namespace}/${o.metadata.name}`;

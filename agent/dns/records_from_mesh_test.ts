@@ -132,4 +132,6 @@ Deno.test("recordsFromClusterSet: ServiceImports answer at <name>.<ns>.svc.clust
   // No address (no endpoints, no VIP yet): no record, so NXDOMAIN.
   assert.equal(m.has("empty.shop.svc.clusterset.local"), false);
   assert.equal(m.has("pending.shop.svc.clusterset.local"), false);
+  // The zone's schema version (KEP-1645 DNS specification 2.2).
+  assert.deepEqual(m.get("dns-version.clusterset.local")?.txt, ["1.0.0"]);
 });
