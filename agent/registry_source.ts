@@ -9,7 +9,13 @@
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
 import { CLUSTER_SET_ENDPOINTS_API, clusterSetEndpoints } from "../lib/mcs/mod.ts";
-import { clusterId, type Origin, type RegistryKv, RegistryMirror } from "../lib/registry/mod.ts";
+import {
+  clusterId,
+  mirrorMetrics,
+  type Origin,
+  type RegistryKv,
+  RegistryMirror,
+} from "../lib/registry/mod.ts";
 import type { Source, SourceObject, SourceRevision } from "../lib/source/mod.ts";
 
 /** Options of a RegistrySource. */
@@ -40,12 +46,7 @@ export class RegistrySource implements Source {
     this.#mirror = new RegistryMirror({
       kv: opts.kv,
       logger: opts.logger,
-      metrics: {
-        up: m.gauge("aether_registry_up", "1 while the clusterset registry answers, else 0."),
-        relists: m.counter("aether_registry_relists_total", "Full reads of the registry."),
-        errors: m.counter("aether_registry_errors_total", "Failed registry reads or watches."),
-        changes: m.counter("aether_registry_changes_total", "Registry origins changed."),
-      },
+      metrics: mirrorMetrics(m),
       onChange: () => this.#deliver(),
     });
   }

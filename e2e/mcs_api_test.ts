@@ -26,6 +26,7 @@ interface Cluster {
   kube: Kube;
   client: KubeClient;
   controller?: McsController;
+  metrics?: Registry;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -121,7 +122,7 @@ Deno.test("MCS API on two control planes and the registry", async (t) => {
       ttlSeconds: 3,
       isLeader: () => true,
       logger: new Logger(`mcs-${c.name}`, () => {}),
-      metrics: new Registry(),
+      metrics: c.metrics = new Registry(),
     });
     await c.controller.start();
   };
@@ -347,6 +348,13 @@ Deno.test("MCS API on two control planes and the registry", async (t) => {
         for (const c of clusters) {
           assert.match((await awaitCondition(c, ns, "Conflict", "True")).reason, /TypeConflict/);
           assert.equal((await awaitImport(c, ns)).spec.type, "ClusterSetIP");
+          // The controller's /metrics say so too: imports kept, exports with a conflict.
+          const text = c.metrics!.render();
+          const value = (name: string) =>
+            Number(text.match(new RegExp(`^${name} (\\d+)$`, "m"))?.[1]);
+          assert.ok(value("aether_mcs_export_conflicts") >= 1, text);
+          assert.ok(value("aether_mcs_service_imports") >= 1, text);
+          assert.equal(value("aether_registry_up"), 1);
         }
       },
     );

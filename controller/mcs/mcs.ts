@@ -7,7 +7,7 @@
  * @module
  */
 import type { Logger } from "../../lib/log/mod.ts";
-import type { Registry } from "../../lib/metrics/mod.ts";
+import type { Counter, Gauge, Registry } from "../../lib/metrics/mod.ts";
 import { type KubeClient, Reflector } from "../../lib/kube/mod.ts";
 import {
   type ExportRecord,
@@ -17,13 +17,14 @@ import {
 } from "../../lib/mcs/mod.ts";
 import {
   clusterId,
+  mirrorMetrics,
   type Origin,
   OriginWriter,
   type RegistryKv,
   RegistryMirror,
 } from "../../lib/registry/mod.ts";
 import { objectPath } from "../../lib/kube/mod.ts";
-import { MANAGED_BY, planMcs } from "./plan.ts";
+import { MANAGED_BY, type McsCondition, planMcs } from "./plan.ts";
 import { MCS_KINDS, McsWriter, withTransitionTimes } from "./writes.ts";
 
 /** Options of the MCS controller. */
@@ -65,6 +66,12 @@ export class McsController {
   #running: Promise<void> = Promise.resolve();
   #stopped = false;
   #lastError = "";
+  readonly #gauges: {
+    imports: Gauge;
+    exports: Gauge;
+    conflicts: Gauge;
+    failures: Counter;
+  };
 
   constructor(opts: McsControllerOptions) {
     this.#o = opts;
@@ -101,15 +108,22 @@ export class McsController {
     this.#mirror = new RegistryMirror({
       kv: opts.kv,
       logger: opts.logger.child("registry"),
-      metrics: {
-        up: m.gauge("aether_registry_up", "1 while the clusterset registry answers, else 0."),
-        relists: m.counter("aether_registry_relists_total", "Full reads of the registry."),
-        errors: m.counter("aether_registry_errors_total", "Failed registry reads or watches."),
-        changes: m.counter("aether_registry_changes_total", "Registry origins changed."),
-      },
+      metrics: mirrorMetrics(m),
       onChange: () => this.#schedule(),
     });
     this.#writes = new McsWriter(opts.client);
+    this.#gauges = {
+      imports: m.gauge(
+        "aether_mcs_service_imports",
+        "ServiceImports this cluster keeps (every exported Service whose namespace is here).",
+      ),
+      exports: m.gauge("aether_mcs_service_exports", "This cluster's ServiceExports, by valid."),
+      conflicts: m.gauge(
+        "aether_mcs_export_conflicts",
+        "This cluster's ServiceExports with Conflict=True (the exporting clusters disagree).",
+      ),
+      failures: m.counter("aether_mcs_reconcile_errors_total", "Failed MCS reconciles (retried)."),
+    };
   }
 
   /** Starts watching; resolves when the cluster's kinds have listed (the registry may lag). */
@@ -155,6 +169,7 @@ export class McsController {
       this.#pending = undefined;
       this.#running = this.#running.then(() => this.#reconcile()).catch((e) => {
         this.#lastError = (e as Error).message;
+        this.#gauges.failures.inc();
         this.#o.logger.warn("MCS reconcile failed; retrying", { error: this.#lastError });
         setTimeout(() => this.#schedule(), 1000);
       });
@@ -181,6 +196,17 @@ export class McsController {
       trustDomain: this.#o.trustDomain,
       vipServiceName,
     });
+    const conditions = [...plan.exportConditions.values()];
+    const is = (c: McsCondition[], type: string, status: string) =>
+      c.some((x) => x.type === type && x.status === status);
+    this.#gauges.imports.set(plan.imports.length);
+    this.#gauges.exports.set(conditions.filter((c) => is(c, "Valid", "True")).length, {
+      valid: "true",
+    });
+    this.#gauges.exports.set(conditions.filter((c) => is(c, "Valid", "False")).length, {
+      valid: "false",
+    });
+    this.#gauges.conflicts.set(conditions.filter((c) => is(c, "Conflict", "True")).length);
     this.#writer ??= new OriginWriter({
       kv: this.#o.kv,
       origin: this.#o.origin,

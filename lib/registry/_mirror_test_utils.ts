@@ -4,9 +4,9 @@
  * @module
  */
 import { Logger } from "../log/mod.ts";
-import { Counter, Gauge } from "../metrics/mod.ts";
+import { Registry } from "../metrics/mod.ts";
 import type { RegistryKv } from "./kv.ts";
-import { type MirrorMetrics, RegistryMirror } from "./mirror.ts";
+import { type MirrorMetrics, mirrorMetrics, RegistryMirror } from "./mirror.ts";
 
 /** A mirror under test with what it logged and passed on. */
 export interface WatchedMirror {
@@ -26,12 +26,7 @@ export function watchedMirror(kv: RegistryKv, backoffMs = 50, probeMs = 500): Wa
     const { level, msg } = JSON.parse(line);
     logs.push({ level, msg });
   }, "debug");
-  const metrics: MirrorMetrics = {
-    up: new Gauge("aether_registry_up", ""),
-    relists: new Counter("aether_registry_relists_total", ""),
-    errors: new Counter("aether_registry_errors_total", ""),
-    changes: new Counter("aether_registry_changes_total", ""),
-  };
+  const metrics = mirrorMetrics(new Registry());
   const changes: string[][] = [];
   const sizes = new Map<string, number[]>();
   const mirror: RegistryMirror = new RegistryMirror({

@@ -11,7 +11,7 @@
  * @module
  */
 import type { Logger } from "../log/mod.ts";
-import type { Counter, Gauge } from "../metrics/mod.ts";
+import type { Counter, Gauge, Registry } from "../metrics/mod.ts";
 import type { KeyValue, KvEvent, RegistryKv, WatchHandle } from "./kv.ts";
 import { ALIVE, REGISTRY_PREFIX, splitKey, SYNCED } from "./layout.ts";
 
@@ -37,6 +37,16 @@ export interface MirrorMetrics {
   errors: Counter;
   /** Value changes passed on to consumers. */
   changes: Counter;
+}
+
+/** The mirror's metrics in `m` (one set per process: the controller's and the agents'). */
+export function mirrorMetrics(m: Registry): MirrorMetrics {
+  return {
+    up: m.gauge("aether_registry_up", "1 while the clusterset registry answers, else 0."),
+    relists: m.counter("aether_registry_relists_total", "Full reads of the registry."),
+    errors: m.counter("aether_registry_errors_total", "Failed registry reads or watches."),
+    changes: m.counter("aether_registry_changes_total", "Registry origins changed."),
+  };
 }
 
 /** Options of a RegistryMirror. */

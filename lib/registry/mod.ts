@@ -10,6 +10,7 @@ export { EtcdKv, type EtcdKvOptions } from "./etcd_kv.ts";
 export * from "./layout.ts";
 export {
   type MirrorMetrics,
+  mirrorMetrics,
   type OriginEntries,
   RegistryMirror,
   type RegistryMirrorOptions,
