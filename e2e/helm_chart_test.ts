@@ -521,6 +521,17 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
         ]);
         assertEquals(applied.code, 0, applied.stderr);
         await installCrds(k, join(await ensurePeer("mcs-api-crds"), "crds"));
+        // A freshly Established CRD can still answer 404 for a moment under load: wait until both
+        // kinds list with admin rights, so a watch error below can only mean RBAC.
+        for (const plural of ["serviceexports", "serviceimports"]) {
+          const path = `/apis/multicluster.x-k8s.io/v1beta1/${plural}`;
+          await waitFor(
+            `${path} serves lists`,
+            async () => (await k.request("GET", path)).status === 200 ? true : undefined,
+            60_000,
+            k.procs,
+          );
+        }
         const registry = await startEtcd(join(dir, "registry"));
         const ca = await Deno.readTextFile(join(k.pki, "ca.crt"));
         const tr = await k.request(
