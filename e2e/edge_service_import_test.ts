@@ -25,24 +25,14 @@ import {
   waitFor,
 } from "./harness.ts";
 import { startEtcd } from "./peers/etcd.ts";
+import { endpointEntry } from "./registry_records.ts";
 import type { EchoServer } from "./echo/server.ts";
 
 const quiet = new Logger("registry", () => {}, "error");
 
 /** The registry record of one endpoint of `default/web` in `cluster`, served by `echo`. */
-function endpoint(cluster: string, pod: string, echo: Pick<EchoServer, "hostname" | "port">) {
-  return [
-    `eps/default/web/${pod}`,
-    JSON.stringify({
-      cluster,
-      namespace: "default",
-      service: "web",
-      pod,
-      ip: echo.hostname,
-      ports: [{ name: "http", protocol: "TCP", port: echo.port }],
-    }),
-  ] as const;
-}
+const endpoint = (cluster: string, pod: string, echo: Pick<EchoServer, "hostname" | "port">) =>
+  endpointEntry(cluster, "default", "web", pod, echo);
 
 Deno.test("edge e2e: ServiceImport backends from the clusterset registry, this cluster first", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "aether-edge-import-" });

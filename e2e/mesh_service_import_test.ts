@@ -14,28 +14,17 @@ import { ensurePeer } from "../testbed/peers/mod.ts";
 import { closeEchos, startEchos, waitFor } from "./harness.ts";
 import { createPod, curlFrom, meshService, podObject, toYaml } from "./mesh_harness.ts";
 import { startEtcd } from "./peers/etcd.ts";
+import { endpointEntry } from "./registry_records.ts";
 import type { SourceObject } from "../lib/source/mod.ts";
 
 const quiet = new Logger("registry", () => {}, "error");
 
-function endpoint(
+const endpoint = (
   cluster: string,
   pod: string,
   echo: { hostname: string; port: number },
   service = "web",
-) {
-  return [
-    `eps/mesh/${service}/${pod}`,
-    JSON.stringify({
-      cluster,
-      namespace: "mesh",
-      service,
-      pod,
-      ip: echo.hostname,
-      ports: [{ name: "http", protocol: "TCP", port: echo.port }],
-    }),
-  ] as const;
-}
+) => endpointEntry(cluster, "mesh", service, pod, echo);
 
 Deno.test("mesh e2e: a GAMMA route to a ServiceImport, this cluster's endpoints first", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "aether-mesh-import-" });
