@@ -89,6 +89,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
     },
     decorate: identity?.decorate,
     secrets: identity?.secrets,
+    metrics,
   });
   identity?.onChange(() => snapshots.refreshSecrets());
   const running = new Engine({

@@ -10,6 +10,8 @@
 import type { IR } from "../../lib/ir/mod.ts";
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
 import type { Resolved, Sink } from "../../lib/engine/mod.ts";
+import type { MemoStats } from "../../lib/memo/mod.ts";
+import type { Registry } from "../../lib/metrics/mod.ts";
 import { equalData } from "../../lib/data/mod.ts";
 import {
   type EnvoyResources,
@@ -20,7 +22,7 @@ import {
   type TranslateOptions,
 } from "./translate/mod.ts";
 import { sortedByName } from "./translate/mod.ts";
-import { Encodings, Snapshot, type SnapshotCache } from "./cache/mod.ts";
+import { EncodeMetrics, Encodings, Snapshot, type SnapshotCache } from "./cache/mod.ts";
 import { ResourceReuse } from "./cache/mod.ts";
 
 /** Options of {@link EdgeSnapshots}. */
@@ -33,6 +35,11 @@ export interface EdgeSnapshotsOptions {
   decorate?: (ir: IR, objects: readonly KubeObject[]) => IR;
   /** SDS secrets served beside the IR's own (the edge's SVID and trust bundles). */
   secrets?: () => NamedResource[];
+  /**
+   * Where the resources encoded and reused per type are counted
+   * (`aether_xds_resources_encoded_total`, `aether_xds_resources_reused_total`).
+   */
+  metrics?: Registry;
 }
 
 /**
@@ -51,9 +58,11 @@ export class EdgeSnapshots implements Sink {
   #lastResources?: EnvoyResources;
   readonly #reuse = new ResourceReuse();
   readonly #translateMemo = new TranslateMemo();
-  readonly #encodings = new Encodings();
+  readonly #encodings: Encodings;
 
-  constructor(readonly options: EdgeSnapshotsOptions) {}
+  constructor(readonly options: EdgeSnapshotsOptions) {
+    this.#encodings = new Encodings(options.metrics && new EncodeMetrics(options.metrics));
+  }
 
   /** The IR last served. */
   get ir(): IR | undefined {
@@ -75,6 +84,23 @@ export class EdgeSnapshots implements Sink {
       this.#publish(resources);
     }
     this.#lastIR = ir;
+  }
+
+  /**
+   * Hits and misses of this sink's memos, by name: translation (virtual hosts, their VHDS
+   * resources, clusters, load assignments) and encoding (resources, long-list elements). A miss
+   * is work done: after a one-route edit, one virtual host translated and one resource encoded.
+   */
+  stats(): Record<string, MemoStats> {
+    const t = this.#translateMemo, e = this.#encodings;
+    return {
+      translateVirtualHosts: t.virtualHosts.stats(),
+      translateServed: t.served.stats(),
+      translateClusters: t.clusters.clusterStats(),
+      translateEndpoints: t.clusters.endpoints.stats(),
+      encodeResources: e.resources.stats(),
+      encodeElements: e.elements.stats(),
+    };
   }
 
   version(): string | undefined {

@@ -10,6 +10,7 @@ import protobuf from "protobufjs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import envoyApi from "./envoy_api.gen.json" with { type: "json" };
+import { IdentityMemo } from "../../lib/memo/mod.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -166,7 +167,7 @@ export const TypeUrl = {
 export function encodeResource(
   typeUrl: string,
   resource: Record<string, unknown>,
-  elements: ElementEncodings = new WeakMap(),
+  elements: ElementEncodings = new IdentityMemo(),
 ): Uint8Array {
   const type = messageType(typeUrl.slice(typeUrlPrefix.length));
   try {
@@ -184,9 +185,10 @@ class DoesNotFit extends Error {}
  * Encodings of long-list elements (a virtual host, a route) by element object, owned by the
  * caller (a snapshot's Encodings): a caller that passes an unchanged element object again inside
  * a new message (agent/xds/cache/reuse.ts makes equal elements the same object) gets its bytes
- * without converting, verifying or encoding it.
+ * without converting, verifying or encoding it. Its misses count the elements encoded (or found
+ * not to fit).
  */
-export type ElementEncodings = WeakMap<object, { type: protobuf.Type; bytes: Uint8Array }>;
+export type ElementEncodings = IdentityMemo<object, { type: protobuf.Type; bytes: Uint8Array }>;
 
 /** Lists longer than this are encoded one element at a time. */
 const CHUNK_AT = 8;
@@ -258,7 +260,8 @@ function encodeElement(
   field: string,
   elements: ElementEncodings,
 ) {
-  const known = elements.get(item);
+  const known = elements.peek(item);
+  elements.count(known?.type === type);
   if (known?.type === type) return known.bytes;
   let bytes: Uint8Array;
   try {

@@ -105,3 +105,4 @@ export class SnapshotCache {
   }
 }
 export { ResourceReuse } from "./reuse.ts";
+export { EncodeMetrics } from "./encode_metrics.ts";

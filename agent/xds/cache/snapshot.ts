@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { type ElementEncodings, encodeResource, TypeUrl } from "../proto.ts";
 import { IdentityMemo, sameItems } from "../../../lib/memo/mod.ts";
+import type { EncodeMetrics } from "./encode_metrics.ts";
 
 /** One resource as the translator produces it (protobufjs `fromObject` form, snake_case). */
 export interface NamedResource {
@@ -92,16 +93,19 @@ export function versionOf(items: Iterable<EncodedResource>): string {
  * What one stream of snapshots remembers of encoding (a pipeline's, a node snapshot set's):
  * encodings by resource object — a caller that passes the same (never mutated) object again, as
  * the endpoint fast path does for unchanged clusters, skips re-encoding it — and by long-list
- * element (virtual host, route) inside a resource.
+ * element (virtual host, route) inside a resource. Both memos count their hits and misses; with
+ * `metrics`, every type's encoded and reused resources are counted on `/metrics` too.
  */
 export class Encodings {
   readonly resources = new IdentityMemo<Record<string, unknown>, EncodedResource>();
-  readonly elements: ElementEncodings = new WeakMap();
+  readonly elements: ElementEncodings = new IdentityMemo();
   /**
    * Per type URL, the last list encoded and what it gave: a list of the very same encoded
    * resources in the same order gets the same TypeResources back, without hashing a version.
    */
   readonly types = new Map<string, { list: EncodedResource[]; resources: TypeResources }>();
+
+  constructor(readonly metrics?: EncodeMetrics) {}
 }
 
 /**
@@ -122,6 +126,7 @@ export function encodeType(
   encodings: Encodings = new Encodings(),
 ): TypeResources {
   const items = new Map<string, EncodedResource>();
+  let fresh = 0, reused = 0;
   const fail = (name: string, error: Error) => {
     if (!onInvalid) throw error;
     onInvalid(typeUrl, name, error);
@@ -134,7 +139,8 @@ export function encodeType(
     let item = encodings.resources.peek(resource);
     const hit = item?.name === name && item.typeUrl === typeUrl;
     encodings.resources.count(hit);
-    if (!hit) {
+    if (hit) reused++;
+    else {
       let value: Uint8Array;
       try {
         value = encodeResource(typeUrl, resource, encodings.elements);
@@ -144,9 +150,11 @@ export function encodeType(
       }
       item = { name, typeUrl, value, hash: hashOf(value), resource };
       encodings.resources.set(resource, item);
+      fresh++;
     }
     items.set(name, item!);
   }
+  encodings.metrics?.count(typeUrl, fresh, reused);
   const encoded = [...items.values()];
   const last = encodings.types.get(typeUrl);
   if (last && sameItems(last.list, encoded)) return last.resources;

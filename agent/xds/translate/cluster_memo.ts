@@ -9,7 +9,7 @@
  * @module
  */
 import type { IRCluster, IREndpoint } from "../../../lib/ir/mod.ts";
-import { IdentityMemo, sameItems } from "../../../lib/memo/mod.ts";
+import { IdentityMemo, type MemoStats, sameItems } from "../../../lib/memo/mod.ts";
 import { cluster, type ClusterOptions } from "./cluster.ts";
 import { loadAssignment } from "./endpoint.ts";
 import type { NamedResource } from "./types.ts";
@@ -39,16 +39,24 @@ export class ClusterMemo {
   #last = new Map<string, ClusterEntry>();
   #next = new Map<string, ClusterEntry>();
   readonly endpoints = new IdentityMemo<IREndpoint[], NamedResource>();
+  /** Clusters given as last time (hits) and translated (misses). */
+  readonly #clusters: MemoStats = { hits: 0, misses: 0 };
 
   /** `cluster(c, opts)`, or the same resource as last time when what it reads is unchanged. */
   cluster(c: IRCluster, opts: ClusterOptions): NamedResource {
     const key = opts.name ?? c.name;
     const seen = this.#last.get(key);
-    const entry = seen !== undefined && sameClusterInputs(seen, c, opts)
-      ? seen
-      : { c, opts: { ...opts }, out: cluster(c, opts) };
+    const hit = seen !== undefined && sameClusterInputs(seen, c, opts);
+    if (hit) this.#clusters.hits++;
+    else this.#clusters.misses++;
+    const entry = hit ? seen : { c, opts: { ...opts }, out: cluster(c, opts) };
     this.#next.set(key, entry);
     return entry.out;
+  }
+
+  /** Hits and misses of {@link cluster}. */
+  clusterStats(): MemoStats {
+    return { ...this.#clusters };
   }
 
   /** `loadAssignment(c)`, the same resource while `c.endpoints` is the same array and name. */
