@@ -163,6 +163,7 @@ Deno.test("edge at 10k routes: an edit, an added route and a removed one encode 
     });
     // The wide virtual host is encoded route by route: only the edited route's chunk is new.
     assert.deepEqual(sink, {
+      translateVhds: 1,
       translateVirtualHosts: 1,
       translateServed: 1,
       translateClusters: 0,

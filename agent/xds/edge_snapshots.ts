@@ -87,13 +87,15 @@ export class EdgeSnapshots implements Sink {
   }
 
   /**
-   * Hits and misses of this sink's memos, by name: translation (virtual hosts, their VHDS
-   * resources, clusters, load assignments) and encoding (resources, long-list elements). A miss
-   * is work done: after a one-route edit, one virtual host translated and one resource encoded.
+   * Hits and misses of this sink's memos, by name: translation (VHDS resources by IR virtual
+   * host; on a miss, the virtual host and its VHDS form; clusters, load assignments) and encoding
+   * (resources, long-list elements). A miss is work done: after a one-route edit, one virtual
+   * host translated and one resource encoded.
    */
   stats(): Record<string, MemoStats> {
     const t = this.#translateMemo, e = this.#encodings;
     return {
+      translateVhds: t.vhds.stats(),
       translateVirtualHosts: t.virtualHosts.stats(),
       translateServed: t.served.stats(),
       translateClusters: t.clusters.clusterStats(),

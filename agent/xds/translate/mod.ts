@@ -72,9 +72,12 @@ export function translate(
     routes: sortedByName(uniqueByName(
       chains.map(({ c }) => routeConfiguration(c, routeOpts)),
     )),
-    virtualHosts: sortedByName(uniqueByName(
-      chains.flatMap(({ c, listener }) => vhdsVirtualHosts(c, listener, memo)),
-    )),
+    virtualHosts: sortedByName(
+      // One chain's virtual hosts have distinct names (one per domain).
+      chains.length === 1
+        ? vhdsVirtualHosts(chains[0].c, chains[0].listener, memo)
+        : uniqueByName(chains.flatMap(({ c, listener }) => vhdsVirtualHosts(c, listener, memo))),
+    ),
     clusters: sortedByName(
       ir.clusters.map((c) => memo.clusters.cluster(c, { connectTimeoutMs, mtls: options.mtls })),
     ),
