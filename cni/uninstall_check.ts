@@ -16,9 +16,9 @@
  *   `known: false`, which the caller logs as a warning.
  *
  * The in-cluster fetcher here is the pod's service account (token and CA files, re-read on each
- * call: the kubelet rotates the token) over Deno's fetch, and not lib/kube's KubeClient: loading
- * `@kubernetes/client-node` costs the installer container about 80 MiB of its 128 MiB. The agent,
- * which has that library loaded anyway, passes a KubeClient's `request` instead.
+ * call: the kubelet rotates the token) over Deno's fetch, and not lib/kube's KubeClient: the
+ * installer imports no Kubernetes client code at all (the cni/ closure stays small). The agent,
+ * which has a KubeClient anyway, passes its `request` instead.
  * @module
  */
 import { join } from "node:path";

@@ -1,13 +1,14 @@
 /**
- * The API-server connection: a kubeconfig file or the in-cluster service account, loaded with
- * `@kubernetes/client-node` (its credential resolution: CA, client certificates, bearer tokens,
- * token files, exec plugins), then spoken over Deno's own `fetch` with a client built from those
- * credentials. (The library's undici transport negotiates HTTP/2 through Deno's node:http2 layer,
- * which aborts the process on a server GOAWAY — exactly what a restarting API server sends.)
+ * The API-server connection: a kubeconfig file or the in-cluster service account (credentials.ts:
+ * CA, client certificates, bearer tokens, token files; exec plugins and auth-providers through
+ * `@kubernetes/client-node`, loaded only for them), spoken over Deno's own `fetch` with a client
+ * built from those credentials. (The library's undici transport negotiates HTTP/2 through Deno's
+ * node:http2 layer, which aborts the process on a server GOAWAY — exactly what a restarting API
+ * server sends.)
  * Objects stay plain JSON: nothing is turned into classes or Dates.
  * @module
  */
-import { KubeConfig } from "@kubernetes/client-node";
+import { type Credentials, inClusterCredentials, kubeconfigCredentials } from "./credentials.ts";
 
 /** A decoded API response. */
 export interface KubeResponse {
@@ -39,62 +40,46 @@ export class KubeError extends Error {
 /** How to reach the API server. */
 export type KubeConnection = { kubeconfig: string; context?: string } | { inCluster: true };
 
-interface Credentials {
+/** The HTTP client made for one set of secrets. */
+interface Connection {
   key: string;
   client: Deno.HttpClient;
   headers: Record<string, string>;
 }
 
-const text = (v: unknown): string | undefined =>
-  v === undefined || v === null
-    ? undefined
-    : typeof v === "string"
-    ? v
-    : new TextDecoder().decode(v as Uint8Array);
-
 /** Talks JSON to one API server. */
 export class KubeClient {
-  readonly config: KubeConfig;
+  /** The API server and how this client proves who it is. */
+  readonly credentials: Credentials;
   readonly #idleMs: number;
-  #credentials?: Credentials;
+  #connection?: Connection;
 
   constructor(connection: KubeConnection, opts: { watchIdleTimeoutMs?: number } = {}) {
-    this.config = new KubeConfig();
-    if ("inCluster" in connection) this.config.loadFromCluster();
-    else {
-      this.config.loadFromFile(connection.kubeconfig);
-      if (connection.context) this.config.setCurrentContext(connection.context);
-    }
-    if (!this.config.getCurrentCluster()) {
-      throw new Error("the kubeconfig names no current cluster; set current-context or --context");
-    }
+    this.credentials = "inCluster" in connection
+      ? inClusterCredentials()
+      : kubeconfigCredentials(connection.kubeconfig, connection.context);
     // A watch with no bytes (not even a bookmark) for this long is taken as dead and reopened.
     this.#idleMs = opts.watchIdleTimeoutMs ?? 90_000;
   }
 
   /** The API server URL. */
   get server(): string {
-    return this.config.getCurrentCluster()!.server;
+    return this.credentials.server;
   }
 
   /** Closes the HTTP client (open watches end). */
   close(): void {
-    this.#credentials?.client.close();
-    this.#credentials = undefined;
+    this.#connection?.client.close();
+    this.#connection = undefined;
   }
 
-  /** The current credentials (re-read every call: tokens and certificates rotate). */
-  async #auth(): Promise<Credentials> {
-    // deno-lint-ignore no-explicit-any
-    const opts: any = {};
-    await this.config.applyToHTTPSOptions(opts);
-    const [ca, cert, key] = [text(opts.ca), text(opts.cert), text(opts.key)];
-    const id = `${ca}|${cert}|${key}|${opts.rejectUnauthorized}`;
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-    if (opts.auth) headers.authorization = `Basic ${btoa(opts.auth)}`;
-    if (this.#credentials?.key !== id) {
-      this.#credentials?.client.close();
-      this.#credentials = {
+  /** The connection for the current secrets (asked every call: tokens and certificates rotate). */
+  async #auth(): Promise<Connection> {
+    const { ca, cert, key, headers } = await this.credentials.secrets();
+    const id = `${ca}|${cert}|${key}`;
+    if (this.#connection?.key !== id) {
+      this.#connection?.client.close();
+      this.#connection = {
         key: id,
         client: Deno.createHttpClient({
           ...(ca ? { caCerts: [ca] } : {}),
@@ -103,8 +88,8 @@ export class KubeClient {
         headers,
       };
     }
-    this.#credentials.headers = headers;
-    return this.#credentials;
+    this.#connection.headers = headers;
+    return this.#connection;
   }
 
   async #fetch(
