@@ -39,8 +39,10 @@ flags:
   --retry-period <s>           seconds between election attempts and renewals (default ${
   d.retryPeriodMs / 1000
 })
-  --status-qps <n>             status writes per second, sustained (default ${d.statusQps})
-  --status-burst <n>           status writes at once (default ${d.statusBurst})
+  --status-qps <n>             status writes per second, sustained (default ${d.statusQps}); a 429
+                               from the API server's priority and fairness pauses them as it asks
+  --status-burst <n>           status writes allowed in a burst above it (default ${d.statusBurst})
+  --status-concurrency <n>     status writes in flight at most (default ${d.statusConcurrency})
   --admin-address <h:p>        /healthz /readyz (503 while the API server has not answered a
                                watched kind for 30 s) /status /metrics (default 127.0.0.1:15010)
   --edge-namespace <ns>        run each Gateway's edge (Deployment + LoadBalancer Service) here;
@@ -157,6 +159,7 @@ async function main(args: string[]): Promise<number> {
       "retry-period": { type: "string" },
       "status-qps": { type: "string" },
       "status-burst": { type: "string" },
+      "status-concurrency": { type: "string" },
       "admin-address": { type: "string", default: "127.0.0.1:15010" },
       "edge-namespace": { type: "string" },
       "edge-image": { type: "string", default: "aether.local/aether:dev" },
@@ -218,6 +221,11 @@ async function main(args: string[]): Promise<number> {
     retryPeriodMs,
     statusQps: positive("status-qps", values["status-qps"], d.statusQps),
     statusBurst: positive("status-burst", values["status-burst"], d.statusBurst),
+    statusConcurrency: positive(
+      "status-concurrency",
+      values["status-concurrency"],
+      d.statusConcurrency,
+    ),
     logger,
     metrics,
     ...(values["edge-namespace"]

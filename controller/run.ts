@@ -19,7 +19,7 @@ import { controllerKinds, type KubeClient, KubeSource, LeaderElector } from "../
 import { EdgeReconciler } from "./edge_reconcile.ts";
 import type { EdgeOptions } from "./edge.ts";
 import { StatusSink } from "./status_sink.ts";
-import { StatusWriter } from "./status_writer.ts";
+import { STATUS_WRITE_DEFAULTS, StatusWriter } from "./status_writer.ts";
 import { type PodWebhook, type PodWebhookOptions, startPodWebhook } from "./webhook/mod.ts";
 import { McsController } from "./mcs/mod.ts";
 import type { Origin, RegistryKv } from "../lib/registry/mod.ts";
@@ -49,9 +49,10 @@ export interface ControllerOptions {
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
-  /** --status-qps, --status-burst. */
+  /** --status-qps, --status-burst, --status-concurrency. */
   statusQps: number;
   statusBurst: number;
+  statusConcurrency?: number;
   logger?: Logger;
   metrics?: Registry;
   /** Clock for condition transition times (default: wall clock). */
@@ -103,8 +104,9 @@ export const controllerDefaults = {
   leaseDurationMs: 15_000,
   renewDeadlineMs: 10_000,
   retryPeriodMs: 2_000,
-  statusQps: 20,
-  statusBurst: 50,
+  statusQps: STATUS_WRITE_DEFAULTS.qps,
+  statusBurst: STATUS_WRITE_DEFAULTS.burst,
+  statusConcurrency: STATUS_WRITE_DEFAULTS.concurrency,
 };
 
 /** A running controller. */
@@ -162,6 +164,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     metrics,
     qps: opts.statusQps,
     burst: opts.statusBurst,
+    concurrency: opts.statusConcurrency,
     isLeader,
   });
   const edges = opts.edge
@@ -173,6 +176,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       isLeader,
     })
     : undefined;
+  const statusSink = new StatusSink({ writer, edges, now: opts.now, isOurs: (n) => ours.has(n) });
   const engine = new Engine({
     logger: logger.child("config"),
     metrics,
@@ -183,7 +187,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       bindAddress: opts.gatewayAddress,
       ...edgeResolveOptions(opts.edge),
     },
-    sinks: [new StatusSink({ writer, edges, now: opts.now, isOurs: (n) => ours.has(n) })],
+    sinks: [statusSink],
     // Status is merged against what the API server holds (status_plan.ts), not shown here; the
     // agents report the problems of what they serve.
     showStatuses: false,
@@ -220,6 +224,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
     // A new term: plan against what the server holds now, not what an earlier term wrote.
     writer.reset();
     edges?.reset();
+    statusSink.reset();
     engine.reapply();
   });
   return {

@@ -26,10 +26,20 @@ export interface StatusUpdate {
 type Parent = { controllerName?: string };
 
 /**
+ * What {@link planStatus} planned last, by source object (kept while the object is): the resolved
+ * status it was planned with. An object and a status both unchanged (the same objects: sources
+ * and resolve hand unchanged ones over as they were) are not planned again, so a revision costs
+ * what changed, not every object's merge. Whoever offers the plans owns it and drops it when
+ * every plan must be made again (a new leader term).
+ */
+export type PlannedStatuses = WeakMap<SourceObject, unknown>;
+
+/**
  * The status updates for `statuses` (resolve's output) over `objects` (the source revision, with
  * their current status). `isOurs` tells our controllerNames; `now` stamps changed conditions;
  * `routeKinds` are the kinds whose `parents[]` entries we share with other controllers. Every
- * returned update may still equal its live status (the writer compares).
+ * returned update may still equal its live status (the writer compares). With `planned`, objects
+ * whose plan stands are left out.
  */
 export function planStatus(
   objects: readonly SourceObject[],
@@ -37,6 +47,7 @@ export function planStatus(
   now: string,
   isOurs: (controllerName: string) => boolean,
   routeKinds: readonly { readonly kind: string }[] = ROUTE_KINDS,
+  planned?: PlannedStatuses,
 ): StatusUpdate[] {
   const routes = new Set(routeKinds.map((k) => k.kind));
   const live = new Map(objects.map((o) => [objectKey(o), o]));
@@ -63,6 +74,14 @@ export function planStatus(
       objectKey({ kind: s.kind, metadata: { namespace: s.namespace, name: s.name } }),
     );
     if (!o) continue;
+    if (planned) {
+      // The very object with the very status planned last time: that plan stands.
+      if (planned.get(o) === s.status) {
+        covered.add(objectKey(o));
+        continue;
+      }
+      planned.set(o, s.status);
+    }
     const merged = mergeStatus(o.status, s.status, now);
     push(o, routes.has(o.kind) ? withOtherParents(o.status, merged, isOurs) : merged);
   }

@@ -1,5 +1,5 @@
 import { assertEquals } from "../testbed/assert.ts";
-import { planStatus } from "./status_plan.ts";
+import { type PlannedStatuses, planStatus } from "./status_plan.ts";
 import type { SourceObject } from "../lib/source/mod.ts";
 
 const ours = (n: string) => n.startsWith("gateway.aether.io/");
@@ -58,4 +58,27 @@ Deno.test("planStatus: a route no longer ours loses our entries only", () => {
   assertEquals(updates.map((u) => u.status), [{ parents: [entry("x.io/o", "o", "False", T0)] }]);
   // Nothing of ours left: nothing planned.
   assertEquals(planStatus([route([entry("x.io/o", "o", "True", T0)])], [], T1, ours), []);
+});
+
+Deno.test("planStatus: an unchanged object with an unchanged status is not planned again", () => {
+  const live = route([entry("gateway.aether.io/edge", "gw", "True", T0)]);
+  const status = (s: unknown) => ({
+    apiVersion: live.apiVersion,
+    kind: "HTTPRoute",
+    namespace: "default",
+    name: "r",
+    status: s,
+  });
+  const computed = { parents: [entry("gateway.aether.io/edge", "gw", "True", T0)] };
+  const planned: PlannedStatuses = new WeakMap();
+  const plan = (o: SourceObject, s: unknown) =>
+    planStatus([o], [status(s)], T1, ours, undefined, planned);
+  assertEquals(plan(live, computed).length, 1);
+  // The same object and status: left out, and not taken for a route no longer ours either.
+  assertEquals(plan(live, computed), []);
+  // A new status (resolve made it again), or the object changed: planned.
+  const again = { parents: [entry("gateway.aether.io/edge", "gw", "False", T0)] };
+  assertEquals(plan(live, again).length, 1);
+  const changed = { ...live, metadata: { ...live.metadata, resourceVersion: "8" } };
+  assertEquals(plan(changed, again).map((u) => u.target.resourceVersion), ["8"]);
 });

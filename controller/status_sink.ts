@@ -6,7 +6,8 @@
  */
 import type { Resolved, Sink } from "../lib/engine/mod.ts";
 import type { EdgeReconciler } from "./edge_reconcile.ts";
-import { planStatus } from "./status_plan.ts";
+import { type PlannedStatuses, planStatus } from "./status_plan.ts";
+import { ROUTE_KINDS } from "../lib/gatewayapi/mod.ts";
 import type { StatusWriter } from "./status_writer.ts";
 
 /** Options of {@link StatusSink}. */
@@ -25,6 +26,7 @@ const iso = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
 /** Plans and offers status for every revision, as an engine sink named `status`. */
 export class StatusSink implements Sink {
   readonly name = "status";
+  #planned: PlannedStatuses = new WeakMap();
 
   constructor(readonly options: StatusSinkOptions) {}
 
@@ -32,6 +34,11 @@ export class StatusSink implements Sink {
     const o = this.options;
     const now = iso(o.now?.() ?? new Date());
     const statuses = o.edges ? o.edges.reconcile(input.objects, result.statuses) : result.statuses;
-    o.writer.offer(planStatus(input.objects, statuses, now, o.isOurs));
+    o.writer.offer(planStatus(input.objects, statuses, now, o.isOurs, ROUTE_KINDS, this.#planned));
+  }
+
+  /** Plans every object again from the next revision on (a new leader term). */
+  reset(): void {
+    this.#planned = new WeakMap();
   }
 }

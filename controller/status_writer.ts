@@ -1,7 +1,10 @@
 /**
  * The status writer: takes planned updates, drops those that change nothing, and PATCHes the
- * rest one at a time within a token bucket (`qps`, `burst`), latest plan per object winning.
- * Only while `isLeader()`; never in the way of anything else (offer returns at once).
+ * rest, `concurrency` at a time (one object never twice at once), within a token bucket (`qps`,
+ * `burst`), latest plan per object winning — so a burst of new routes is written in seconds, not
+ * one round trip after another. The API server's priority and fairness is obeyed: a 429 pauses
+ * every write for the wait it asks (`retryAfterSeconds`, else 1 s) and requeues the update. Only
+ * while `isLeader()`; never in the way of anything else (offer returns at once).
  * @module
  */
 import { equalData } from "../lib/data/mod.ts";
@@ -15,13 +18,18 @@ export interface StatusWriterOptions {
   client: KubeClient;
   logger: Logger;
   metrics: Registry;
-  /** Sustained writes per second (default 20). */
+  /** Sustained writes per second (default {@link STATUS_WRITE_DEFAULTS}). */
   qps?: number;
-  /** Writes allowed at once (default 50). */
+  /** Writes allowed in a burst above `qps` (the bucket's size). */
   burst?: number;
+  /** PATCHes in flight at most. */
+  concurrency?: number;
   isLeader: () => boolean;
   now?: () => number;
 }
+
+/** Default rate and concurrency: 1,000 new routes Accepted in seconds. */
+export const STATUS_WRITE_DEFAULTS = { qps: 300, burst: 600, concurrency: 16 } as const;
 
 interface Written {
   /** The status we sent, the one the server stored, the version it was based on and produced. */
@@ -34,25 +42,29 @@ interface Written {
 /** Writes status with change detection and a bounded rate. */
 export class StatusWriter {
   readonly #pending = new Map<string, StatusUpdate>();
+  readonly #inFlight = new Set<string>();
+  /** No write starts before this time (a 429's wait). */
+  #pausedUntil = 0;
   readonly #written = new Map<string, Written>();
   readonly #writes;
   readonly #skipped;
   readonly #queue;
   #tokens: number;
   #refilled: number;
-  #running?: Promise<void>;
+  /** The writing loops running. */
+  readonly #loops = new Set<Promise<void>>();
   #stopped = false;
   readonly #retries = new Set<ReturnType<typeof setTimeout>>();
   readonly #now: () => number;
 
   constructor(readonly options: StatusWriterOptions) {
     this.#now = options.now ?? Date.now;
-    this.#tokens = options.burst ?? 50;
+    this.#tokens = options.burst ?? STATUS_WRITE_DEFAULTS.burst;
     this.#refilled = this.#now();
     const m = options.metrics;
     this.#writes = m.counter(
       "aether_controller_status_writes_total",
-      "Status PATCHes, by kind and result (written, conflict, gone, error).",
+      "Status PATCHes, by kind and result (written, conflict, gone, throttled, error).",
     );
     this.#skipped = m.counter(
       "aether_controller_status_unchanged_total",
@@ -82,14 +94,14 @@ export class StatusWriter {
     this.kick();
   }
 
-  /** Starts draining if there is work and this process leads. */
+  /** Starts writing loops (up to `concurrency`) if there is work and this process leads. */
   kick(): void {
-    if (this.#running || this.#stopped || this.#pending.size === 0) return;
-    if (!this.options.isLeader()) return;
-    this.#running = this.#drain().finally(() => {
-      this.#running = undefined;
-      this.kick();
-    });
+    if (this.#stopped || this.#pending.size === 0 || !this.options.isLeader()) return;
+    const n = Math.max(1, this.options.concurrency ?? STATUS_WRITE_DEFAULTS.concurrency);
+    while (this.#loops.size < Math.min(n, this.#pending.size)) {
+      const loop: Promise<void> = this.#work().finally(() => this.#loops.delete(loop));
+      this.#loops.add(loop);
+    }
   }
 
   /** Forgets what was written (a new leader term starts from what the server holds). */
@@ -97,18 +109,23 @@ export class StatusWriter {
     this.#written.clear();
   }
 
-  /** Stops writing; waits for the write in flight. */
+  /** Stops writing; waits for the writes in flight. */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#pending.clear();
     for (const t of this.#retries) clearTimeout(t);
-    await this.#running;
+    await Promise.all(this.#loops);
   }
 
   async #token(): Promise<void> {
-    const qps = this.options.qps ?? 20, burst = this.options.burst ?? 50;
+    const qps = this.options.qps ?? STATUS_WRITE_DEFAULTS.qps;
+    const burst = this.options.burst ?? STATUS_WRITE_DEFAULTS.burst;
     for (;;) {
       const now = this.#now();
+      if (now < this.#pausedUntil) {
+        await new Promise((r) => setTimeout(r, this.#pausedUntil - now));
+        continue;
+      }
       this.#tokens = Math.min(burst, this.#tokens + ((now - this.#refilled) / 1000) * qps);
       this.#refilled = now;
       if (this.#tokens >= 1) {
@@ -119,40 +136,71 @@ export class StatusWriter {
     }
   }
 
-  async #drain(): Promise<void> {
-    const log = this.options.logger;
+  /** The oldest pending update whose object has no write in flight. */
+  #next(): [string, StatusUpdate] | undefined {
+    for (const entry of this.#pending) if (!this.#inFlight.has(entry[0])) return entry;
+    return undefined;
+  }
+
+  /**
+   * One of the writing loops: takes the next update, writes it, until none is left that no other
+   * loop is writing (a loop writing an object takes its newer update after).
+   */
+  async #work(): Promise<void> {
     while (this.#pending.size > 0 && !this.#stopped && this.options.isLeader()) {
+      if (!this.#next()) return;
       await this.#token();
-      const [key, u] = this.#pending.entries().next().value!;
+      const next = this.#next();
+      if (!next) return;
+      const [key, u] = next;
       this.#pending.delete(key);
       this.#queue.set(this.#pending.size);
       if (!this.options.isLeader() || this.unchanged(u)) continue;
-      let result;
+      this.#inFlight.add(key);
       try {
-        result = await patchStatus(this.options.client, u.target, u.status);
-      } catch (e) {
-        result = { outcome: "error" as const, message: (e as Error).message };
+        await this.#write(key, u);
+      } finally {
+        this.#inFlight.delete(key);
       }
-      this.#writes.inc({ kind: u.target.kind, result: result.outcome });
-      if (result.outcome === "written") {
-        this.#written.set(key, {
-          sent: u.status,
-          stored: result.status,
-          basedOn: u.target.resourceVersion,
-          produced: result.resourceVersion,
-        });
-        log.debug("status written", { object: key });
-      } else if (result.outcome === "conflict") {
-        // The object changed since the plan; its watch event brings a new plan.
-        log.debug("status write conflict; replanned on the next source revision", { object: key });
-      } else if (result.outcome === "error") {
-        log.warn("status write failed; retrying in 2 s", { object: key, error: result.message });
-        const t = setTimeout(() => {
-          this.#retries.delete(t);
-          if (!this.#pending.has(key)) this.offer([u]);
-        }, 2000);
-        this.#retries.add(t);
-      }
+    }
+  }
+
+  async #write(key: string, u: StatusUpdate): Promise<void> {
+    const log = this.options.logger;
+    let result;
+    try {
+      result = await patchStatus(this.options.client, u.target, u.status);
+    } catch (e) {
+      result = { outcome: "error" as const, message: (e as Error).message };
+    }
+    this.#writes.inc({ kind: u.target.kind, result: result.outcome });
+    if (result.outcome === "written") {
+      this.#written.set(key, {
+        sent: u.status,
+        stored: result.status,
+        basedOn: u.target.resourceVersion,
+        produced: result.resourceVersion,
+      });
+      log.debug("status written", { object: key });
+    } else if (result.outcome === "conflict") {
+      // The object changed since the plan; its watch event brings a new plan.
+      log.debug("status write conflict; replanned on the next source revision", { object: key });
+    } else if (result.outcome === "throttled") {
+      // Priority and fairness: everyone waits, and this update goes back unless a newer came.
+      this.#pausedUntil = Math.max(this.#pausedUntil, this.#now() + result.retryAfterMs);
+      log.info("the API server asks status writes to wait (429)", {
+        object: key,
+        waitMs: result.retryAfterMs,
+      });
+      if (!this.#pending.has(key)) this.#pending.set(key, u);
+      this.#queue.set(this.#pending.size);
+    } else if (result.outcome === "error") {
+      log.warn("status write failed; retrying in 2 s", { object: key, error: result.message });
+      const t = setTimeout(() => {
+        this.#retries.delete(t);
+        if (!this.#pending.has(key)) this.offer([u]);
+      }, 2000);
+      this.#retries.add(t);
     }
   }
 }

@@ -21,6 +21,8 @@ export interface StatusTarget {
 export type PatchResult =
   | { outcome: "written"; status: unknown; resourceVersion: string }
   | { outcome: "conflict" | "gone" }
+  /** The API server's priority and fairness turned it away (429): try again after the wait. */
+  | { outcome: "throttled"; retryAfterMs: number }
   | { outcome: "error"; message: string };
 
 /** Writes `status` to the target's `/status` subresource. */
@@ -51,6 +53,10 @@ export async function patchStatus(
   }
   if (res.status === 409) return { outcome: "conflict" };
   if (res.status === 404) return { outcome: "gone" };
+  if (res.status === 429) {
+    const seconds = Number(res.json?.details?.retryAfterSeconds);
+    return { outcome: "throttled", retryAfterMs: seconds > 0 ? seconds * 1000 : 1000 };
+  }
   return {
     outcome: "error",
     message: `PATCH ${path}: HTTP ${res.status}: ${
