@@ -91,6 +91,12 @@ function edgeIdentityParts(id: EdgeIdentity | undefined) {
   };
 }
 
+/**
+ * V8 flags of an edge pod's agent: a 4 MiB semi-space (V8's default young generation grows to
+ * tens of MiB that a control-plane process does not need; the `agent` task runs with the same).
+ */
+export const EDGE_V8_FLAGS = "--max-semi-space-size=4";
+
 /** How long an edge pod's agent drains its Envoy when the pod leaves (`--shutdown-drain`). */
 export const EDGE_SHUTDOWN_DRAIN = "5s";
 
@@ -199,7 +205,12 @@ export function edgeResources(
                   ]
                   : []),
               ],
-              env: [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }],
+              env: [
+                { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+                // V8's young generation kept small: the agent's RSS, not its speed, is what
+                // grows with a Gateway's routes (docs/performance.md, issue 21).
+                { name: "DENO_V8_FLAGS", value: EDGE_V8_FLAGS },
+              ],
               // No container ports: the listeners come over xDS, so a listener added to or
               // removed from the Gateway changes the Service, never the pod.
               // Leaving: first the pod's endpoints go from the Service (kube-proxy stops sending

@@ -62,17 +62,17 @@ spiffe://{{ .Values.identity.trustDomain }}/ns/{{ .Release.Namespace }}/sa/aethe
 {{- end }}
 
 {{/*
-DENO_V8_FLAGS for a Deno container with these resource limits: V8's old space capped at 60% of
-the memory limit (Mi or Gi), so the heap is collected before the kernel's OOM killer is met (V8's
-own default cap is far above a container's limit). Nothing without a memory limit.
+DENO_V8_FLAGS for a Deno container with these resource limits: a 4 MiB semi-space (V8's default
+young generation grows to tens of MiB a control-plane process does not need: docs/performance.md,
+issue 21) and, with a memory limit (Mi or Gi), V8's old space capped at 60% of it, so the heap is
+collected before the kernel's OOM killer is met (V8's own default cap is far above a container's
+limit).
 */}}
 {{- define "aether.v8Env" -}}
 {{- $m := toString (default "" .memory) }}
 {{- $mi := 0 }}
 {{- if hasSuffix "Mi" $m }}{{ $mi = int (trimSuffix "Mi" $m) }}{{ end }}
 {{- if hasSuffix "Gi" $m }}{{ $mi = mul (int (trimSuffix "Gi" $m)) 1024 }}{{ end }}
-{{- if gt (int $mi) 0 }}
 - name: DENO_V8_FLAGS
-  value: --max-old-space-size={{ div (mul $mi 6) 10 }}
-{{- end }}
+  value: --max-semi-space-size=4{{ if gt (int $mi) 0 }},--max-old-space-size={{ div (mul $mi 6) 10 }}{{ end }}
 {{- end }}
