@@ -1,6 +1,6 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * apply, mesh, fanout, load, eg, dns, mtls, capture, cluster, mcs, soak; `--only <part>` also
+ * apply, mesh, fanout, load, eg, dns, mtls, capture, cluster, controller, mcs, soak; `--only <part>` also
  * works; `--minutes` for the soak, default 30), each size in its own process, and prints one JSON
  * line per run plus a Markdown table for docs/performance.md.
  */
@@ -288,6 +288,22 @@ if (want("cluster")) {
   console.log(
     `| ${r.samples} | ${r.acceptedP50Ms} / ${r.acceptedP99Ms} | ${r.servingP50Ms} / ${r.servingP99Ms} |`,
   );
+}
+if (want("controller")) {
+  // The controller alone on a real kube-apiserver: 1,000 and 10,000 HTTPRoutes in a burst.
+  const rows = [];
+  for (const routes of [1000, 10000]) {
+    rows.push(await runJson("bench/controller_scale.ts", [String(routes), "60"]));
+  }
+  console.log(
+    "\n| HTTPRoutes | created in s | all Accepted s | controller RSS MiB before / peak / settled | CPU s | one more → Accepted p50 / p99 ms | status PATCHes |",
+  );
+  console.log("|---|---|---|---|---|---|---|");
+  for (const r of rows) {
+    console.log(
+      `| ${r.routes} | ${r.createdS} | ${r.allAcceptedS} | ${r.rssBeforeMiB} / ${r.rssPeakMiB} / ${r.rssSettledMiB} | ${r.burstCpuS} | ${r.oneAcceptedP50Ms} / ${r.oneAcceptedP99Ms} | ${r.statusWrites} |`,
+    );
+  }
 }
 if (want("mcs")) {
   // The clusterset registry on one real etcd (Debian's etcd-server, installed on first use):
