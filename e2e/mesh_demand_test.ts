@@ -15,11 +15,17 @@ async function activeClusters(node: NodeAgent): Promise<string[]> {
   return (dump.configs as { cluster: { name: string } }[]).map((c) => c.cluster.name).sort();
 }
 
-function pushes(node: NodeAgent): number {
+/** The sum of a counter's series (those whose line also has `having`). */
+function total(node: NodeAgent, metric: string, having = ""): number {
   return node.metrics.render().split("\n")
-    .filter((l) => l.startsWith("aether_xds_pushes_total"))
+    .filter((l) => l.startsWith(`${metric}{`) && l.includes(having))
     .reduce((sum, l) => sum + Number(l.split(" ").pop()), 0);
 }
+
+const pushes = (node: NodeAgent) => total(node, "aether_xds_pushes_total");
+/** Resources the node role encoded anew (issue 21's counter). */
+const encoded = (node: NodeAgent, type = "") =>
+  total(node, "aether_xds_resources_encoded_total", type);
 
 Deno.test("mesh e2e: demand scoping across two node proxies and 50 services", async (t) => {
   const names = Array.from({ length: 50 }, (_, i) => `svc-${i}`);
@@ -96,6 +102,8 @@ Deno.test("mesh e2e: demand scoping across two node proxies and 50 services", as
     });
     await t.step("a new producer route on svc-1 is pushed to node-1 only", async () => {
       const before1 = pushes(node1), before2 = pushes(node2);
+      const vhosts1 = encoded(node1, "VirtualHost"), all2 = encoded(node2);
+      assert(vhosts1 > 0 && all2 > 0, "the node role counts what it encodes");
       await Deno.writeTextFile(`${dir}/mesh.yaml`, toYaml(...base, route("svc-1", "svc-0")));
       await waitFor(
         "node-1 serves the new route",
@@ -106,6 +114,9 @@ Deno.test("mesh e2e: demand scoping across two node proxies and 50 services", as
       assert(pushes(node1) > before1, "node-1 got the route");
       await new Promise((r) => setTimeout(r, 500));
       assertEquals(pushes(node2), before2, "node-2 (svc-1 not in its set) got nothing");
+      // node-1 encoded svc-1's virtual host again; node-2 encoded nothing at all.
+      assert(encoded(node1, "VirtualHost") > vhosts1, "node-1 re-encoded svc-1's virtual host");
+      assertEquals(encoded(node2), all2, "node-2 encoded nothing");
     });
   } finally {
     await node1.close();

@@ -14,7 +14,7 @@ import { configSource, type SourceFlags } from "../config_source.ts";
 import type { Source } from "../../lib/source/mod.ts";
 import { meshRecordsSink } from "../dns/mod.ts";
 import { meshDnsResponder, type Runtime, startRuntime } from "../runtime.ts";
-import { SnapshotCache } from "../xds/cache/mod.ts";
+import { EncodeMetrics, SnapshotCache } from "../xds/cache/mod.ts";
 import { NodeSnapshots } from "./snapshots.ts";
 import { NodeMeshSink } from "./sink.ts";
 import {
@@ -178,6 +178,7 @@ export async function runNode(opts: NodeAgentOptions): Promise<NodeAgent> {
         : {}),
       ...(opts.capture ? { capture: { port: DEFAULT_CAPTURE_PORT } } : {}),
     },
+    encodeMetrics: new EncodeMetrics(metrics),
     onInvalid: (typeUrl, name, error) => {
       invalid.inc({ type_url: typeUrl });
       logger.error("resource left out of the snapshot", { typeUrl, name, error: String(error) });

@@ -15,6 +15,7 @@
 import type { MeshIR, NodeView } from "../../lib/ir/mod.ts";
 import { udpAuthorities, udpTargets } from "../../lib/ir/mod.ts";
 import {
+  type EncodeMetrics,
   Encodings,
   type InvalidResource,
   ResourceReuse,
@@ -72,6 +73,8 @@ export interface NodeSnapshotsOptions {
   translate?: NodeTranslateOptions;
   /** A resource that does not fit its schema is reported here and left out of the snapshot. */
   onInvalid?: InvalidResource;
+  /** Counts what each snapshot encoded anew and reused (`aether_xds_resources_*_total`). */
+  encodeMetrics?: EncodeMetrics;
 }
 
 const empty: NodeResources = {
@@ -96,8 +99,9 @@ interface NodeState {
   /** The snapshot encoded from `resources` (undefined before the first translation). */
   snapshot?: Snapshot;
   /**
-   * With capture: keeps resources deep-equal to the last full translation's the same objects
-   * (so the snapshot skips encoding them; capture listeners are large and mostly unchanged).
+   * Keeps resources deep-equal to the last full translation's the same objects, so the snapshot
+   * skips encoding them (capture listeners are large and mostly unchanged; and a mesh revision
+   * that changes nothing of this node encodes nothing: e2e/mesh_demand_test.ts).
    */
   reuse?: ResourceReuse;
 }
@@ -116,9 +120,11 @@ export class NodeSnapshots {
   /** What each node's Envoy advertised on its latest xDS stream (capabilities.ts), sorted. */
   #capabilities = new Map<string, readonly string[]>();
   /** Encodings shared by every node's snapshots (equal resources are often the same objects). */
-  readonly #encodings = new Encodings();
+  readonly #encodings: Encodings;
 
-  constructor(readonly options: NodeSnapshotsOptions = {}) {}
+  constructor(readonly options: NodeSnapshotsOptions = {}) {
+    this.#encodings = new Encodings(options.encodeMetrics);
+  }
 
   /**
    * Replaces the SDS secrets (SVIDs and trust bundles) of every node, and with `certified` the
@@ -376,7 +382,7 @@ export class NodeSnapshots {
     ]);
     st.closed = view.dependencies;
     const fresh = translateNode(this.#mesh, view, this.#optionsFor(st.view.nodeId));
-    if (this.options.translate?.capture) st.reuse ??= new ResourceReuse();
+    st.reuse ??= new ResourceReuse();
     st.resources = { ...(st.reuse ? st.reuse.apply(fresh) : fresh), secrets: this.#secrets };
     this.#publish(st);
   }
