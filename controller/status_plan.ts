@@ -12,6 +12,7 @@ import {
   ROUTE_KINDS,
   withOtherParents,
 } from "../lib/gatewayapi/mod.ts";
+import { equalData } from "../lib/data/mod.ts";
 import type { StatusTarget } from "../lib/kube/mod.ts";
 import { objectKey, type SourceObject } from "../lib/source/mod.ts";
 
@@ -75,8 +76,10 @@ export function planStatus(
     );
     if (!o) continue;
     if (planned) {
-      // The very object with the very status planned last time: that plan stands.
-      if (planned.get(o) === s.status) {
+      // The very object with the status planned last time (the same, or made again equal:
+      // resolve remakes a route's status when its Gateway changed): that plan stands.
+      const before = planned.get(o);
+      if (before === s.status || (before !== undefined && equalData(before, s.status))) {
         covered.add(objectKey(o));
         continue;
       }
