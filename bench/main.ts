@@ -1,8 +1,9 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * apply, mesh, fanout, load, eg, dns, mtls, capture, cluster, controller, mcs, soak; `--only <part>` also
- * works; `--minutes` for the soak, default 30), each size in its own process, and prints one JSON
- * line per run plus a Markdown table for docs/performance.md.
+ * apply, mesh, fanout, load, eg, dns, mtls, capture, cluster, controller, mcs, soak, churn;
+ * `--only <part>` also works; `--minutes` for the soak and the churn run, default 30), each size
+ * in its own process, and prints one JSON line per run plus a Markdown table for
+ * docs/performance.md.
  */
 import { parseArgs } from "node:util";
 
@@ -354,10 +355,19 @@ if (want("mcs")) {
   );
 }
 
-if (parts.has("soak")) {
-  // Only when named: 30 minutes of churn on the local cluster (e2e/soak.ts).
+for (const part of ["soak", "churn"]) {
+  if (!parts.has(part)) continue;
+  // Only when named: 30 minutes on the local cluster (e2e/soak.ts): `soak` replaces every aether
+  // process in turn, `churn` none (a route edit a second, a scale every ten: issue 21).
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "bench/soak.ts", "--minutes", values.minutes ?? "30"],
+    args: [
+      "run",
+      "-A",
+      "bench/soak.ts",
+      "--minutes",
+      values.minutes ?? "30",
+      ...(part === "churn" ? ["--churn"] : []),
+    ],
     stdout: "inherit",
     stderr: "inherit",
   }).output();

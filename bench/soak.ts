@@ -1,16 +1,22 @@
 /**
- * `deno task bench soak [--minutes N]` (default 30): the churn soak of e2e/soak.ts on the local
- * cluster. Prints its progress, one JSON line (the report without the samples) and a Markdown
- * summary for docs/performance.md, and writes the RSS of every component over time as a picture
- * to docs/img/soak_rss.svg. Exits 1 when the soak found a problem.
+ * `deno task bench soak [--minutes N] [--churn]` (default 30): the soak of e2e/soak.ts on the local
+ * cluster — every aether process replaced in turn, or with `--churn` none: a route edit a second
+ * and a scale every ten (issue 21's long run). Prints its progress, one JSON line (the report
+ * without the samples) and a Markdown summary for docs/performance.md, and writes the RSS of every
+ * component over time as a picture to docs/img/soak_rss.svg (churn_rss.svg, plus each edit's
+ * latency in churn_edits.svg). Exits 1 when the soak found a problem.
  * @module
  */
 import { parseArgs } from "node:util";
 import { withCluster } from "../testbed/cluster/mod.ts";
 import { runSoak, type SoakReport } from "../e2e/soak.ts";
 
-const { values } = parseArgs({ args: Deno.args, options: { minutes: { type: "string" } } });
+const { values } = parseArgs({
+  args: Deno.args,
+  options: { minutes: { type: "string" }, churn: { type: "boolean" } },
+});
 const minutes = Number(values.minutes ?? 30);
+const churn = values.churn === true;
 
 /** RSS over time as an SVG line chart, one line per component. */
 export function rssSvg(r: SoakReport): string {
@@ -43,12 +49,40 @@ export function rssSvg(r: SoakReport): string {
     `${lines.join("")}</svg>\n`;
 }
 
+/** Each route edit's time to be served through both lanes, over the run, as an SVG. */
+export function editSvg(r: SoakReport): string {
+  const w = 720, h = 240, left = 50, bottom = 30, top = 20, right = 20;
+  const edits = r.events.filter((e) => e.action === "route edited" && !e.error);
+  const maxT = Math.max(1, r.seconds), maxY = Math.max(1, ...edits.map((e) => e.ms)) * 1.1;
+  const x = (t: number) => left + ((w - left - right) * t) / maxT;
+  const y = (v: number) => h - bottom - ((h - bottom - top) * v) / maxY;
+  const dots = edits.map((e) =>
+    `<circle cx="${x(e.atS).toFixed(1)}" cy="${y(e.ms).toFixed(1)}" r="1.2" fill="#1f77b4"/>`
+  );
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) =>
+    `<text x="${left - 6}" y="${y(maxY * f) + 4}" text-anchor="end">${Math.round(maxY * f)}</text>`
+  );
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" ` +
+    `font-family="sans-serif" font-size="11"><rect width="${w}" height="${h}" fill="white"/>` +
+    `<line x1="${left}" y1="${h - bottom}" x2="${w - right}" y2="${h - bottom}" stroke="black"/>` +
+    `<line x1="${left}" y1="${top}" x2="${left}" y2="${h - bottom}" stroke="black"/>` +
+    `${ticks.join("")}<text x="${(left + w - right) / 2}" y="${h - 8}" text-anchor="middle">` +
+    `seconds (${r.seconds} s) — route edit → served through mesh and edge, ms</text>` +
+    `${dots.join("")}</svg>\n`;
+}
+
 if (import.meta.main) {
   const r = await withCluster((c) =>
-    runSoak(c, { seconds: minutes * 60, log: (l) => console.error(`soak: ${l}`) })
+    runSoak(c, {
+      seconds: minutes * 60,
+      mode: churn ? "churn" : "replace",
+      log: (l) => console.error(`soak: ${l}`),
+    })
   );
   await Deno.mkdir("docs/img", { recursive: true });
-  await Deno.writeTextFile("docs/img/soak_rss.svg", rssSvg(r));
+  const name = churn ? "churn" : "soak";
+  await Deno.writeTextFile(`docs/img/${name}_rss.svg`, rssSvg(r));
+  if (churn) await Deno.writeTextFile("docs/img/churn_edits.svg", editSvg(r));
   const byAction = new Map<string, number[]>();
   for (const e of r.events) byAction.set(e.action, [...byAction.get(e.action) ?? [], e.ms]);
   console.log(JSON.stringify({ ...r, rss: undefined, samples: r.rss.length }));

@@ -37,6 +37,13 @@ export interface SoakOptions {
   intervalS?: number;
   /** Progress lines. */
   log?: (line: string) => void;
+  /**
+   * `replace` (default): the schedule above, every aether process replaced in turn. `churn`: no
+   * process replaced — a route edited every `intervalS` (default then 1 s; each edit waited for
+   * through both lanes) and `web` scaled between 1 and 3 every tenth action: what a long-lived
+   * controller and node agent see (issue 21's long run; a leak shows, no restart hides it).
+   */
+  mode?: "replace" | "churn";
 }
 
 /** One action of the schedule. */
@@ -157,6 +164,24 @@ function schedule(
   ];
 }
 
+/** The churn schedule: nine route edits, then `web` scaled (to 3, next time to 1). */
+function churnSchedule(c: Cluster, env: HaEnv): [string, () => Promise<void>][] {
+  let edit = 0, replicas = 1;
+  const editRoute: [string, () => Promise<void>] = ["route edited", async () => {
+    edit++;
+    await env.k(["apply", "-f", "-"], workloads(String(edit)));
+    await waitEdit(env, String(edit), 120_000);
+  }];
+  return [
+    ...Array.from({ length: 9 }, () => editRoute),
+    ["web scaled", async () => {
+      replicas = replicas === 1 ? 3 : 1;
+      await env.k(["scale", "deployment/web", `--replicas=${replicas}`]);
+      await rollout(c.kubeconfig, "default", "deployment/web");
+    }],
+  ];
+}
+
 /** Samples RSS of every component every 5 s until `stop` resolves. */
 async function sampleRss(env: HaEnv, t0: number, out: RssSample[], stopped: () => boolean) {
   while (!stopped()) {
@@ -215,7 +240,8 @@ export function soakProblems(r: Omit<SoakReport, "problems">): string[] {
 /** Runs the soak on `c` (aether installed fresh; removed after). */
 export async function runSoak(c: Cluster, o: SoakOptions): Promise<SoakReport> {
   const log = o.log ?? (() => {});
-  const rate = o.rate ?? 50, intervalS = o.intervalS ?? 20;
+  const churn = o.mode === "churn";
+  const rate = o.rate ?? 50, intervalS = o.intervalS ?? (churn ? 1 : 20);
   const env = await setUp(c);
   const dir = await Deno.makeTempDir({ prefix: "aether-soak-" });
   try {
@@ -238,7 +264,9 @@ export async function runSoak(c: Cluster, o: SoakOptions): Promise<SoakReport> {
     let stopped = false;
     const sampling = sampleRss(env, t0, rss, () => stopped);
     const events: SoakEvent[] = [];
-    const actions = schedule(c, edgeEnv, `deployment/${(await edgeService()).metadata.name}`);
+    const actions: [string, () => Promise<void | "skipped">][] = churn
+      ? churnSchedule(c, edgeEnv)
+      : schedule(c, edgeEnv, `deployment/${(await edgeService()).metadata.name}`);
     try {
       for (let i = 0; Date.now() - t0 < o.seconds * 1000; i++) {
         const [action, run] = actions[i % actions.length];
@@ -250,7 +278,7 @@ export async function runSoak(c: Cluster, o: SoakOptions): Promise<SoakReport> {
         } catch (e) {
           events.push({ atS, action, ms: Date.now() - start, error: (e as Error).message });
         }
-        log(`${atS} s: ${action} (${Date.now() - start} ms)`);
+        if (!churn || i % 60 === 0) log(`${atS} s: ${action} (${Date.now() - start} ms)`);
         const next = start + intervalS * 1000;
         if (next > Date.now()) await sleep(next - Date.now());
       }
