@@ -49,7 +49,7 @@ const update = (name: string, n: number): StatusUpdate => ({
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 async function until(what: string, f: () => boolean): Promise<void> {
-  for (let i = 0; i < 400; i++) {
+  for (let i = 0; i < 1000; i++) {
     if (f()) return;
     await tick();
   }
