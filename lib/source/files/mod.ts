@@ -173,7 +173,26 @@ function problem(source: string, message: string): SourceProblem {
   return { source, kind: "", name: "", field: "", message };
 }
 
-/** Watches a folder or file and delivers a revision after each change. */
+/**
+ * Throws a NotFound that names the path and says what to do when nothing is there (else the
+ * watcher's own error, "No path was found.", would be all a user sees).
+ */
+async function mustExist(path: string): Promise<void> {
+  try {
+    await Deno.stat(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    throw new Deno.errors.NotFound(
+      `config path ${path} does not exist: create it, or point --config at an existing folder ` +
+        "or file of Gateway API YAML",
+    );
+  }
+}
+
+/**
+ * Watches a folder or file and delivers a revision after each change. The path must exist when
+ * it starts (a folder or file removed later is reported as a problem, the last revision kept).
+ */
 export class FileSource implements Source {
   readonly path: string;
   #revision = 0;
@@ -188,6 +207,7 @@ export class FileSource implements Source {
   }
 
   async start(onRevision: (revision: SourceRevision) => void): Promise<void> {
+    await mustExist(this.path);
     const keepDir = this.options.keepDir;
     const kept = keepDir ? await loadKept(keepDir, this.#parsed) : undefined;
     // Never rejects: a failing read or consumer is logged and the next change tries again.
