@@ -19,16 +19,7 @@
 import { Logger } from "../lib/log/mod.ts";
 import { Counter, Gauge } from "../lib/metrics/mod.ts";
 import {
-  endpointRecords,
-  type EndpointSliceShape,
-  exportRecord,
-  isInvalidExport,
-  type PodIdentity,
-} from "../lib/mcs/mod.ts";
-import {
-  clusterId,
   EtcdKv,
-  exportKey,
   MAX_TXN_OPS,
   type Origin,
   originId,
@@ -38,14 +29,13 @@ import {
   RegistryMirror,
 } from "../lib/registry/mod.ts";
 import { startEtcd } from "../e2e/peers/etcd.ts";
+import { changed, clustersetOrigins, originMap, pct, summary } from "./mcs_fixture.ts";
 
 const ORIGINS = Number(Deno.args[0] ?? 10);
 const SERVICES = Number(Deno.args[1] ?? 1000);
 const ENDPOINTS = Number(Deno.args[2] ?? 10);
 const CHANGES = Number(Deno.args[3] ?? 200);
 const TTL_SECONDS = 10;
-const NAMESPACES = 20;
-const TRUST_DOMAIN = "clusterset.example";
 /** The etcd3 peer writes under its own root: the mirror never sees its keys. */
 const PEER_ROOT = "/etcd3bench/v1/";
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -58,18 +48,6 @@ const r1 = (x: number) => Math.round(x * 10) / 10;
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Nearest-rank percentile of an unsorted list. */
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
-}
-
-/** A latency list's n, p50, p90, p99 and max. */
-function summary(xs: number[]): Record<string, number> {
-  const [p50Ms, p90Ms, p99Ms] = [50, 90, 99].map((p) => r1(pct(xs, p)));
-  return { n: xs.length, p50Ms, p90Ms, p99Ms, maxMs: r1(Math.max(...xs)) };
-}
 
 /** This process's V8 heap in use and RSS, after a full gc when gc is exposed. */
 function memory(): { heapUsedMiB: number; rssMiB: number } {
@@ -117,83 +95,6 @@ function expectation() {
     },
     armedKey: () => armed?.key,
   };
-}
-
-/** A ReplicaSet pod's 5-character suffix. */
-function podSuffix(n: number): string {
-  const alphabet = "bcdfghjklmnpqrstvwxz2456789";
-  let s = "";
-  for (let i = 0; i < 5; i++, n = Math.floor(n / alphabet.length)) {
-    s += alphabet[n % alphabet.length];
-  }
-  return s;
-}
-
-/**
- * One origin's desired map (keys relative to the origin) as its registrar builds it: an
- * ExportRecord per Service, the EndpointRecords of one EndpointSlice per Service.
- */
-function originMap(origin: Origin, index: number): Map<string, string> {
-  const cluster = clusterId(origin);
-  const out = new Map<string, string>();
-  const exported = new Set<string>();
-  const slices: EndpointSliceShape[] = [];
-  const pods = new Map<string, PodIdentity>();
-  const ports = [
-    { name: "http", protocol: "TCP", port: 80, appProtocol: "http" },
-    { name: "grpc", protocol: "TCP", port: 9090, appProtocol: "kubernetes.io/h2c" },
-  ];
-  for (let s = 0; s < SERVICES; s++) {
-    const ns = `team-${String(s % NAMESPACES).padStart(2, "0")}`;
-    const name = `svc-${String(s).padStart(4, "0")}`;
-    const rec = exportRecord(cluster, {
-      metadata: { namespace: ns, name, creationTimestamp: "2026-11-30T09:00:00Z" },
-      spec: { exportedLabels: { app: name, tier: s % 3 === 0 ? "frontend" : "backend" } },
-    }, {
-      metadata: { namespace: ns, name },
-      spec: {
-        type: "ClusterIP",
-        clusterIP: `10.96.${s >> 8}.${s & 255}`,
-        ports,
-        sessionAffinity: "None",
-        ipFamilies: ["IPv4"],
-        internalTrafficPolicy: "Cluster",
-      },
-    });
-    if (isInvalidExport(rec)) throw new Error(rec.message);
-    out.set(exportKey(ns, name), JSON.stringify(rec));
-    exported.add(`${ns}/${name}`);
-    const endpoints: NonNullable<EndpointSliceShape["endpoints"]> = [];
-    for (let e = 0; e < ENDPOINTS; e++) {
-      const n = s * ENDPOINTS + e;
-      const pod = `${name}-7d9f8b6c5-${podSuffix(n)}`;
-      pods.set(`${ns}/${pod}`, { namespace: ns, name: pod, serviceAccount: name });
-      endpoints.push({
-        addresses: [`10.${100 + index}.${n >> 8}.${n & 255}`],
-        conditions: { ready: true },
-        nodeName: `node-${String(n % 50).padStart(2, "0")}`,
-        zone: `zone-${"abc"[n % 3]}`,
-        targetRef: { kind: "Pod", name: pod },
-      });
-    }
-    slices.push({
-      metadata: { namespace: ns, labels: { "kubernetes.io/service-name": name } },
-      addressType: "IPv4",
-      ports: ports.map((p) => ({ name: p.name, protocol: p.protocol, port: 8000 + p.port })),
-      endpoints,
-    });
-  }
-  for (const [k, v] of endpointRecords(cluster, exported, slices, pods, TRUST_DOMAIN)) {
-    out.set(k, v);
-  }
-  return out;
-}
-
-/** Cluster B's `i`-th change: one endpoint (a different one each time) has a new pod IP. */
-function changed(base: Map<string, string>, epKeys: string[], i: number) {
-  const key = epKeys[(i * 7919) % epKeys.length];
-  const rec = { ...JSON.parse(base.get(key)!), ip: `10.250.${i >> 8}.${i & 255}` };
-  return { key, value: JSON.stringify(rec) };
 }
 
 /** The etcd3 peer on the same etcd; throws what it threw when it cannot load or run. */
@@ -257,11 +158,8 @@ async function peer(
 }
 
 async function main(): Promise<Record<string, unknown>> {
-  const origins: Origin[] = Array.from({ length: ORIGINS }, (_, i) => ({
-    region: i < ORIGINS / 2 ? "eu" : "us",
-    cluster: `cluster-${String.fromCharCode(97 + i)}`,
-  }));
-  const maps = origins.map(originMap);
+  const origins = clustersetOrigins(ORIGINS);
+  const maps = origins.map((o, i) => originMap(o, i, { services: SERVICES, endpoints: ENDPOINTS }));
   const keys = maps.reduce((n, m) => n + m.size, 0);
   const valueBytes = maps.flatMap((m) => [...m.values()]).reduce((n, v) => n + v.length, 0);
   const epKeysB = [...maps[1].keys()].filter((k) => k.startsWith("eps/"));
