@@ -1,32 +1,43 @@
 /**
  * The test runner behind `deno task test` (after the peers are ensured). The tests that use the
  * local Kubernetes cluster hold one machine-wide lock each, so run in parallel with the rest they
- * would sit in the parallel slots waiting for each other and stall every other file. They run
- * instead one after another in a `deno test` of their own, beside a `deno test --parallel` of
- * everything else; each line of output carries its group's prefix. The exit code is non-zero when
- * either group fails. (Not named `test.ts`: `deno test` would take that name for a test module.)
+ * would sit in the parallel slots waiting for each other and stall every other file; the two-data-
+ * plane multi-cluster tests (`mcs_`) each run many processes and time failovers. They run instead
+ * one after another in a `deno test` of their own, beside a `deno test --parallel` of everything
+ * else; each line of output carries its group's prefix.
+ *
+ * A file that failed is run once more, alone, after both groups (at most `maxReruns` files): a
+ * test that fails only beside 600 others on two busy cores is told apart from one that fails on
+ * its own. The run passes only when every such file passes alone; every first failure is repeated
+ * at the very end of the output either way, marked with how its file did alone, so a test that is
+ * flaky under load stays in sight. (Not named `test.ts`: `deno test` would take that name.)
  *
  *   deno run -A scripts/run_tests.ts            # both groups
  *   deno run -A scripts/run_tests.ts <files…>   # just those files, as `deno test -A --parallel`
  * @module
  */
+import { digest, failedFiles, failures } from "./failure_digest.ts";
+
 /**
- * Test files that use the local cluster (they take its lock): by name, in e2e/. The official
- * conformance gate (`conformance_test.ts`) sorts last, after every cluster_ file.
+ * Test files of the serial group, by name prefix in e2e/, run in this order: the multi-cluster
+ * data planes, the cluster files, then the official conformance gate (`conformance_test.ts`).
  */
-const clusterPrefixes = ["cluster_", "conformance"];
+const serialPrefixes = ["mcs_", "cluster_", "conformance"];
+/** More failed files than this is no flake: the run fails without running any again. */
+const maxReruns = 4;
 
 const root = new URL("..", import.meta.url).pathname;
 
-async function clusterFiles(): Promise<string[]> {
+async function serialFiles(): Promise<string[]> {
   const out: string[] = [];
   for await (const e of Deno.readDir(`${root}e2e`)) {
     const n = e.name;
-    if (e.isFile && n.endsWith("_test.ts") && clusterPrefixes.some((p) => n.startsWith(p))) {
-      out.push(`e2e/${n}`);
+    if (e.isFile && n.endsWith("_test.ts") && serialPrefixes.some((p) => n.startsWith(p))) {
+      out.push(n);
     }
   }
-  return out.sort();
+  const group = (n: string) => serialPrefixes.findIndex((p) => n.startsWith(p));
+  return out.sort((a, b) => group(a) - group(b) || a.localeCompare(b)).map((n) => `e2e/${n}`);
 }
 
 /**
@@ -38,53 +49,95 @@ async function configExcludes(): Promise<string[]> {
   return config.test?.exclude ?? [];
 }
 
-const clusterIgnores = clusterPrefixes.map((p) => `e2e/${p}*`); // e2e/cluster_test.ts too
+const serialIgnores = serialPrefixes.map((p) => `e2e/${p}*`); // e2e/cluster_test.ts too
 
-async function pump(stream: ReadableStream<Uint8Array>, prefix: string, to: typeof Deno.stdout) {
+/** Copies `stream` to `to` line by line with `prefix`; resolves to everything it carried. */
+async function pump(
+  stream: ReadableStream<Uint8Array>,
+  prefix: string,
+  to: typeof Deno.stdout,
+): Promise<string> {
   const enc = new TextEncoder();
+  const seen: string[] = [];
   let partial = "";
   for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+    seen.push(text);
     const lines = (partial + text).split("\n");
     partial = lines.pop() ?? "";
     if (lines.length > 0) await to.write(enc.encode(lines.map((l) => `${prefix}${l}\n`).join("")));
   }
   if (partial) await to.write(enc.encode(`${prefix}${partial}\n`));
+  return seen.join("");
 }
 
-async function run(prefix: string, args: string[]): Promise<number> {
+interface Lane {
+  readonly code: number;
+  readonly output: string;
+}
+
+async function run(prefix: string, args: string[]): Promise<Lane> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["test", "-A", ...args],
     cwd: root,
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const [status] = await Promise.all([
+  const [status, out, err] = await Promise.all([
     child.status,
     pump(child.stdout, prefix, Deno.stdout),
     pump(child.stderr, prefix, Deno.stderr),
   ]);
-  return status.code;
+  return { code: status.code, output: `${out}\n${err}` };
+}
+
+/**
+ * A failed lane's files run again one at a time; true when each passed alone. A lane that
+ * failed without naming a failure (a type error, a crash) or with too many is not run again.
+ */
+async function rerunFailed(name: string, lane: Lane): Promise<{ ok: boolean; notes: string[] }> {
+  if (lane.code === 0) return { ok: true, notes: [] };
+  const list = failures(lane.output);
+  const files = failedFiles(list);
+  const notes = [`[${name}] failed tests (${list.length}):`, ...digest(list)];
+  if (files.length === 0 || files.length > maxReruns) {
+    notes.push(`[${name}] ${files.length} failed files: not run again`);
+    return { ok: false, notes };
+  }
+  let ok = true;
+  for (const file of files) {
+    console.log(`\n[rerun] ${file} failed in the ${name} group; running it again alone`);
+    const alone = await run("[rerun] ", [file]);
+    ok &&= alone.code === 0;
+    notes.push(
+      `[${name}] ${file}: ${alone.code === 0 ? "passed alone (flaky under load)" : "FAILED alone"}`,
+    );
+    if (alone.code !== 0) notes.push(...digest(failures(alone.output)));
+  }
+  return { ok, notes };
 }
 
 if (Deno.args.length > 0) {
-  Deno.exit(await run("", ["--parallel", ...Deno.args]));
+  Deno.exit((await run("", ["--parallel", ...Deno.args])).code);
 }
 
-const cluster = await clusterFiles();
+const serial = await serialFiles();
 const started = Date.now();
-const [rest, serial] = await Promise.all([
+const [rest, cluster] = await Promise.all([
   run("[tests] ", [
     "--parallel",
-    `--ignore=${[...await configExcludes(), ...clusterIgnores].join(",")}`,
+    `--ignore=${[...await configExcludes(), ...serialIgnores].join(",")}`,
   ]),
-  cluster.length > 0 ? run("[cluster] ", cluster) : Promise.resolve(0),
+  serial.length > 0 ? run("[cluster] ", serial) : Promise.resolve({ code: 0, output: "" }),
 ]);
+const reruns = [await rerunFailed("tests", rest), await rerunFailed("cluster", cluster)];
 const secs = Math.round((Date.now() - started) / 1000);
+const word = (lane: Lane, ok: boolean) =>
+  lane.code === 0 ? "ok" : ok ? "ok (a file passed when run again alone)" : "FAILED";
+const notes = reruns.flatMap((r) => r.notes);
+if (notes.length > 0) console.log(`\n${notes.join("\n")}`);
 console.log(
-  `\ntests: ${
-    rest === 0 ? "ok" : "FAILED"
-  }; cluster tests (${cluster.length} files, one at a time): ${serial === 0 ? "ok" : "FAILED"}; ${
-    Math.floor(secs / 60)
-  } min ${secs % 60} s`,
+  `\ntests: ${word(rest, reruns[0].ok)}; serial tests (${serial.length} files, one at a time): ${
+    word(cluster, reruns[1].ok)
+  }; ${Math.floor(secs / 60)} min ${secs % 60} s`,
 );
-Deno.exit(rest === 0 && serial === 0 ? 0 : 1);
+Deno.exit(reruns.every((r) => r.ok) ? 0 : 1);
