@@ -41,18 +41,25 @@ export interface Peer {
   stop(): Promise<void>;
 }
 
-/** Sends one UDP query and waits for the first reply (undefined after `timeoutMs`). */
+/**
+ * Sends one UDP query and waits for the first reply (undefined after `timeoutMs`, or as soon as
+ * `givenUp` says the server dropped it).
+ */
 export function udpQuery(
   host: string,
   port: number,
   msg: Uint8Array,
   timeoutMs = 1000,
+  givenUp?: () => boolean,
 ): Promise<Uint8Array | undefined> {
   const s = dgram.createSocket(host.includes(":") ? "udp6" : "udp4");
   return new Promise((resolve) => {
     const timer = setTimeout(() => done(undefined), timeoutMs);
+    // The server says it dropped the query: no answer will come, so stop waiting now.
+    const poll = givenUp && setInterval(() => givenUp() && done(undefined), 10);
     const done = (r: Uint8Array | undefined) => {
       clearTimeout(timer);
+      if (poll) clearInterval(poll);
       s.close();
       resolve(r);
     };
