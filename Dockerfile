@@ -12,7 +12,8 @@
 #                           plus node_modules/ from `deno install`. No pattern picks sources: those
 #                           folders hold only what the binaries import and the files they read
 #                           (lib/shipped_closure_test.ts checks it), the rest lives elsewhere.
-#   /deno-dir               DENO_DIR filled by `deno install` (so nothing is fetched at run time)
+#   /deno-dir               DENO_DIR filled by `deno install` (so nothing is fetched at run time),
+#                           with the JavaScript it emitted keyed to /app (so nothing is transpiled)
 #   the glibc shared libraries deno and envoy link against (found with ldd), at their paths
 #   libnftables.so.1 (Debian libnftables1; the agent's capture opens it with Deno.dlopen) and the
 #                           libraries it links against (libnftnl, libmnl, libjansson, libgmp,
@@ -47,7 +48,11 @@ RUN mkdir -p /out/app /out/deno-dir /out/usr/local/bin \
        done; true
 RUN cd /out/app && entries="" \
     && for e in agent/main.ts controller/main.ts cni/main.ts; do [ -f "$e" ] && entries="$entries $e"; done \
-    && DENO_DIR=/out/deno-dir deno install --quiet --frozen --entrypoint $entries
+    && DENO_DIR=/out/deno-dir deno install --quiet --frozen --entrypoint $entries \
+    && if [ -d /out/deno-dir/gen/file/out/app ]; then \
+         mv /out/deno-dir/gen/file/out/app /out/deno-dir/gen/file/app && rm -rf /out/deno-dir/gen/file/out; \
+       fi
+# (the JavaScript emitted for /out/app moved to where the sources run, /app: relocateEmits())
 RUN cp /usr/local/bin/deno /usr/local/bin/envoy /out/usr/local/bin/ \
     && nftlib=$(ldconfig -p | sed -n 's/^\s*libnftables\.so\.1 .*=> \(\/.*\)$/\1/p' | head -n1) \
     && [ -n "$nftlib" ] \

@@ -127,6 +127,33 @@ export async function imageLibraries(): Promise<ImageFile[]> {
 }
 
 /**
+ * Moves the JavaScript Deno emitted for the TypeScript under `stagedAt` (its cache in `denoDir`
+ * is keyed by the source's absolute path: `gen/file/<path>.js`, the source's hash inside) to where
+ * the same sources sit when they run (`runsAt`, e.g. `/app`). Without it a pod transpiles every
+ * module at each start: seconds of CPU and 12–23 MiB more of the agent's RSS kept afterwards.
+ * Nothing to move (no emit) is no error.
+ */
+export async function relocateEmits(
+  denoDir: string,
+  stagedAt: string,
+  runsAt: string,
+): Promise<void> {
+  const from = join(denoDir, "gen", "file", stagedAt);
+  const to = join(denoDir, "gen", "file", runsAt);
+  if (!(await exists(from))) return;
+  await Deno.remove(to, { recursive: true }).catch(() => {});
+  await Deno.mkdir(join(to, ".."), { recursive: true });
+  await Deno.rename(from, to);
+  // Drop the now empty folders of the staging path (gen/file/<stage…>).
+  for (let dir = join(from, ".."); dir.length > join(denoDir, "gen", "file").length;) {
+    const empty = (await Array.fromAsync(Deno.readDir(dir))).length === 0;
+    if (!empty) break;
+    await Deno.remove(dir);
+    dir = join(dir, "..");
+  }
+}
+
+/**
  * Stages the sources and their dependencies under `stageDir` (`app/` and `deno-dir/`) with
  * `deno install`, and returns the image spec.
  */
@@ -145,6 +172,7 @@ export async function aetherImageSpec(stageDir: string): Promise<ImageSpec> {
     cwd: app,
     env: { DENO_DIR: denoDir, NO_COLOR: "1" },
   });
+  await relocateEmits(denoDir, await Deno.realPath(app), "/app");
   const files: ImageFile[] = [];
   await walk(app, app, files, "/app");
   await walk(denoDir, denoDir, files, "/deno-dir");

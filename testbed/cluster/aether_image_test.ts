@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { basename, dirname, join } from "node:path";
 import { imageLibraries, lddPathOf, NFTABLES_SONAME, parseLdd } from "./aether_image.ts";
+import { relocateEmits } from "./aether_image.ts";
+import { exists } from "../peers/mod.ts";
 
 Deno.test("parseLdd: resolved libraries and the loader, not the vDSO", () => {
   const out = `	linux-vdso.so.1 (0x00007ffd)
@@ -100,5 +102,61 @@ Deno.test("image libraries: Deno.dlopen(libnftables.so.1) works in a root of onl
     assert.ok(!without.ok && /libnftables/.test(without.out), without.out);
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+/**
+ * Real Deno: what `deno install` emitted for sources staged in one folder serves the same
+ * sources run from another once relocated — `deno run --cached-only` there writes no emit of its
+ * own and leaves the relocated one untouched. Without the relocation it emits anew (checked too,
+ * so the test cannot pass by Deno not caching at all).
+ */
+Deno.test("relocateEmits: the staged emit serves the sources where they run", async () => {
+  const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "aether-emit-" }));
+  try {
+    const stage = join(tmp, "stage", "app"), runs = join(tmp, "app"), denoDir = join(tmp, "dd");
+    const sources: Record<string, string> = {
+      "main.ts": 'import { y } from "./lib/y.ts";\nconst x: number = y + 1;\nconsole.log(x);\n',
+      "lib/y.ts": "export const y: number = 41;\n",
+    };
+    for (const dir of [stage, runs]) {
+      for (const [path, text] of Object.entries(sources)) {
+        await Deno.mkdir(dirname(join(dir, path)), { recursive: true });
+        await Deno.writeTextFile(join(dir, path), text);
+      }
+    }
+    const deno = (args: string[], cwd: string) =>
+      new Deno.Command(Deno.execPath(), { args, cwd, env: { DENO_DIR: denoDir } }).output();
+    const emits = async () => {
+      const out: string[] = [];
+      const walk = async (dir: string): Promise<void> => {
+        for await (const e of Deno.readDir(dir)) {
+          if (e.isDirectory) await walk(join(dir, e.name));
+          else out.push(`${join(dir, e.name)}@${(await Deno.stat(join(dir, e.name))).mtime}`);
+        }
+      };
+      await walk(join(denoDir, "gen")).catch(() => {});
+      return out.sort();
+    };
+    assert.ok((await deno(["install", "--quiet", "--entrypoint", "main.ts"], stage)).success);
+    assert.ok((await emits()).some((e) => e.includes(`${stage}/lib/y.ts.js`)), "emitted staged");
+
+    await relocateEmits(denoDir, stage, runs);
+    const relocated = await emits();
+    assert.deepEqual(relocated.map((e) => e.replace(/@.*/, "")).sort(), [
+      join(denoDir, "gen", "file", runs, "lib", "y.ts.js"),
+      join(denoDir, "gen", "file", runs, "main.ts.js"),
+    ]);
+    assert.ok(!(await exists(join(denoDir, "gen", "file", tmp, "stage"))), "staging folders gone");
+    await new Promise((r) => setTimeout(r, 20)); // a rewrite would show in the mtime
+    const ran = await deno(["run", "--cached-only", "main.ts"], runs);
+    assert.equal(new TextDecoder().decode(ran.stdout).trim(), "42");
+    assert.deepEqual(await emits(), relocated, "no emit of its own, the relocated one untouched");
+
+    await Deno.remove(join(denoDir, "gen"), { recursive: true });
+    assert.ok((await deno(["run", "--cached-only", "main.ts"], runs)).success);
+    assert.equal((await emits()).length, 2, "without the relocated emit Deno emits itself");
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
   }
 });
