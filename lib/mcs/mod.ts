@@ -25,3 +25,19 @@ export {
   type ClusterSetEndpointEntry,
   clusterSetEndpoints,
 } from "./clusterset_endpoints.ts";
+export {
+  type HTTPRouteShape,
+  parseRouteRecord,
+  producerRouteEntries,
+  producerRouteRecord,
+  ROUTE_RECORD_VERSION,
+  type RouteParent,
+  type RouteRecord,
+} from "./route_record.ts";
+export {
+  type ImportedRoute,
+  importedRoute,
+  importedRouteName,
+  importedRoutes,
+  ROUTE_ORIGIN_ANNOTATION,
+} from "./route_import.ts";
