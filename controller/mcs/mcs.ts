@@ -1,6 +1,7 @@
 /**
  * The MCS controller of one cluster (runs inside the aether controller): it publishes the
- * cluster's valid ServiceExports to its registry origin, mirrors every origin, and keeps its
+ * cluster's valid ServiceExports (with their endpoints and producer routes, routes.ts) to its
+ * registry origin, mirrors every origin, and keeps its
  * cluster's ServiceImports, their clusterset VIP Services and its ServiceExports' status equal
  * to the merge (plan.ts). Only the leader writes; every replica mirrors, so a new leader starts
  * warm. A registry away changes nothing in the cluster (the last imports keep serving).
@@ -19,6 +20,7 @@ import {
   clusterId,
   mirrorMetrics,
   type Origin,
+  originId,
   OriginWriter,
   type RegistryKv,
   RegistryMirror,
@@ -26,6 +28,8 @@ import {
 import { objectPath } from "../../lib/kube/mod.ts";
 import { MANAGED_BY, type McsCondition, planMcs } from "./plan.ts";
 import { MCS_KINDS, McsWriter, withTransitionTimes } from "./writes.ts";
+import { httpRouteReflector, plannedRouteEntries } from "./routes.ts";
+import type { HTTPRouteShape } from "../../lib/mcs/mod.ts";
 
 /** Options of the MCS controller. */
 export interface McsControllerOptions {
@@ -59,6 +63,8 @@ export class McsController {
     "exports" | "services" | "namespaces" | "imports" | "slices" | "pods",
     Reflector<Obj>
   >;
+  /** This cluster's HTTPRoutes (producer routes); not awaited: its CRD may be missing. */
+  readonly #routes: Reflector<HTTPRouteShape>;
   readonly #mirror: RegistryMirror;
   readonly #writes: McsWriter;
   #writer: OriginWriter | undefined;
@@ -70,6 +76,7 @@ export class McsController {
     imports: Gauge;
     exports: Gauge;
     conflicts: Gauge;
+    routes: Gauge;
     failures: Counter;
   };
 
@@ -105,6 +112,12 @@ export class McsController {
         serviceAccount: raw.spec?.serviceAccountName ?? "default",
       })),
     };
+    this.#routes = httpRouteReflector({
+      client: opts.client,
+      logger: opts.logger,
+      metrics,
+      onChange: () => this.#schedule(),
+    });
     this.#mirror = new RegistryMirror({
       kv: opts.kv,
       logger: opts.logger.child("registry"),
@@ -122,6 +135,10 @@ export class McsController {
         "aether_mcs_export_conflicts",
         "This cluster's ServiceExports with Conflict=True (the exporting clusters disagree).",
       ),
+      routes: m.gauge(
+        "aether_mcs_producer_routes",
+        "This cluster's producer routes of exported Services published in the registry.",
+      ),
       failures: m.counter("aether_mcs_reconcile_errors_total", "Failed MCS reconciles (retried)."),
     };
   }
@@ -129,6 +146,7 @@ export class McsController {
   /** Starts watching; resolves when the cluster's kinds have listed (the registry may lag). */
   async start(): Promise<void> {
     this.#mirror.start().catch(() => {});
+    this.#routes.start().catch(() => {});
     await Promise.all(Object.values(this.#reflectors).map((r) => r.start()));
     this.#schedule();
   }
@@ -207,6 +225,14 @@ export class McsController {
       valid: "false",
     });
     this.#gauges.conflicts.set(conditions.filter((c) => is(c, "Conflict", "True")).length);
+    const routes = plannedRouteEntries({
+      cluster: this.#cluster,
+      published: plan.published,
+      routes: this.#routes.synced ? this.#routes.values() : undefined,
+      current: this.#mirror.origin(originId(this.#o.origin))?.entries ?? [],
+    });
+    for (const [key, value] of routes) plan.published.set(key, value);
+    this.#gauges.routes.set(routes.size);
     this.#writer ??= new OriginWriter({
       kv: this.#o.kv,
       origin: this.#o.origin,
@@ -306,6 +332,6 @@ export class McsController {
     await this.#running.catch(() => {});
     this.#mirror.stop();
     await this.#writer?.stop();
-    await Promise.all(Object.values(this.#reflectors).map((r) => r.stop()));
+    await Promise.all([...Object.values(this.#reflectors), this.#routes].map((r) => r.stop()));
   }
 }
