@@ -1,17 +1,12 @@
 /**
  * The registry on a real etcd (Debian's etcd-server, its JSON gateway): the store contract, a
- * writer's lease running out, a hand-over, a compaction under a watch, and etcd stopped under a
- * mirror and a writer.
+ * writer's lease running out, a hand-over, a compaction under a watch (a delete at exactly the
+ * compaction revision included), and etcd stopped under a mirror and a writer.
  */
 import assert from "node:assert/strict";
-import {
-  EtcdKv,
-  OriginWriter,
-  type RegistryKv,
-  type WatchHandle,
-  type WatchHandlers,
-} from "../lib/registry/mod.ts";
+import { EtcdKv, OriginWriter } from "../lib/registry/mod.ts";
 import { kvContract } from "../lib/registry/_kv_contract_test_utils.ts";
+import { mirrorContract, severable } from "../lib/registry/_mirror_contract_test_utils.ts";
 import { quietLogger, until, watchedMirror } from "../lib/registry/_mirror_test_utils.ts";
 import { startEtcd } from "./peers/etcd.ts";
 
@@ -19,31 +14,6 @@ const east = { region: "eu", cluster: "east" };
 
 function eps(n: number, value = "v"): Map<string, string> {
   return new Map(Array.from({ length: n }, (_, i) => [`eps/ns/web/pod-${i}`, `${value}${i}`]));
-}
-
-/** The real store, with a way to end every open watch as a dropped connection would. */
-function interruptible(kv: RegistryKv): RegistryKv & { interrupt(): void } {
-  const open = new Set<{ h: WatchHandle; handlers: WatchHandlers }>();
-  return {
-    range: (p) => kv.range(p),
-    grant: (t) => kv.grant(t),
-    keepAlive: (l) => kv.keepAlive(l),
-    revoke: (l) => kv.revoke(l),
-    txn: (g, ops) => kv.txn(g, ops),
-    compact: (r) => kv.compact(r),
-    watch: (prefix, from, handlers) => {
-      const entry = { h: kv.watch(prefix, from, handlers), handlers };
-      open.add(entry);
-      return { cancel: () => (open.delete(entry), entry.h.cancel()) };
-    },
-    interrupt: () => {
-      for (const e of [...open]) {
-        open.delete(e);
-        e.h.cancel();
-        e.handlers.onError(new Error("connection dropped (test)"));
-      }
-    },
-  };
 }
 
 Deno.test("registry on real etcd", async (t) => {
@@ -59,6 +29,9 @@ Deno.test("registry on real etcd", async (t) => {
       )
     ) {
       await t.step(`contract: ${name}`, body);
+    }
+    for (const [name, body] of Object.entries(mirrorContract(kv))) {
+      await t.step(`mirror contract: ${name}`, body);
     }
 
     await t.step("range reads in pages at one revision (each call stays small)", async () => {
@@ -111,13 +84,13 @@ Deno.test("registry on real etcd", async (t) => {
     await t.step(
       "a watch whose revision was compacted reads everything again: no event lost",
       async () => {
-        const ikv = interruptible(kv);
-        const w = watchedMirror(ikv, 300);
+        const cut = severable(kv);
+        const w = watchedMirror(cut, 300);
         await w.mirror.start();
         const a = writer("a", 5);
         await a.publish(eps(5));
         await until("visible", () => w.mirror.origin("eu/east")?.entries.size === 5);
-        ikv.interrupt();
+        cut.sever(); // until restored: the writes and the compaction happen while it is away
         const next = eps(5);
         next.delete("eps/ns/web/pod-0");
         await a.publish(next);
@@ -125,9 +98,11 @@ Deno.test("registry on real etcd", async (t) => {
         await a.publish(next);
         await kv.compact((await kv.range("/")).revision);
         const relists = w.metrics.relists.get();
+        cut.restore();
         await until(
           "relisted",
           () => w.mirror.origin("eu/east")?.entries.has("eps/ns/web/pod-9") === true,
+          20_000,
         );
         assert.equal(w.mirror.origin("eu/east")?.entries.has("eps/ns/web/pod-0"), false);
         assert.equal(w.metrics.relists.get(), relists + 1);

@@ -1,7 +1,8 @@
 /**
  * The registry store in memory, for unit tests of what sits on it (the mirror, the origin
  * writer): etcd's semantics — one revision counter, history for watches until compacted, leases
- * on an injected clock, guarded transactions — and a switch that makes it "away".
+ * on an injected clock, guarded transactions, etcd 3.4's compaction of a delete at the compaction
+ * revision — a switch that makes it "away", and a count of open watches.
  * @module
  */
 import {
@@ -22,6 +23,15 @@ interface Watcher {
   handlers: WatchHandlers;
 }
 
+/** Watches opened and not yet ended (cancelled, or told of an error or a compaction). */
+export interface WatchCounts {
+  live: number;
+  /** The most that were live at one time. */
+  peak: number;
+  /** Every watch ever opened. */
+  opened: number;
+}
+
 /** An in-memory RegistryKv. `now` is the lease clock (ms). */
 export class MemoryKv implements RegistryKv {
   #revision = 1;
@@ -30,6 +40,10 @@ export class MemoryKv implements RegistryKv {
   readonly #history: { revision: number; event: KvEvent }[] = [];
   readonly #leases = new Map<string, { ttl: number; expiresAt: number }>();
   readonly #watchers = new Set<Watcher>();
+  /** Every watch not yet ended, registered or still opening. */
+  readonly #live = new Set<Watcher>();
+  #peak = 0;
+  #opened = 0;
   #nextLease = 1;
   #away = false;
   constructor(readonly now: () => number = () => Date.now()) {}
@@ -39,10 +53,20 @@ export class MemoryKv implements RegistryKv {
     this.#away = away;
     if (away) {
       for (const w of [...this.#watchers]) {
-        this.#watchers.delete(w);
-        w.handlers.onError(new Error("memory registry is away"));
+        this.#end(w).onError(new Error("memory registry is away"));
       }
     }
+  }
+
+  /** How many watches are open now, and at most were. */
+  watchCounts(): WatchCounts {
+    return { live: this.#live.size, peak: this.#peak, opened: this.#opened };
+  }
+
+  #end(w: Watcher): WatchHandlers {
+    this.#watchers.delete(w);
+    this.#live.delete(w);
+    return w.handlers;
   }
 
   /** Deletes the keys of every lease whose time ran out (call after moving the clock). */
@@ -91,15 +115,19 @@ export class MemoryKv implements RegistryKv {
 
   watch(prefix: string, fromRevision: number, handlers: WatchHandlers): WatchHandle {
     const w: Watcher = { prefix, handlers };
+    this.#opened++;
+    this.#live.add(w);
+    this.#peak = Math.max(this.#peak, this.#live.size);
     queueMicrotask(() => {
-      if (this.#away) return handlers.onError(new Error("memory registry is away"));
-      if (fromRevision < this.#compacted) return handlers.onCompacted(this.#compacted);
+      if (!this.#live.has(w)) return; // cancelled while opening
+      if (this.#away) return this.#end(w).onError(new Error("memory registry is away"));
+      if (fromRevision < this.#compacted) return this.#end(w).onCompacted(this.#compacted);
       const past = this.#history.filter((h) => h.revision >= fromRevision)
         .map((h) => h.event).filter((e) => keyOf(e).startsWith(prefix));
       this.#watchers.add(w);
       if (past.length > 0) handlers.onEvents(past);
     });
-    return { cancel: () => this.#watchers.delete(w) };
+    return { cancel: () => void this.#end(w) };
   }
 
   grant(ttlSeconds: number): Promise<string> {
@@ -173,9 +201,15 @@ export class MemoryKv implements RegistryKv {
     return "absent" in guard ? kv === undefined : kv?.modRevision === guard.modRevision;
   }
 
+  /**
+   * Drops history before `revision`, and — as etcd 3.4 does — a delete made at exactly
+   * `revision` (its tombstone is compacted; puts at `revision` stay, being the keys' values then).
+   */
   compact(revision: number): Promise<void> {
     this.#compacted = Math.max(this.#compacted, revision);
-    const keep = this.#history.filter((h) => h.revision >= revision);
+    const keep = this.#history.filter((h) =>
+      h.revision > revision || (h.revision === revision && h.event.type === "put")
+    );
     this.#history.splice(0, this.#history.length, ...keep);
     return Promise.resolve();
   }

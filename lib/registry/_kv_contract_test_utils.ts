@@ -98,6 +98,20 @@ export function kvContract(
       const got = await nextEvents(kv, "/c4/", start);
       assert.ok(!Array.isArray(got) && got.compacted >= r.revision, JSON.stringify(got));
     },
+    "a delete at exactly the compaction revision is gone from a watch there; before, refused":
+      async () => {
+        await kv.txn(undefined, [{ put: "/c7/a", value: "1" }, { put: "/c7/b", value: "1" }]);
+        const del = await kv.txn(undefined, [{ delete: "/c7/a" }]);
+        await kv.compact(del.revision);
+        await kv.txn(undefined, [{ put: "/c7/b", value: "2" }]);
+        // etcd 3.4 accepts a watch from the compaction revision, but the delete made there is
+        // not in it: only a watch from before it learns (by being refused) that history is gone.
+        const at = await nextEvents(kv, "/c7/", del.revision);
+        assert.ok(Array.isArray(at), JSON.stringify(at));
+        assert.deepEqual(at.map((e) => e.type === "put" ? e.kv.key : `-${e.key}`), ["/c7/b"]);
+        const before = await nextEvents(kv, "/c7/", del.revision - 1);
+        assert.deepEqual(before, { compacted: del.revision });
+      },
     "an identical re-put is still an event (the mirror, not the store, suppresses it)":
       async () => {
         await kv.txn(undefined, [{ put: "/c5/a", value: "same" }]);

@@ -19,7 +19,11 @@ export interface KeyValue {
 /** A consistent read of every key under a prefix. */
 export interface RangeResult {
   kvs: KeyValue[];
-  /** The store revision the read saw; a watch from `revision + 1` misses nothing. */
+  /**
+   * The store revision the read saw. Watch from `revision` itself, not `revision + 1`: etcd 3.4
+   * drops a delete made at exactly the compaction revision from a watch started at that revision
+   * (and does not refuse it), so only a watch from before it is told that history is gone.
+   */
   revision: number;
 }
 
@@ -71,7 +75,11 @@ export const MAX_TXN_OPS = 127;
 export interface RegistryKv {
   /** Every key under `prefix` at one revision. */
   range(prefix: string): Promise<RangeResult>;
-  /** Changes under `prefix` from `fromRevision` on (inclusive). */
+  /**
+   * Changes under `prefix` from `fromRevision` on (inclusive); `onCompacted` when
+   * `fromRevision` is below the compaction revision. A delete made at exactly the compaction
+   * revision is not in the history any more (etcd 3.4), yet a watch from there is not refused.
+   */
   watch(prefix: string, fromRevision: number, handlers: WatchHandlers): WatchHandle;
   /** A new lease; keys put with it are deleted when it expires. Returns its id. */
   grant(ttlSeconds: number): Promise<string>;

@@ -7,7 +7,8 @@
  * serving; a gauge and one warning say so); an origin whose writer's lease ran out loses its keys
  * (etcd deletes them) and leaves the view; an origin is in the view only once its writer has
  * written `synced`, so a half-written first sync is never served. A watch whose revision was
- * compacted away reads everything again and applies the difference — no event is lost.
+ * compacted away reads everything again and applies the difference — no event is lost. One
+ * attempt (read or watch) runs at a time: a failure ends it and schedules exactly one retry.
  * @module
  */
 import type { Logger } from "../log/mod.ts";
@@ -83,6 +84,8 @@ export class RegistryMirror {
   #watch: WatchHandle | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #probe: ReturnType<typeof setInterval> | undefined;
+  /** The current read-or-watch attempt (see #begin). */
+  #attempt = 0;
   #stopped = false;
   #away = false;
   #failures = 0;
@@ -104,9 +107,7 @@ export class RegistryMirror {
   /** Stops watching; the view stays as it is. */
   stop(): void {
     this.#stopped = true;
-    this.#watch?.cancel();
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    clearInterval(this.#probe);
+    this.#begin();
   }
 
   /** The origins in the view: synced, with a live writer. */
@@ -125,51 +126,79 @@ export class RegistryMirror {
     return this.#revision;
   }
 
+  /**
+   * Ends whatever the last attempt left running — its watch, its probe, its retry timer — and
+   * returns the next attempt's number. Callbacks of an older attempt are ignored, so one failure
+   * schedules one retry and at most one watch is open at any time.
+   */
+  #begin(): number {
+    this.#watch?.cancel();
+    this.#watch = undefined;
+    clearInterval(this.#probe);
+    clearTimeout(this.#timer);
+    return ++this.#attempt;
+  }
+
   #relist(): void {
     if (this.#stopped) return;
+    const attempt = this.#begin();
     this.#o.kv.range(this.#root).then((r) => {
-      if (this.#stopped) return;
+      if (this.#stopped || attempt !== this.#attempt) return;
       this.#o.metrics.relists.inc();
       this.#replace(r.kvs, r.revision);
       this.#resolveFirst();
-      this.#watchFrom(r.revision + 1);
-    }, (e) => this.#failed(e as Error, () => this.#relist()));
+      this.#watchFrom(r.revision);
+    }, (e) => this.#failed(attempt, e as Error, () => this.#relist()));
   }
 
+  /**
+   * Watches from `revision`, the last one the view has — not the one after it. etcd 3.4 drops a
+   * delete made at exactly the compaction revision from a watch that starts there, and does not
+   * refuse that watch; starting one revision earlier, a compaction that reached past the view is
+   * refused (→ relist) instead of silently skipping the delete. The events of `revision` itself
+   * come again and change nothing (the view already holds them; only value changes pass on).
+   */
   #watchFrom(revision: number): void {
     if (this.#stopped) return;
-    this.#watch = this.#o.kv.watch(this.#root, revision, {
+    const attempt = this.#begin();
+    const current = () => !this.#stopped && attempt === this.#attempt;
+    const retry = () => this.#watchFrom(this.#revision);
+    const watch = this.#o.kv.watch(this.#root, revision, {
       onEvents: (events) => {
+        if (!current()) return;
         this.#up();
         this.#apply(events);
       },
       onCompacted: (at) => {
+        if (!current()) return;
         this.#o.logger.info("registry history compacted past the watch; reading everything again", {
           watchedFrom: revision,
           compactRevision: at,
         });
         this.#relist();
       },
-      onError: (e) => this.#failed(e, () => this.#watchFrom(this.#revision + 1)),
+      onError: (e) => this.#failed(attempt, e, retry),
     });
-    const watch = this.#watch;
+    if (!current()) {
+      watch.cancel(); // it ended while being opened
+      return;
+    }
+    this.#watch = watch;
     const probe = () =>
-      this.#o.kv.range(`${this.#root}\u0000probe`).then(() => this.#up(), (e) => {
-        if (this.#watch !== watch || this.#stopped) return;
-        watch.cancel();
-        this.#watch = undefined;
-        this.#failed(e as Error, () => this.#watchFrom(this.#revision + 1));
-      });
+      this.#o.kv.range(`${this.#root}\u0000probe`).then(
+        () => current() && this.#up(),
+        (e) => this.#failed(attempt, e as Error, retry),
+      );
     // A watch that opens is the registry answering again; later probes catch a registry that
     // stopped answering without closing the watch.
     probe();
-    clearInterval(this.#probe);
     this.#probe = setInterval(probe, this.#o.probeMs ?? 5000);
   }
 
-  #failed(e: Error, retry: () => void): void {
-    if (this.#stopped) return;
-    clearInterval(this.#probe);
+  /** Attempt `attempt` failed: the view stays, the gauge and one warning say so, one retry. */
+  #failed(attempt: number, e: Error, retry: () => void): void {
+    if (this.#stopped || attempt !== this.#attempt) return;
+    this.#begin();
     this.#o.metrics.errors.inc();
     this.#o.metrics.up.set(0);
     if (!this.#away) {

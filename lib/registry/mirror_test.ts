@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { MemoryKv } from "../../testbed/memory_kv.ts";
 import { OriginWriter } from "./origin_writer.ts";
 import { quietLogger, until, watchedMirror } from "./_mirror_test_utils.ts";
+import { mirrorContract } from "./_mirror_contract_test_utils.ts";
 
 const east = { region: "eu", cluster: "east" };
 
@@ -104,4 +105,38 @@ Deno.test("mirror: a registry away keeps the view, warns once and recovers; a co
   assert.equal(w.metrics.up.get(), 1);
   await a.stop();
   w.mirror.stop();
+});
+
+Deno.test("mirror: retries during an outage keep at most one watch open", async () => {
+  const kv = new MemoryKv();
+  const w = watchedMirror(kv, 20, 100);
+  await w.mirror.start();
+  const a = writer(kv);
+  await a.publish(eps(2));
+  await until("visible", () => w.mirror.origin("eu/east")?.entries.size === 2);
+  kv.setAway(true);
+  // Many failed retries (watch and probe both failing each time).
+  await until("retries", () => w.metrics.errors.get() >= 12, 60_000);
+  kv.setAway(false);
+  await until("up", () => w.metrics.up.get() === 1, 30_000);
+  await a.publish(eps(3));
+  await until("the change after the outage", () => w.mirror.origin("eu/east")?.entries.size === 3);
+  // Retries left pending by a leak would each open one more watch within 4 × 20 ms × 1.25 of
+  // the restore; give them 40 times that.
+  const leaked = await until("a second live watch", () => kv.watchCounts().live > 1, 4000)
+    .then(() => true, () => false);
+  const counts = kv.watchCounts();
+  assert.equal(leaked, false, JSON.stringify(counts));
+  assert.equal(counts.live, 1, JSON.stringify(counts));
+  assert.equal(counts.peak, 1, JSON.stringify(counts));
+  assert.equal(w.logs.filter((l) => l.level === "warn").length, 1, JSON.stringify(w.logs));
+  w.mirror.stop();
+  assert.equal(kv.watchCounts().live, 0, "stop ends the watch");
+  await a.stop();
+});
+
+Deno.test("mirror contract: memory backend", async (t) => {
+  for (const [name, body] of Object.entries(mirrorContract(new MemoryKv()))) {
+    await t.step(name, body);
+  }
 });
