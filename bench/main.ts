@@ -353,6 +353,20 @@ if (want("mcs")) {
       `of ${rp.rawKeys} keys in ${rp.rawS} s; mirror onChange calls ${rp.callsBefore} → ` +
       `${rp.callsAfter}`,
   );
+  // The EDS leg: the same clusterset, cluster A's edge (ServiceImport backends for every
+  // Service, the registry source) with a real Envoy; one endpoint in cluster B → A's EDS.
+  const d = await runJson("bench/mcs_eds.ts", ["10", "1000", "10", "60"]) as Row;
+  console.log(
+    `\none endpoint in cluster B → cluster A (${d.services} imports, ${d.origins} origins × ` +
+      `${d.endpoints} endpoints each), p50 / p90 / p99 / max ms (n=${d.changes}):`,
+  );
+  console.log("\n| A's bare mirror | A's xDS snapshot | A's Envoy EDS | CPU ms per change |");
+  console.log("|---|---|---|---|");
+  console.log(
+    `| ${lat(d.toMirror)} | ${lat(d.toSnapshot)} | ${
+      d.toEnvoy ? lat(d.toEnvoy) : "—"
+    } | ${d.cpuPerChangeMs} |`,
+  );
 }
 
 for (const part of ["soak", "churn"]) {
