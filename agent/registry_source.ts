@@ -1,14 +1,18 @@
 /**
  * The clusterset registry as a config source (`--registry-url`): it mirrors every origin and
  * delivers one ClusterSetEndpoints object per imported service — the endpoints resolve gives a
- * ServiceImport backend, this cluster's first. An object whose endpoints did not change is
- * handed over as the same object (the Source contract). The registry away changes nothing: the
+ * ServiceImport backend, this cluster's first — and one HTTPRoute per exporting cluster's
+ * producer route (lib/mcs/route_import.ts: attached to the ServiceImport, so callers of the
+ * clusterset service obey it). An object that did not change is handed over as the same object
+ * (the Source contract). Malformed records are skipped, and counted in
+ * `aether_registry_malformed_records{kind}`. The registry away changes nothing: the
  * last endpoints keep serving (the mirror's gauge and warning say so).
  * @module
  */
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
-import { CLUSTER_SET_ENDPOINTS_API, clusterSetEndpoints } from "../lib/mcs/mod.ts";
+import type { Gauge } from "../lib/metrics/mod.ts";
+import { CLUSTER_SET_ENDPOINTS_API, clusterSetEndpoints, importedRoutes } from "../lib/mcs/mod.ts";
 import {
   clusterId,
   mirrorMetrics,
@@ -38,11 +42,17 @@ export class RegistrySource implements Source {
   #objects = new Map<string, { json: string; object: SourceObject }>();
   #revision = 0;
   #listener: ((r: SourceRevision) => void) | undefined;
+  readonly #malformed: Gauge;
+  #skipped = { eps: 0, routes: 0 };
 
   constructor(opts: RegistrySourceOptions) {
     this.#o = opts;
     this.#own = clusterId(opts.origin);
     const m = opts.metrics;
+    this.#malformed = m.gauge(
+      "aether_registry_malformed_records",
+      "Registry records skipped as malformed (or of an unknown version), by kind.",
+    );
     this.#mirror = new RegistryMirror({
       kv: opts.kv,
       logger: opts.logger,
@@ -79,35 +89,36 @@ export class RegistrySource implements Source {
 
   #deliver(always = false): void {
     if (!this.#listener) return;
-    const values = this.#mirror.origins().flatMap((o) =>
-      [...o.entries].filter(([rel]) => rel.startsWith("eps/")).map(([, v]) => v)
-    );
-    const { byService, skipped } = clusterSetEndpoints(values, this.#own);
-    if (skipped > 0) {
-      this.#o.logger.warn("registry endpoint records that are not well-formed were skipped", {
-        skipped,
-      });
-    }
-    let changed = always || byService.size !== this.#objects.size;
-    const next = new Map<string, { json: string; object: SourceObject }>();
+    const values = (prefix: string) =>
+      this.#mirror.origins().flatMap((o) =>
+        [...o.entries].filter(([rel]) => rel.startsWith(prefix)).map(([, v]) => v)
+      );
+    const { byService, skipped } = clusterSetEndpoints(values("eps/"), this.#own);
+    const routes = importedRoutes(values("routes/"));
+    this.#countSkipped({ eps: skipped, routes: routes.skipped });
+    const wanted: [string, SourceObject | (() => SourceObject), string][] = [];
     for (const [key, endpoints] of [...byService].sort(([a], [b]) => a < b ? -1 : 1)) {
-      const json = JSON.stringify(endpoints);
+      const [namespace, name] = key.split("/");
+      wanted.push([`ClusterSetEndpoints/${key}`, () => ({
+        apiVersion: CLUSTER_SET_ENDPOINTS_API,
+        kind: "ClusterSetEndpoints",
+        metadata: { namespace, name },
+        spec: { endpoints },
+      }), JSON.stringify(endpoints)]);
+    }
+    for (const r of routes.routes) {
+      wanted.push([`HTTPRoute/${r.metadata.namespace}/${r.metadata.name}`, r, JSON.stringify(r)]);
+    }
+    let changed = always || wanted.length !== this.#objects.size;
+    const next = new Map<string, { json: string; object: SourceObject }>();
+    for (const [key, make, json] of wanted) {
       const prior = this.#objects.get(key);
       if (prior?.json === json) {
         next.set(key, prior);
         continue;
       }
       changed = true;
-      const [namespace, name] = key.split("/");
-      next.set(key, {
-        json,
-        object: {
-          apiVersion: CLUSTER_SET_ENDPOINTS_API,
-          kind: "ClusterSetEndpoints",
-          metadata: { namespace, name },
-          spec: { endpoints },
-        },
-      });
+      next.set(key, { json, object: typeof make === "function" ? make() : make });
     }
     this.#objects = next;
     if (!changed) return;
@@ -116,13 +127,24 @@ export class RegistrySource implements Source {
       revision: ++this.#revision,
       objects,
       problems: [],
-      origins: new Map(
-        objects.map((
-          o,
-        ) => [`ClusterSetEndpoints/${o.metadata.namespace}/${o.metadata.name}`, "registry"]),
-      ),
-      kinds: ["ClusterSetEndpoints"],
-      admitted: true,
+      origins: new Map([...next.keys()].map((key) => [key, "registry"])),
+      kinds: ["ClusterSetEndpoints", "HTTPRoute"],
+      // Imported routes were admitted by their own cluster's API server, not this one's: resolve
+      // admits them (and reports, rather than serves, one this cluster's schema refuses).
+      admitted: routes.routes.length === 0,
+    });
+  }
+
+  /** The malformed-record gauge, and one warning each time the numbers change. */
+  #countSkipped(now: { eps: number; routes: number }): void {
+    this.#malformed.set(now.eps, { kind: "endpoint" });
+    this.#malformed.set(now.routes, { kind: "route" });
+    if (now.eps === this.#skipped.eps && now.routes === this.#skipped.routes) return;
+    this.#skipped = now;
+    if (now.eps + now.routes === 0) return;
+    this.#o.logger.warn("registry records that are not well-formed were skipped", {
+      endpoints: now.eps,
+      routes: now.routes,
     });
   }
 }

@@ -14,8 +14,8 @@ import { MCS_GROUP } from "./types.ts";
 /** The annotation on an imported route naming where it came from: `<cluster>/<kind>/<ns>/<name>`. */
 export const ROUTE_ORIGIN_ANNOTATION = "multicluster.aether.io/route-origin";
 
-/** The HTTPRoute an importer serves for one producer route record. */
-export interface ImportedRoute {
+/** The HTTPRoute an importer serves for one producer route record (a plain Kubernetes object). */
+export type ImportedRoute = {
   apiVersion: "gateway.networking.k8s.io/v1";
   kind: "HTTPRoute";
   metadata: {
@@ -29,7 +29,7 @@ export interface ImportedRoute {
     hostnames?: string[];
     rules: Record<string, unknown>[];
   };
-}
+};
 
 type Ref = Record<string, unknown>;
 
