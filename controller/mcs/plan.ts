@@ -83,12 +83,14 @@ export function planMcs(inputs: McsInputs): McsPlan {
     if (!isInvalidExport(r)) published.set(exportKey(r.namespace, r.name), JSON.stringify(r));
   }
   const exported = new Set([...local].filter(([, r]) => !isInvalidExport(r)).map(([k]) => k));
+  const servicePorts = new Map([...exported].map((k) => [k, services.get(k)?.spec?.ports ?? []]));
   const eps = endpointRecords(
     inputs.cluster,
     exported,
     inputs.slices,
     inputs.pods,
     inputs.trustDomain,
+    servicePorts,
   );
   for (const [k, v] of eps) published.set(k, v);
 

@@ -40,6 +40,11 @@ Deno.test("mcs plan: a valid export is published and Pending until the registry 
     "spiffe://a.example/ns/shop/sa/web",
   );
   assert.deepEqual(
+    JSON.parse(before.published.get("eps/shop/web/web-1")!).ports,
+    [{ name: "http", protocol: "TCP", port: 8080, servicePort: 80 }],
+    "each endpoint port says the exported Service's port (StrictPortConflict)",
+  );
+  assert.deepEqual(
     JSON.parse(before.published.get("exports/shop/web")!),
     record("a.eu", "shop", "web"),
   );

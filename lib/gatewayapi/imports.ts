@@ -18,8 +18,11 @@ export function importClusterName(namespace: string, name: string, port: number)
 }
 
 /**
- * The registry endpoints serving `port` of an import (matched by port name and protocol), with
- * their target port, zone, identity and failover priority; sorted by address then port.
+ * The registry endpoints serving `port` of an import (matched by port name and protocol, and by
+ * number where the record carries its cluster's Service port: a cluster exporting the same name
+ * with another number does not serve this port — KEP-1645's oldest export wins, the upstream
+ * StrictPortConflict spec), with their target port, zone, identity and failover priority; sorted
+ * by address then port.
  */
 export function importEndpoints(
   spec: ClusterSetEndpointsSpec | undefined,
@@ -28,7 +31,10 @@ export function importEndpoints(
   const name = port.name ?? "", protocol = port.protocol ?? "TCP";
   const out = new Map<string, IREndpoint>();
   for (const e of spec?.endpoints ?? []) {
-    const p = e.ports.find((p) => p.name === name && p.protocol === protocol);
+    const p = e.ports.find((p) =>
+      p.name === name && p.protocol === protocol &&
+      (p.servicePort === undefined || p.servicePort === port.port)
+    );
     if (!p) continue;
     out.set(`${e.address}|${p.port}`, {
       address: e.address,

@@ -13,7 +13,8 @@ export const CLUSTER_SET_ENDPOINTS_API = "aether.io/v1alpha1";
 export interface ClusterSetEndpointEntry {
   cluster: string;
   address: string;
-  ports: { name: string; protocol: string; port: number }[];
+  /** Target ports by name; `servicePort`: the exporting cluster's Service port (when known). */
+  ports: { name: string; protocol: string; port: number; servicePort?: number }[];
   zone?: string;
   identity?: string;
   priority: number;

@@ -17,8 +17,13 @@ export interface EndpointRecord {
   /** The pod's name (or the address, for an endpoint without a pod). */
   pod: string;
   ip: string;
-  /** The Service's ports by name as this endpoint serves them (target ports). */
-  ports: { name: string; protocol: string; port: number }[];
+  /**
+   * The Service's ports by name as this endpoint serves them (`port`: the target port), each with
+   * the exported Service's own port number (`servicePort`) when the registrar knew it: a port of
+   * the ServiceImport reaches only the clusters that export it with that number
+   * (StrictPortConflict: same name, another number in a newer export → not that cluster).
+   */
+  ports: { name: string; protocol: string; port: number; servicePort?: number }[];
   node?: string;
   zone?: string;
   serviceAccount?: string;
@@ -47,9 +52,17 @@ export interface PodIdentity {
   serviceAccount: string;
 }
 
+/** A Service port as read for {@link endpointRecords}. */
+export interface ServicePortShape {
+  name?: string;
+  protocol?: string;
+  port?: number;
+}
+
 /**
  * Registry records of the ready endpoints of `exported` Services (`ns/name`), keyed by their key
  * inside the origin. An endpoint listed twice (two address families) keeps its IPv4 address.
+ * `servicePorts` (`ns/name` → the Service's ports) gives each endpoint port its Service port.
  */
 export function endpointRecords(
   cluster: string,
@@ -57,6 +70,7 @@ export function endpointRecords(
   slices: readonly EndpointSliceShape[],
   pods: ReadonlyMap<string, PodIdentity>,
   trustDomain?: string,
+  servicePorts?: ReadonlyMap<string, readonly ServicePortShape[]>,
 ): Map<string, string> {
   const out = new Map<string, EndpointRecord>();
   for (const s of slices) {
@@ -64,11 +78,12 @@ export function endpointRecords(
     const service = s.metadata.labels?.["kubernetes.io/service-name"];
     if (!service || !exported.has(`${ns}/${service}`)) continue;
     if (s.addressType !== "IPv4" && s.addressType !== "IPv6") continue;
-    const ports = (s.ports ?? []).filter((p) => p.port !== undefined).map((p) => ({
-      name: p.name ?? "",
-      protocol: p.protocol ?? "TCP",
-      port: p.port!,
-    }));
+    const own = servicePorts?.get(`${ns}/${service}`) ?? [];
+    const ports = (s.ports ?? []).filter((p) => p.port !== undefined).map((p) => {
+      const name = p.name ?? "", protocol = p.protocol ?? "TCP";
+      const sp = own.find((o) => (o.name ?? "") === name && (o.protocol ?? "TCP") === protocol);
+      return { name, protocol, port: p.port!, ...(sp?.port ? { servicePort: sp.port } : {}) };
+    });
     for (const e of s.endpoints ?? []) {
       if (e.conditions?.ready === false || !e.addresses?.length) continue;
       const podName = e.targetRef?.kind === "Pod" && e.targetRef.name

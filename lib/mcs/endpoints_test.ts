@@ -58,8 +58,27 @@ Deno.test("mcs endpoints: a registry value is read back only when it is a whole 
       "null",
       "{}",
       '{"cluster":"a","namespace":"n","service":"s","pod":"p","ip":"1","ports":[{"port":1}]}',
+      '{"cluster":"a","namespace":"n","service":"s","pod":"p","ip":"1","ports":' +
+      '[{"name":"","protocol":"TCP","port":1,"servicePort":"42"}]}',
     ]
   ) {
     assert.equal(parseEndpointRecord(bad), undefined, bad);
   }
+});
+
+Deno.test("mcs endpoints: each port carries its Service's port number when the Service is known", () => {
+  const got = endpointRecords(
+    "b.eu",
+    new Set(["shop/web"]),
+    [{ ...slice("web", "IPv4", [ep("10.2.0.5", "web-1")]) }],
+    new Map(),
+    undefined,
+    new Map([["shop/web", [{ name: "tcp", protocol: "TCP", port: 42 }, {
+      name: "http",
+      port: 4242,
+    }]]]),
+  );
+  assert.deepEqual(parseEndpointRecord(got.get("eps/shop/web/web-1")!)?.ports, [
+    { name: "http", protocol: "TCP", port: 8080, servicePort: 4242 },
+  ]);
 });

@@ -6,8 +6,8 @@
 
 /**
  * `value` as an object whose `strings` fields are strings and whose `ports` is a list of objects
- * with a string `protocol` and an integer `port` (and a string `name` when `portNames`); else
- * undefined.
+ * with a string `protocol` and an integer `port` (and a string `name` when `portNames`; an
+ * integer `servicePort` when there is one); else undefined.
  */
 // deno-lint-ignore no-explicit-any
 export function parseRecord(value: string, strings: readonly string[], portNames = false): any {
@@ -24,6 +24,7 @@ export function parseRecord(value: string, strings: readonly string[], portNames
     if (typeof p !== "object" || p === null) return undefined;
     if (typeof p.protocol !== "string" || !Number.isInteger(p.port)) return undefined;
     if (portNames && typeof p.name !== "string") return undefined;
+    if (p.servicePort !== undefined && !Number.isInteger(p.servicePort)) return undefined;
   }
   return v;
 }
