@@ -22,6 +22,7 @@ import { routerFilter } from "../listener.ts";
 import { downstreamMtls, MESH_MTLS_PORT, MESH_TCP_ALPN, meshSni } from "../mtls.ts";
 import { oneUriSanFilter } from "../uri_san.ts";
 import type { NamedResource } from "../types.ts";
+import { CLUSTERSET_ZONE, importClusterName } from "../../../../lib/gatewayapi/imports.ts";
 import { any, duration, statName } from "../util.ts";
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
@@ -37,6 +38,13 @@ function tlsInspector(): Record<string, unknown> {
 export interface InboundPort {
   sni: string;
   targetPort: number;
+  /**
+   * More names the chain is picked by: the clusterset SNI of the Service port
+   * (`<port>.<svc>.<ns>.svc.clusterset.local`), which callers in other clusters send when they
+   * dial the pod as an endpoint of the ServiceImport (the registry's records carry it), when no
+   * chain of the pod has it as its own SNI.
+   */
+  aliases?: string[];
   /**
    * Callers may also send raw TCP to it (the port is not known HTTP, so a capture listener's TCP
    * chain reaches it): an mTLS connection offering ALPN `aether-tcp` is proxied to the target port
@@ -73,7 +81,10 @@ export function inboundPorts(
   tcpClusters: ReadonlySet<string> = new Set(),
 ): Map<string, InboundPort[]> {
   const out = new Map<string, Map<string, InboundPort>>();
+  /** Per pod IP, each Service port's clusterset SNI → the SNI of the chain that takes it too. */
+  const aliases = new Map<string, Map<string, string>>();
   for (const c of clusters) {
+    const clusterset = clustersetSni(c);
     for (const e of c.endpoints) {
       if (!e.identity) continue;
       const m = out.get(e.address) ?? new Map<string, InboundPort>();
@@ -82,6 +93,18 @@ export function inboundPorts(
       if (tcpClusters.has(c.name) || m.get(sni)?.tcp) port.tcp = true;
       m.set(sni, port);
       out.set(e.address, m);
+      if (!clusterset) continue;
+      const a = aliases.get(e.address) ?? new Map<string, string>();
+      if (!a.has(clusterset)) a.set(clusterset, sni);
+      aliases.set(e.address, a);
+    }
+  }
+  for (const [ip, a] of aliases) {
+    const m = out.get(ip)!;
+    for (const [alias, sni] of [...a].sort(([x], [y]) => x < y ? -1 : x > y ? 1 : 0)) {
+      if (m.has(alias)) continue;
+      const port = m.get(sni)!;
+      port.aliases = [...port.aliases ?? [], alias];
     }
   }
   return new Map(
@@ -90,6 +113,19 @@ export function inboundPorts(
       [...m].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([, port]) => port),
     ]),
   );
+}
+
+/**
+ * The SNI an importer in another cluster sends for this port of a Service (`service` is
+ * `<ns>/<name>`): its ServiceImport cluster's, `<port>.<name>.<ns>.svc.clusterset.local`.
+ * Undefined for a cluster that is itself a ServiceImport's (or has no Service).
+ */
+function clustersetSni(c: IRCluster): string | undefined {
+  if (c.udp || c.name.includes(`.${CLUSTERSET_ZONE}`)) return undefined;
+  const slash = c.service.indexOf("/");
+  if (slash < 0) return undefined;
+  const name = importClusterName(c.service.slice(0, slash), c.service.slice(slash + 1), c.port);
+  return meshSni({ name, port: c.port });
 }
 
 function inboundHcm(pod: NodePod, p: InboundPort, statPrefix: string): Record<string, unknown> {
@@ -132,7 +168,8 @@ export function inboundListener(
       address: { socket_address: socketAddress },
       listener_filters: [tlsInspector()],
       filter_chains: ports.flatMap((p) => {
-        const match = { server_names: [p.sni], transport_protocol: "tls" };
+        const names = [p.sni, ...p.aliases ?? []];
+        const match = { server_names: names, transport_protocol: "tls" };
         const http = {
           name: p.sni,
           filter_chain_match: match,
@@ -142,7 +179,7 @@ export function inboundListener(
         const tcp = {
           name: `${p.sni}|tcp`,
           filter_chain_match: {
-            server_names: [p.sni],
+            server_names: [...names],
             transport_protocol: "tls",
             application_protocols: [MESH_TCP_ALPN],
           },

@@ -133,12 +133,15 @@ Deno.test("identity: a Service without a mesh name is served at :15008 under its
   const serverNames = (name: string) =>
     (r.listeners.find((l) => l.name === name)?.resource.filter_chains as Obj[] | undefined)
       ?.map((f) => (f.filter_chain_match as Obj).server_names);
-  // What the edge dials for two/web (its clusters web.two.aether.internal[:8443]).
+  // What the edge dials for two/web (its clusters web.two.aether.internal[:8443]), and what
+  // importers in other clusters dial for its ServiceImport's ports.
   assert.deepEqual(serverNames("inbound|two/web-0"), [
-    ["8080.web.two.aether.internal"],
-    ["8443.web.two.aether.internal"],
+    ["8080.web.two.aether.internal", "8080.web.two.svc.clusterset.local"],
+    ["8443.web.two.aether.internal", "8443.web.two.svc.clusterset.local"],
   ]);
-  assert.deepEqual(serverNames("inbound|one/web-0"), [["8080.web.aether.internal"]]);
+  assert.deepEqual(serverNames("inbound|one/web-0"), [
+    ["8080.web.aether.internal", "8080.web.one.svc.clusterset.local"],
+  ]);
   // Mesh callers cannot name two/web: no internal listener, caller cluster or vhost for it.
   const names = [...r.listeners, ...r.clusters, ...r.virtualHosts, ...r.endpoints].map((x) =>
     x.name
