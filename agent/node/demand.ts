@@ -18,6 +18,12 @@ export interface MeshIndex {
   readonly clusters: ReadonlyMap<string, IRCluster>;
   /** The owning service's authority of every service-port cluster. */
   readonly clusterAuthority: ReadonlyMap<string, string>;
+  /**
+   * For a cluster no service owns (a ServiceImport port's `<name>.<ns>.svc.clusterset.local:<port>`)
+   * the first service (by authority) whose producer routes send to it: asking for the cluster on
+   * demand asks for that service, whose routes bring the cluster into the node's set.
+   */
+  readonly referrers: ReadonlyMap<string, string>;
 }
 
 /** Indexes a mesh for the functions below. */
@@ -28,21 +34,32 @@ export function indexMesh(mesh: MeshIR): MeshIndex {
       for (const c of portOwnedClusters(p)) clusterAuthority.set(c, s.authority);
     }
   }
+  const referrers = new Map<string, string>();
+  for (const s of mesh.services) {
+    for (const p of s.ports) {
+      // No namespace is named "": its callers get the producer routes.
+      for (const c of callerBackendClusters(p, "")) {
+        if (!clusterAuthority.has(c) && !referrers.has(c)) referrers.set(c, s.authority);
+      }
+    }
+  }
   return {
     mesh,
     services: new Map(mesh.services.map((s) => [s.authority, s])),
     clusters: new Map(mesh.clusters.map((c) => [c.name, c])),
     clusterAuthority,
+    referrers,
   };
 }
 
 /**
- * The authority a requested cluster name belongs to: the owner of an IR cluster, or for any
+ * The authority a requested cluster name belongs to: the owner of an IR cluster, the first
+ * service whose producer routes send to a cluster no service owns (a ServiceImport's), or for any
  * `<authority>:<port>` spelling (the catch-all turns `Host: a:80` into that name) the authority
  * part. Returned even when no such service exists yet (it may appear later).
  */
 export function requestedAuthority(index: MeshIndex, clusterName: string): string {
-  const owner = index.clusterAuthority.get(clusterName);
+  const owner = index.clusterAuthority.get(clusterName) ?? index.referrers.get(clusterName);
   if (owner) return owner;
   const m = /^(.*):(\d+)$/.exec(clusterName);
   return m ? m[1] : clusterName;
