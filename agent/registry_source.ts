@@ -12,7 +12,7 @@
 import type { Logger } from "../lib/log/mod.ts";
 import type { Registry } from "../lib/metrics/mod.ts";
 import type { Gauge } from "../lib/metrics/mod.ts";
-import { CLUSTER_SET_ENDPOINTS_API, clusterSetEndpoints, importedRoutes } from "../lib/mcs/mod.ts";
+import { CLUSTER_SET_ENDPOINTS_API, ClusterSetIndex, importedRoutes } from "../lib/mcs/mod.ts";
 import {
   clusterId,
   mirrorMetrics,
@@ -38,8 +38,15 @@ export class RegistrySource implements Source {
   readonly #o: RegistrySourceOptions;
   readonly #mirror: RegistryMirror;
   readonly #own: string;
-  /** The objects last delivered, with the JSON of their endpoints. */
-  #objects = new Map<string, { json: string; object: SourceObject }>();
+  /**
+   * The objects last delivered, with their JSON (and for ClusterSetEndpoints the list they were
+   * made from: the index hands an unchanged service's list over as the same array).
+   */
+  #objects = new Map<string, { json: string; object: SourceObject; list?: unknown }>();
+  /** Every origin's endpoint records, parsed where they changed. */
+  readonly #index: ClusterSetIndex;
+  /** Every origin's producer route records (`routes/…` values), read where origins changed. */
+  readonly #routes = new Map<string, string[]>();
   #revision = 0;
   #listener: ((r: SourceRevision) => void) | undefined;
   readonly #malformed: Gauge;
@@ -48,6 +55,7 @@ export class RegistrySource implements Source {
   constructor(opts: RegistrySourceOptions) {
     this.#o = opts;
     this.#own = clusterId(opts.origin);
+    this.#index = new ClusterSetIndex(this.#own);
     const m = opts.metrics;
     this.#malformed = m.gauge(
       "aether_registry_malformed_records",
@@ -57,7 +65,7 @@ export class RegistrySource implements Source {
       kv: opts.kv,
       logger: opts.logger,
       metrics: mirrorMetrics(m),
-      onChange: () => this.#deliver(),
+      onChange: (changed) => this.#deliver(false, changed),
     });
   }
 
@@ -81,22 +89,44 @@ export class RegistrySource implements Source {
     this.#deliver(true);
   }
 
+  /**
+   * Endpoint record values parsed so far: a change parses its changed records and the records of
+   * the services they belong to, never every origin's.
+   */
+  get parsedRecords(): number {
+    return this.#index.parsed;
+  }
+
   stop(): Promise<void> {
     this.#listener = undefined;
     this.#mirror.stop();
     return Promise.resolve();
   }
 
-  #deliver(always = false): void {
+  /** Reads the origins in `origins` again (all of them when undefined). */
+  #read(origins?: ReadonlySet<string>): void {
+    const ids = origins ??
+      new Set([
+        ...this.#index.origins(),
+        ...this.#routes.keys(),
+        ...this.#mirror.origins().map((o) => o.id),
+      ]);
+    for (const id of ids) {
+      const entries = this.#mirror.origin(id)?.entries;
+      this.#index.update(id, entries);
+      const routes = [...entries ?? []].filter(([rel]) => rel.startsWith("routes/"));
+      if (routes.length) this.#routes.set(id, routes.map(([, v]) => v));
+      else this.#routes.delete(id);
+    }
+  }
+
+  #deliver(always = false, origins?: ReadonlySet<string>): void {
     if (!this.#listener) return;
-    const values = (prefix: string) =>
-      this.#mirror.origins().flatMap((o) =>
-        [...o.entries].filter(([rel]) => rel.startsWith(prefix)).map(([, v]) => v)
-      );
-    const { byService, skipped } = clusterSetEndpoints(values("eps/"), this.#own);
-    const routes = importedRoutes(values("routes/"));
-    this.#countSkipped({ eps: skipped, routes: routes.skipped });
-    const wanted: [string, SourceObject | (() => SourceObject), string][] = [];
+    this.#read(always ? undefined : origins);
+    const byService = this.#index.byService();
+    const routes = importedRoutes([...this.#routes.values()].flat());
+    this.#countSkipped({ eps: this.#index.skipped, routes: routes.skipped });
+    const wanted: [string, SourceObject | (() => SourceObject), unknown][] = [];
     for (const [key, endpoints] of [...byService].sort(([a], [b]) => a < b ? -1 : 1)) {
       const [namespace, name] = key.split("/");
       wanted.push([`ClusterSetEndpoints/${key}`, () => ({
@@ -104,21 +134,28 @@ export class RegistrySource implements Source {
         kind: "ClusterSetEndpoints",
         metadata: { namespace, name },
         spec: { endpoints },
-      }), JSON.stringify(endpoints)]);
+      }), endpoints]);
     }
     for (const r of routes.routes) {
-      wanted.push([`HTTPRoute/${r.metadata.namespace}/${r.metadata.name}`, r, JSON.stringify(r)]);
+      wanted.push([`HTTPRoute/${r.metadata.namespace}/${r.metadata.name}`, r, r]);
     }
     let changed = always || wanted.length !== this.#objects.size;
-    const next = new Map<string, { json: string; object: SourceObject }>();
-    for (const [key, make, json] of wanted) {
+    const next = new Map<string, { json: string; object: SourceObject; list?: unknown }>();
+    for (const [key, make, data] of wanted) {
       const prior = this.#objects.get(key);
-      if (prior?.json === json) {
+      // An unchanged service's list is the very array delivered last time: no JSON needed.
+      if (prior && prior.list === data) {
         next.set(key, prior);
         continue;
       }
+      const json = JSON.stringify(data);
+      const list = typeof make === "function" ? data : undefined;
+      if (prior?.json === json) {
+        next.set(key, { ...prior, list });
+        continue;
+      }
       changed = true;
-      next.set(key, { json, object: typeof make === "function" ? make() : make });
+      next.set(key, { json, object: typeof make === "function" ? make() : make, list });
     }
     this.#objects = next;
     if (!changed) return;

@@ -25,6 +25,13 @@ export {
   type ClusterSetEndpointEntry,
   clusterSetEndpoints,
 } from "./clusterset_endpoints.ts";
+export { ClusterSetIndex } from "./clusterset_index.ts";
+export {
+  gatewayAddressProblem,
+  type GatewayedEndpoint,
+  gatewayEndpoints,
+  parseGatewayAddress,
+} from "./east_west.ts";
 export {
   type HTTPRouteShape,
   parseRouteRecord,
