@@ -24,7 +24,6 @@ import { EtcdKv, originId, OriginWriter } from "../lib/registry/mod.ts";
 import type { SourceObject } from "../lib/source/mod.ts";
 import { runStandalone, type StandaloneAgent, standaloneDefaults } from "../agent/edge/mod.ts";
 import { RegistrySource } from "../agent/registry_source.ts";
-import { importClusterName } from "../lib/gatewayapi/imports.ts";
 import { TypeUrl } from "../agent/xds/proto.ts";
 import type { Snapshot } from "../agent/xds/cache/mod.ts";
 import { MemorySource } from "../testbed/memory_source.ts";
@@ -155,6 +154,26 @@ function snapshotWatch(agent: StandaloneAgent, nodeId: string) {
   };
 }
 
+/**
+ * When the agent's engine last got a revision, its xds sink began, and the sink was done (the
+ * instances' methods wrapped): the time in the registry source, in resolve, in translate+encode.
+ */
+function timeStages(agent: StandaloneAgent) {
+  const at = { engine: 0, sink: 0, sinkDone: 0 };
+  const engine = agent.engine, sink = agent.snapshots;
+  const apply = engine.apply.bind(engine), sinkApply = sink.apply.bind(sink);
+  engine.apply = (input) => {
+    at.engine = now();
+    return apply(input);
+  };
+  sink.apply = (resolved) => {
+    at.sink = now();
+    sinkApply(resolved);
+    at.sinkDone = now();
+  };
+  return { last: () => ({ ...at }) };
+}
+
 async function main(): Promise<Record<string, unknown>> {
   const origins = clustersetOrigins(ORIGINS);
   const shape = { services: SERVICES, endpoints: ENDPOINTS };
@@ -232,6 +251,7 @@ async function main(): Promise<Record<string, unknown>> {
     const envoyAdmin = agent.envoy?.adminAddress;
     if (ENVOY && !envoyAdmin) throw new Error("Envoy has no admin address");
     watch = snapshotWatch(agent, nodeId);
+    const stages = timeStages(agent);
 
     phase(`A serves ${SERVICES} imports (Envoy ${ENVOY ? "ACKed" : "off"}); changing cluster B`);
     const current = new Map(maps[1]);
@@ -240,10 +260,12 @@ async function main(): Promise<Record<string, unknown>> {
     const resolveBefore = agent.engine.resolveState.stats();
     const cpu0 = cpuS();
     t0 = performance.now();
+    const inSource: number[] = [], inResolve: number[] = [], inSink: number[] = [];
     for (let i = 0; i < CHANGES; i++) {
       const c = changed(maps[1], epKeysB, i);
       current.set(c.key, c.value);
-      const cluster = importClusterName(c.namespace, c.service, 80);
+      // An import port's cluster: `<name>.<ns>.svc.clusterset.local:<port>` (lib/gatewayapi).
+      const cluster = `${c.service}.${c.namespace}.svc.clusterset.local:80`;
       const mirrored = fromWorker();
       worker.postMessage({ origin: idB, key: c.key, value: c.value });
       const snapshotted = watch.expect(cluster, c.ip);
@@ -251,6 +273,10 @@ async function main(): Promise<Record<string, unknown>> {
       await writers[1].publish(new Map(current));
       toMirror.push((await patiently("A's mirror", mirrored)).at - start);
       toSnapshot.push(await patiently("A's snapshot", snapshotted) - start);
+      const at = stages.last();
+      inSource.push(at.engine - start);
+      inResolve.push(at.sink - at.engine);
+      inSink.push(at.sinkDone - at.sink);
       if (envoyAdmin) toEnvoy.push(await envoyHolds(envoyAdmin, cluster, c.ip) - start);
     }
     const loopS = (performance.now() - t0) / 1000;
@@ -274,6 +300,11 @@ async function main(): Promise<Record<string, unknown>> {
       toMirror: summary(toMirror),
       toSnapshot: summary(toSnapshot),
       ...(toEnvoy.length ? { toEnvoy: summary(toEnvoy) } : {}),
+      stages: {
+        sourceMs: summary(inSource),
+        resolveMs: summary(inResolve),
+        sinkMs: summary(inSink),
+      },
       cpuPerChangeMs,
       sinkMissesPerChange: perChange(statsBefore, statsAfter),
       resolveMissesPerChange: perChange(resolveBefore, resolveAfter),
