@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
 import { runMain, untilSignal } from "../lib/cli/mod.ts";
-import { Registry } from "../lib/metrics/mod.ts";
+import { addProcessMetrics, Registry } from "../lib/metrics/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { controllerDefaults as d, edgeIdentityFlags, runController } from "./mod.ts";
 import { podWebhookDefaults } from "./webhook/mod.ts";
@@ -200,6 +200,8 @@ async function main(args: string[]): Promise<number> {
   }
   const logger = new Logger("controller");
   const metrics = new Registry();
+  // process_resident_memory_bytes, process_cpu_seconds_total, deno_heap_used_bytes… on /metrics.
+  addProcessMetrics(metrics);
   const client = new KubeClient(
     values["in-cluster"]
       ? { inCluster: true }

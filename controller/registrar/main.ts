@@ -7,7 +7,7 @@
 import { parseArgs } from "node:util";
 import { Logger } from "../../lib/log/mod.ts";
 import { untilSignal } from "../../lib/cli/mod.ts";
-import { Registry } from "../../lib/metrics/mod.ts";
+import { addProcessMetrics, Registry } from "../../lib/metrics/mod.ts";
 import { KubeClient } from "../../lib/kube/mod.ts";
 import { SpireEntryClient } from "./client.ts";
 import { checkIdentityInput } from "./entries.ts";
@@ -106,6 +106,7 @@ export async function run(args: string[]): Promise<number> {
 
   const logger = new Logger("controller.spire-registrar");
   const metrics = new Registry();
+  addProcessMetrics(metrics);
   const socket = values["server-socket"]!;
   const client = new KubeClient(
     values["in-cluster"]

@@ -18,7 +18,8 @@ function withLabels(name: string, key: string): string {
   return key ? `${name}{${key}}` : name;
 }
 
-interface Metric {
+/** Anything a {@link Registry} renders: a name and its exposition lines (HELP and TYPE too). */
+export interface Metric {
   readonly name: string;
   render(): string[];
 }
@@ -110,6 +111,13 @@ export class Registry {
     this.#metrics.set(m.name, m);
     return m;
   }
+  /**
+   * Adds a metric of its own kind (e.g. one read at render time, like the process metrics);
+   * returns the one already registered under its name, if any.
+   */
+  register<M extends Metric>(m: M): M {
+    return this.#register(m);
+  }
   /** Returns the counter with this name, creating it once. */
   counter(name: string, help: string): Counter {
     return this.#register(new Counter(name, help));
@@ -127,3 +135,11 @@ export class Registry {
     return [...this.#metrics.values()].flatMap((m) => m.render()).join("\n") + "\n";
   }
 }
+
+export {
+  addProcessMetrics,
+  denoProcessReader,
+  ProcessMetrics,
+  type ProcessReader,
+  type ProcessSample,
+} from "./process.ts";
