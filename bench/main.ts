@@ -1,6 +1,6 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * apply, mesh, fanout, load, eg, dns, mtls, capture, cluster, controller, mcs, soak, churn;
+ * apply, mesh, fanout, load, edgemem, eg, dns, mtls, capture, cluster, controller, mcs, soak, churn;
  * `--only <part>` also works; `--minutes` for the soak and the churn run, default 30), each size
  * in its own process, and prints one JSON line per run plus a Markdown table for
  * docs/performance.md.
@@ -104,6 +104,16 @@ if (want("load")) {
     stderr: "inherit",
   }).output();
   if (!out.success) throw new Error("bench/load.ts failed");
+}
+if (want("edgemem")) {
+  // The standalone edge at 1k routes, ready and settled: Envoy's and the agent's memory with
+  // Envoy's cluster stats on first use (the default) and with --envoy-eager-stats.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "bench/edge_memory.ts", "--routes", "1000", "--rounds", "3"],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error("bench/edge_memory.ts failed");
 }
 if (want("eg")) {
   const out = await new Deno.Command(Deno.execPath(), {

@@ -1,0 +1,183 @@
+/**
+ * Edge memory: the standalone edge (`agent standalone`, a real Envoy, `--dns-address none` as
+ * in-cluster edges run) on the load bench's config (1 Gateway, 5,000 Services + EndpointSlices,
+ * N HTTPRoutes), once Envoy has ACKed it: Envoy's RSS and its allocator's view (admin `/memory`),
+ * the agent's RSS and V8 heap (its `/metrics`), with Envoy's cluster stats on first use (the
+ * default, bootstrap `deferred_stat_options`) and with `--envoy-eager-stats`. The modes alternate
+ * over the rounds; each figure is the median of its rounds.
+ *
+ *   deno run -A bench/edge_memory.ts [--routes 1000] [--services 5000] [--rounds 3]
+ *
+ * The agent runs with the V8 flags of the `agent` task in deno.json (the way users start it).
+ * Prints one JSON line per run, a Markdown table, and a last JSON line with every figure.
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { ensurePeer } from "../testbed/peers/mod.ts";
+import { freePort } from "../testbed/free_port.ts";
+import { syntheticConfig } from "../testbed/fixtures/synthetic_config.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    routes: { type: "string", default: "1000" },
+    services: { type: "string", default: "5000" },
+    rounds: { type: "string", default: "3" },
+  },
+});
+const routes = Number(values.routes), services = Number(values.services);
+const rounds = Number(values.rounds);
+const envoy = await ensurePeer("envoy");
+const agentMain = new URL("../agent/main.ts", import.meta.url).pathname;
+const agentTask: string = JSON.parse(
+  await Deno.readTextFile(new URL("../deno.json", import.meta.url)),
+).tasks.agent;
+const v8Flags = agentTask.split(/\s+/).filter((a) => a.startsWith("--v8-flags="));
+const MiB = 2 ** 20;
+
+/** VmRSS of a process, in MiB. */
+async function rssMiB(pid: number): Promise<number> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+}
+
+/** One metric's value from a Prometheus text exposition. */
+function metric(text: string, name: string): number {
+  return Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+interface Run {
+  mode: "deferred" | "eager";
+  readyS: number;
+  envoyRssMiB: number;
+  envoyAllocatedMiB: number;
+  envoyHeapMiB: number;
+  envoyStats: number;
+  agentRssMiB: number;
+  agentHeapUsedMiB: number;
+}
+
+/** Starts the edge, waits for /readyz, lets it settle, reads memory, stops it. */
+async function run(file: string, dir: string, mode: Run["mode"]): Promise<Run> {
+  const admin = freePort();
+  const state = join(dir, `state-${admin}`);
+  const started = performance.now();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      ...v8Flags,
+      agentMain,
+      "standalone",
+      ...["--config", file, "--envoy", envoy, "--admin-address", `127.0.0.1:${admin}`],
+      ...["--xds-address", "127.0.0.1:0", "--dns-address", "none", "--state-dir", state],
+      ...["--node-id", `edgemem-${admin}`],
+      ...(mode === "eager" ? ["--envoy-eager-stats"] : []),
+    ],
+    stdout: "null",
+    stderr: "null",
+    env: { AETHER_LOG_LEVEL: "error" },
+  }).spawn();
+  try {
+    const base = `http://127.0.0.1:${admin}`;
+    for (;;) {
+      const r = await fetch(`${base}/readyz`).catch(() => undefined);
+      await r?.body?.cancel();
+      if (r?.status === 200) break;
+      if (performance.now() - started > 600_000) throw new Error("not ready after 600 s");
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    const readyS = (performance.now() - started) / 1000;
+    const record = JSON.parse(await Deno.readTextFile(join(state, "envoy.json")));
+    const envoyAdmin = `http://${record.adminAddress}`;
+    // Settled: the agent's post-start garbage collected, Envoy's clusters warmed. Polled until
+    // two readings 2 s apart differ by under 1 MiB each (at most a minute).
+    let last = { envoy: 0, agent: 0 };
+    for (let i = 0; i < 30; i++) {
+      await new Promise((res) => setTimeout(res, 2000));
+      const now = { envoy: await rssMiB(record.pid), agent: await rssMiB(child.pid) };
+      const steady = Math.abs(now.envoy - last.envoy) < 1 && Math.abs(now.agent - last.agent) < 1;
+      last = now;
+      if (steady) break;
+    }
+    const memory = await (await fetch(`${envoyAdmin}/memory`)).json();
+    const stats = await (await fetch(`${envoyAdmin}/stats`)).text();
+    const agentMetrics = await (await fetch(`${base}/metrics`)).text();
+    return {
+      mode,
+      readyS: Math.round(readyS * 100) / 100,
+      envoyRssMiB: round1(await rssMiB(record.pid)),
+      envoyAllocatedMiB: round1(Number(memory.allocated) / MiB),
+      envoyHeapMiB: round1(Number(memory.heap_size) / MiB),
+      envoyStats: stats.trim().split("\n").length,
+      agentRssMiB: round1(metric(agentMetrics, "process_resident_memory_bytes") / MiB),
+      agentHeapUsedMiB: round1(metric(agentMetrics, "deno_heap_used_bytes") / MiB),
+    };
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : round1((s[s.length / 2 - 1] + s[s.length / 2]) / 2);
+};
+
+const dir = await Deno.makeTempDir({ prefix: "aether-edgemem-" });
+const runs: Run[] = [];
+try {
+  const file = join(dir, `routes-${routes}.yaml`);
+  const objects = syntheticConfig({ services, routes, port: freePort() });
+  await Deno.writeTextFile(file, objects.map((o) => stringify(o)).join("---\n"));
+  for (let r = 0; r < rounds; r++) {
+    // ABBA-ish: the first mode alternates, so neither always runs on a cold page cache.
+    const order: Run["mode"][] = r % 2 ? ["eager", "deferred"] : ["deferred", "eager"];
+    for (const mode of order) {
+      const one = await run(file, dir, mode);
+      console.log(JSON.stringify(one));
+      runs.push(one);
+    }
+  }
+} finally {
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+}
+const keys = [
+  "readyS",
+  "envoyRssMiB",
+  "envoyAllocatedMiB",
+  "envoyHeapMiB",
+  "envoyStats",
+  "agentRssMiB",
+  "agentHeapUsedMiB",
+] as const;
+const summary = Object.fromEntries(
+  (["deferred", "eager"] as const).map((mode) => [
+    mode,
+    Object.fromEntries(
+      keys.map((k) => [k, median(runs.filter((x) => x.mode === mode).map((x) => x[k]))]),
+    ),
+  ]),
+) as Record<Run["mode"], Record<(typeof keys)[number], number>>;
+const load = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
+console.log(
+  `\nStandalone edge, ${routes} HTTPRoutes, ${services} Services, ready and settled; median of ` +
+    `${rounds} runs per mode; load average at the end ${load}`,
+);
+console.log(
+  "\n| Envoy cluster stats | Envoy RSS MiB | Envoy allocated / heap MiB | Envoy stats | agent RSS MiB | agent V8 heap used MiB | start → ready s |",
+);
+console.log("|---|---|---|---|---|---|---|");
+for (const mode of ["deferred", "eager"] as const) {
+  const s = summary[mode];
+  console.log(
+    `| ${
+      mode === "deferred" ? "on first use (default)" : "eager (--envoy-eager-stats)"
+    } | ${s.envoyRssMiB} | ${s.envoyAllocatedMiB} / ${s.envoyHeapMiB} | ${s.envoyStats} | ${s.agentRssMiB} | ${s.agentHeapUsedMiB} | ${s.readyS} |`,
+  );
+}
+console.log(JSON.stringify({ bench: "edgemem", routes, services, rounds, load, ...summary }));
