@@ -12,7 +12,8 @@ import {
   type ServicePort,
   type ServiceSpec,
 } from "./core_types.ts";
-import { importClusterName, importEndpoints } from "./imports.ts";
+import { importClusterName } from "./imports.ts";
+import { type ImportEndpointsMemo, memoizedImportEndpoints } from "./imports_memo.ts";
 import { MCS_GROUP, VIP_SERVICE_IMPORT_ANNOTATION } from "../mcs/mod.ts";
 import { referenceAllowed } from "./refs.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
@@ -66,6 +67,8 @@ export type EndpointsMemo = IdentityMemo<
 export interface BackendsMemo {
   endpoints: EndpointsMemo;
   owners: OwnersMemo;
+  /** ServiceImport ports' endpoints by their ClusterSetEndpoints object (made on first use). */
+  imports?: ImportEndpointsMemo;
   /** Cluster names by Service port (the same strings every resolve: their hashes are kept). */
   clusterNames?: IdentityMemo<
     ServicePort,
@@ -249,7 +252,12 @@ export class Backends {
       port,
       http2,
       () =>
-        importEndpoints(this.indexed.clusterSetEndpoints.get(this.indexed.keyOf(si))?.spec, port),
+        memoizedImportEndpoints(
+          this.#memo.imports ??= new IdentityMemo(),
+          "import",
+          this.indexed.clusterSetEndpoints.get(this.indexed.keyOf(si))?.spec,
+          port,
+        ),
     );
   }
 
@@ -327,7 +335,13 @@ export class Backends {
     const si = this.indexed.serviceImports.get(key);
     const importPort = si?.spec?.ports?.find((p) => p.port === port.port);
     if (!importPort) return undefined;
-    return importEndpoints(this.indexed.clusterSetEndpoints.get(key)?.spec, importPort);
+    const spec = this.indexed.clusterSetEndpoints.get(key)?.spec;
+    return memoizedImportEndpoints(
+      this.#memo.imports ??= new IdentityMemo(),
+      "vip",
+      spec,
+      importPort,
+    );
   }
 
   /** The ready endpoints of `port` of `svc`, remembered while its EndpointSlices are unchanged. */
