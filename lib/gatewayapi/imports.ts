@@ -8,6 +8,7 @@
  */
 import type { ClusterSetEndpointsSpec, ServicePort } from "./core_types.ts";
 import type { IREndpoint } from "../ir/mod.ts";
+import { type GatewayedEndpoint, gatewayEndpoints, parseGatewayAddress } from "../mcs/mod.ts";
 
 /** The DNS zone of clusterset names (KEP-1645). */
 export const CLUSTERSET_ZONE = "svc.clusterset.local";
@@ -22,7 +23,8 @@ export function importClusterName(namespace: string, name: string, port: number)
  * number where the record carries its cluster's Service port: a cluster exporting the same name
  * with another number does not serve this port — KEP-1645's oldest export wins, the upstream
  * StrictPortConflict spec), with their target port, zone, identity and failover priority; sorted
- * by address then port.
+ * by address then port. Endpoints of another cluster behind its east-west gateway follow, one
+ * per gateway and identity, dialled at the gateway (lib/mcs/east_west.ts).
  */
 export function importEndpoints(
   spec: ClusterSetEndpointsSpec | undefined,
@@ -30,12 +32,24 @@ export function importEndpoints(
 ): IREndpoint[] {
   const name = port.name ?? "", protocol = port.protocol ?? "TCP";
   const out = new Map<string, IREndpoint>();
+  const gatewayed: GatewayedEndpoint[] = [];
   for (const e of spec?.endpoints ?? []) {
     const p = e.ports.find((p) =>
       p.name === name && p.protocol === protocol &&
       (p.servicePort === undefined || p.servicePort === port.port)
     );
     if (!p) continue;
+    if (e.gateway) {
+      const at = parseGatewayAddress(e.gateway);
+      if (at) {
+        gatewayed.push({
+          gateway: at,
+          ...(e.identity ? { identity: e.identity } : {}),
+          ...(e.priority ? { priority: e.priority } : {}),
+        });
+        continue;
+      }
+    }
     out.set(`${e.address}|${p.port}`, {
       address: e.address,
       port: p.port,
@@ -44,7 +58,10 @@ export function importEndpoints(
       ...(e.priority ? { priority: e.priority } : {}),
     });
   }
-  return [...out.values()].sort((a, b) =>
-    a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port
-  );
+  return [
+    ...[...out.values()].sort((a, b) =>
+      a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port
+    ),
+    ...gatewayEndpoints(gatewayed),
+  ];
 }

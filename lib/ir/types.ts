@@ -306,6 +306,12 @@ export interface IREndpoint {
    * Service opts in.
    */
   outsideMesh?: boolean;
+  /**
+   * Dial this address instead of the endpoint's own (`podIP:15008` for an identity endpoint):
+   * another cluster's east-west gateway, which passes the mTLS connection through by its SNI to
+   * the pods behind it. The identity check and the SNI stay as they are (TLS is end to end).
+   */
+  dialAt?: { address: string; port: number };
 }
 
 /** A certificate and key, PEM encoded, from a kubernetes.io/tls Secret. */

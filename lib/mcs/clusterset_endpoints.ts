@@ -18,6 +18,11 @@ export interface ClusterSetEndpointEntry {
   zone?: string;
   identity?: string;
   priority: number;
+  /**
+   * Another cluster's east-west gateway (`<ip>:<port>`) this endpoint is dialled through; never
+   * set for the agent's own cluster (its pods are reached directly).
+   */
+  gateway?: string;
 }
 
 /**
@@ -45,6 +50,7 @@ export function clusterSetEndpoints(
       ...(r.zone ? { zone: r.zone } : {}),
       ...(r.spiffeId ? { identity: r.spiffeId } : {}),
       priority: r.cluster === ownCluster ? 0 : 1,
+      ...(r.gateway && r.cluster !== ownCluster ? { gateway: r.gateway } : {}),
     });
     byService.set(key, list);
   }

@@ -7,6 +7,7 @@
  */
 import { endpointKey } from "../registry/mod.ts";
 import { parseRecord } from "./json_record.ts";
+import { parseGatewayAddress } from "./east_west.ts";
 
 /** One endpoint in the registry. */
 export interface EndpointRecord {
@@ -29,6 +30,11 @@ export interface EndpointRecord {
   serviceAccount?: string;
   /** `spiffe://<trust domain>/ns/<ns>/sa/<sa>` when the registrar knows its trust domain. */
   spiffeId?: string;
+  /**
+   * East-west gateway mode: the `<ip>:<port>` of this cluster's east-west gateway, which other
+   * clusters dial instead of the pod (lib/mcs/east_west.ts).
+   */
+  gateway?: string;
 }
 
 /** The parts of an EndpointSlice (discovery.k8s.io/v1) read. */
@@ -62,7 +68,8 @@ export interface ServicePortShape {
 /**
  * Registry records of the ready endpoints of `exported` Services (`ns/name`), keyed by their key
  * inside the origin. An endpoint listed twice (two address families) keeps its IPv4 address.
- * `servicePorts` (`ns/name` → the Service's ports) gives each endpoint port its Service port.
+ * `servicePorts` (`ns/name` → the Service's ports) gives each endpoint port its Service port;
+ * `gateway`: this cluster's east-west gateway (`<ip>:<port>`), carried by every record.
  */
 export function endpointRecords(
   cluster: string,
@@ -71,6 +78,7 @@ export function endpointRecords(
   pods: ReadonlyMap<string, PodIdentity>,
   trustDomain?: string,
   servicePorts?: ReadonlyMap<string, readonly ServicePortShape[]>,
+  gateway?: string,
 ): Map<string, string> {
   const out = new Map<string, EndpointRecord>();
   for (const s of slices) {
@@ -107,6 +115,7 @@ export function endpointRecords(
         ...(identity && trustDomain
           ? { spiffeId: `spiffe://${trustDomain}/ns/${ns}/sa/${identity.serviceAccount}` }
           : {}),
+        ...(gateway ? { gateway } : {}),
       });
     }
   }
@@ -117,5 +126,8 @@ export function endpointRecords(
 
 /** A registry value read back as an EndpointRecord, or undefined when it is not one. */
 export function parseEndpointRecord(value: string): EndpointRecord | undefined {
-  return parseRecord(value, ["cluster", "namespace", "service", "pod", "ip"], true);
+  const r = parseRecord(value, ["cluster", "namespace", "service", "pod", "ip"], true);
+  if (r?.gateway !== undefined && !parseGatewayAddress(String(r.gateway))) return undefined;
+  if (r?.gateway !== undefined && typeof r.gateway !== "string") return undefined;
+  return r;
 }

@@ -35,9 +35,9 @@ export function loadAssignment(c: IRCluster): NamedResource {
     if (zone !== "") group.locality = { zone };
     if (priority !== 0) group.priority = priority;
     group.lb_endpoints = list.sort(byAddress).map((e) => {
-      const { port, metadata } = endpointSocket(e);
+      const { address, port, metadata } = endpointSocket(e);
       const lb: Record<string, unknown> = {
-        endpoint: { address: { socket_address: { address: e.address, port_value: port } } },
+        endpoint: { address: { socket_address: { address, port_value: port } } },
       };
       if (metadata) lb.metadata = metadata;
       if (e.weight !== undefined) lb.load_balancing_weight = { value: e.weight };

@@ -194,16 +194,24 @@ export function clusterMtls(
   return out;
 }
 
-/** Endpoint address and metadata: identity endpoints are dialled at :15008 and tagged. */
+/**
+ * Endpoint address and metadata: identity endpoints are dialled at :15008 and tagged; an
+ * endpoint with `dialAt` (an east-west gateway) is dialled there, tagged by its identity alike.
+ */
 export function endpointSocket(
   e: IREndpoint,
-): { port: number; metadata?: Record<string, unknown> } {
+): { address: string; port: number; metadata?: Record<string, unknown> } {
   if (e.outsideMesh) {
-    return { port: e.port, metadata: { filter_metadata: { [SOCKET_MATCH_KEY]: outsideStruct() } } };
+    return {
+      address: e.address,
+      port: e.port,
+      metadata: { filter_metadata: { [SOCKET_MATCH_KEY]: outsideStruct() } },
+    };
   }
-  if (!e.identity) return { port: e.port };
+  const at = e.dialAt ?? { address: e.address, port: e.identity ? MESH_MTLS_PORT : e.port };
+  if (!e.identity) return at;
   return {
-    port: MESH_MTLS_PORT,
+    ...at,
     metadata: { filter_metadata: { [SOCKET_MATCH_KEY]: identityStruct(e.identity) } },
   };
 }
