@@ -26,6 +26,7 @@ export const limitFlagSpecs = {
   "state-dir": { type: "string" },
   "keep-envoy": { type: "boolean" },
   "shutdown-drain": { type: "string" },
+  "envoy-eager-stats": { type: "boolean" },
 } as const;
 
 const d = edgeLimitDefaults;
@@ -52,6 +53,9 @@ envoy supervision (Envoy outlives the agent; a restarted agent adopts it):
   --keep-envoy        leave Envoy running when the agent stops (SIGUSR1 does this once)
   --shutdown-drain <dur>  on stop, drain Envoy's listeners this long first: connections are told
                       to close, new ones still taken (a pod leaving a Service) (default 0: none)
+  --envoy-eager-stats  create every cluster's stats when it is configured (Envoy's default);
+                      without it they are created on the cluster's first use, so idle clusters
+                      cost no stats memory (bootstrap deferred_stat_options)
 `;
 
 /** A duration flag: "10s", "250ms", "5m", "1h" or plain milliseconds. */
@@ -78,6 +82,8 @@ export interface LimitFlags {
   keepEnvoy: boolean;
   /** --shutdown-drain in ms (0: none). */
   shutdownDrainMs: number;
+  /** --envoy-eager-stats: Envoy creates every cluster's stats up front (default: on first use). */
+  envoyEagerStats: boolean;
 }
 
 /** Converts parsed flag values; throws RangeError naming the flag for a bad value. */
@@ -118,5 +124,6 @@ export function limitsFromFlags(
     stateDir: str("state-dir"),
     keepEnvoy: v["keep-envoy"] === true,
     shutdownDrainMs: dur("shutdown-drain", 0),
+    envoyEagerStats: v["envoy-eager-stats"] === true,
   };
 }

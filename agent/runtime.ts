@@ -4,7 +4,7 @@
  * @module
  */
 import type { Logger } from "../lib/log/mod.ts";
-import type { Registry } from "../lib/metrics/mod.ts";
+import { addProcessMetrics, type Registry } from "../lib/metrics/mod.ts";
 import { type AdminServer, splitHostPort, startAdmin } from "./admin/mod.ts";
 import { CLUSTERSET_DOMAIN, DnsResponder } from "./dns/mod.ts";
 import { EnvoyProcess, recordedEnvoy } from "./envoy/mod.ts";
@@ -48,6 +48,11 @@ export interface RuntimeOptions {
   shutdownDrainMs?: number;
   /** Envoy's overload-manager limit on downstream connections (unset/0 = none). */
   maxDownstreamConnections?: number;
+  /**
+   * Every cluster's stats created up front (`--envoy-eager-stats`); default: on first use, so idle
+   * clusters cost no stats memory (the bootstrap's `deferred_stat_options`).
+   */
+  envoyEagerStats?: boolean;
   /** Use delta xDS (needed for on-demand CDS and for VHDS, which the edge and node proxies use). */
   delta?: boolean;
   /** DNS responder `host:port` (with `dns`). */
@@ -80,8 +85,12 @@ export interface Runtime {
   readiness(): { ready: boolean; detail: string };
   ready(): boolean;
   waitReady(timeoutMs?: number): Promise<void>;
-  /** Starts Envoy, or adopts the one recorded in the state directory (after the first snapshot). */
-  startEnvoy(): Promise<void>;
+  /**
+   * Starts Envoy, or adopts the one recorded in the state directory; resolves once it answers.
+   * It may be called before the first snapshot: Envoy dials the (already listening) xDS server
+   * and waits there for its config. `onLaunched` is called once the Envoy process exists.
+   */
+  startEnvoy(opts?: { onLaunched?: () => void }): Promise<void>;
   /** Stops everything; Envoy too unless `keepEnvoy` (here or in the options). */
   close(opts?: { keepEnvoy?: boolean }): Promise<void>;
 }
@@ -140,6 +149,8 @@ async function openState(o: RuntimeOptions) {
 /** Starts the xDS server, DNS responder and admin server. */
 export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const { logger, metrics, cache } = o;
+  // The agent's own memory and CPU on /metrics (process_resident_memory_bytes, …).
+  addProcessMetrics(metrics);
   const xds = new XdsServer({ cache, logger: logger.child("xds"), metrics, ...o.xds });
   const xdsAddr = splitHostPort(o.xdsAddress);
   const state = await openState(o);
@@ -198,6 +209,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     xdsAddress: `${xdsAddr.hostname}:${xdsPort}`,
   });
 
+  // Closed once: a failed start closes it, and so may its caller.
+  let closing: Promise<void> | undefined;
   const runtime: Runtime = {
     xds,
     xdsPort,
@@ -215,7 +228,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
         await new Promise((r) => setTimeout(r, 20));
       }
     },
-    startEnvoy: async () => {
+    startEnvoy: async (s = {}) => {
       if (o.envoy === "none") return;
       const binary = await locateEnvoy(o.envoy);
       runtime.envoy = new EnvoyProcess({
@@ -236,24 +249,26 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
           adminPort: 0,
           delta: o.delta,
           maxDownstreamConnections: o.maxDownstreamConnections,
+          eagerStats: o.envoyEagerStats,
         }),
       });
       try {
-        await runtime.envoy.start();
+        await runtime.envoy.start(undefined, s.onLaunched);
       } catch (e) {
         // Nothing left behind: no half-started Envoy, listeners or temporary directory.
         await runtime.close({ keepEnvoy: false }).catch(() => {});
         throw e;
       }
     },
-    close: async (c = {}) => {
-      const keep = c.keepEnvoy ?? o.keepEnvoy ?? false;
-      await runtime.envoy?.stop({ keep, drainMs: o.shutdownDrainMs });
-      await xds.close();
-      await dns?.responder.close();
-      await admin.close();
-      await state.release(keep);
-    },
+    close: (c = {}) =>
+      closing ??= (async () => {
+        const keep = c.keepEnvoy ?? o.keepEnvoy ?? false;
+        await runtime.envoy?.stop({ keep, drainMs: o.shutdownDrainMs });
+        await xds.close();
+        await dns?.responder.close();
+        await admin.close();
+        await state.release(keep);
+      })(),
   };
   return runtime;
 }

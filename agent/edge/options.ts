@@ -47,6 +47,8 @@ export interface StandaloneOptions extends SourceFlags {
   keepEnvoy?: boolean;
   /** --shutdown-drain: on stop, drain Envoy's listeners this long (ms) first (default 0). */
   shutdownDrainMs?: number;
+  /** --envoy-eager-stats: Envoy creates every cluster's stats up front (default: on first use). */
+  envoyEagerStats?: boolean;
   /**
    * --spire-socket: the SPIFFE Workload API socket. With it (and --trust-domain) the edge dials
    * every pod endpoint with a known identity over SPIFFE mTLS presenting its own SVID.

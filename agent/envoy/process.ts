@@ -76,8 +76,11 @@ export class EnvoyProcess {
     return this.#pid;
   }
 
-  /** Adopts the recorded Envoy when it runs this bootstrap, else starts one; waits until it answers. */
-  async start(timeoutMs = 15000): Promise<void> {
+  /**
+   * Adopts the recorded Envoy when it runs this bootstrap, else starts one; waits until it answers.
+   * `onLaunched` is called once the Envoy process exists (spawned or adopted), before it answers.
+   */
+  async start(timeoutMs = 15000, onLaunched?: () => void): Promise<void> {
     const paths = statePaths(this.options.stateDir);
     const log = this.options.logger;
     const bootstrap = JSON.stringify(this.options.bootstrap, null, 2) + "\n";
@@ -88,6 +91,7 @@ export class EnvoyProcess {
         this.#pid = rec.pid;
         this.adminAddress = rec.adminAddress;
         this.adopted = true;
+        onLaunched?.();
         log.info("adopted the running envoy", { pid: rec.pid, admin: rec.adminAddress });
         await this.#follow();
         this.#supervise();
@@ -99,7 +103,7 @@ export class EnvoyProcess {
       await this.#terminate(rec.pid);
     }
     await this.#cleanRecords();
-    await this.#spawn(bootstrap, timeoutMs);
+    await this.#spawn(bootstrap, timeoutMs, onLaunched);
   }
 
   async #answers(adminAddress: string): Promise<boolean> {
@@ -119,7 +123,7 @@ export class EnvoyProcess {
     for (const p of [paths.envoy, paths.adminAddress]) await Deno.remove(p).catch(() => {});
   }
 
-  async #spawn(bootstrap: string, timeoutMs: number): Promise<void> {
+  async #spawn(bootstrap: string, timeoutMs: number, onLaunched?: () => void): Promise<void> {
     const paths = statePaths(this.options.stateDir);
     const log = this.options.logger;
     await Deno.writeTextFile(paths.bootstrap, bootstrap, { mode: 0o600 });
@@ -170,6 +174,7 @@ export class EnvoyProcess {
     this.#child = child;
     this.#pid = undefined;
     this.adopted = false;
+    onLaunched?.();
     let exited: Deno.CommandStatus | undefined;
     child.status.then((s) => (exited = s));
     const deadline = Date.now() + timeoutMs;

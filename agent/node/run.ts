@@ -57,6 +57,8 @@ export interface NodeAgentOptions extends SourceFlags {
   envoyLogLevel?: string;
   /** --max-downstream-connections: Envoy's overload-manager connection limit (0 = none). */
   maxDownstreamConnections?: number;
+  /** --envoy-eager-stats: Envoy creates every cluster's stats up front (default: on first use). */
+  envoyEagerStats?: boolean;
   /** --state-dir: where Envoy is recorded for adoption by a restarted agent (unset: a temp dir). */
   stateDir?: string;
   /** --keep-envoy: leave Envoy running when the agent stops. */

@@ -1,9 +1,10 @@
 /**
  * The Envoy bootstrap that points an Envoy at aether's ADS server: node identity, ADS over gRPC
  * (SotW or delta), LDS and CDS from ADS, the admin listener, and the internal-listener bootstrap
- * extension (user-space connections between listeners and clusters of the same Envoy). The node
- * metadata advertises what the bootstrap enables (`aether.capabilities`, capabilities.ts), so a
- * later agent that adopts this Envoy knows what it may push to it.
+ * extension (user-space connections between listeners and clusters of the same Envoy), and
+ * cluster stats created on first use (unless `eagerStats`). The node metadata advertises what the
+ * bootstrap enables (`aether.capabilities`, capabilities.ts), so a later agent that adopts this
+ * Envoy knows what it may push to it.
  * @module
  */
 import { bootstrapCapabilities, CAPABILITIES_KEY } from "./capabilities.ts";
@@ -31,6 +32,12 @@ export interface EnvoyBootstrapOptions {
   maxDownstreamConnections?: number;
   /** Seconds between ADS reconnect attempts at most (default 2: a restarted agent is found fast). */
   xdsRetryMaxSeconds?: number;
+  /**
+   * Create every cluster's traffic stats up front, as Envoy does by default (`--envoy-eager-stats`).
+   * Default false: Envoy creates them on a cluster's first use (`deferred_stat_options`), so the
+   * clusters of idle backends cost no stats memory.
+   */
+  eagerStats?: boolean;
 }
 
 /** The overload manager with only the downstream connection limit. */
@@ -80,6 +87,9 @@ export function envoyBootstrap(o: EnvoyBootstrapOptions): Record<string, unknown
     ...(o.maxDownstreamConnections
       ? { overload_manager: overloadManager(o.maxDownstreamConnections) }
       : {}),
+    // Bootstrap.deferred_stat_options (field 39): a cluster's traffic stats (upstream_rq_*,
+    // upstream_cx_*, …) are allocated when it is first used, not for every cluster at CDS time.
+    ...(o.eagerStats ? {} : { deferred_stat_options: { enable_deferred_creation_stats: true } }),
     dynamic_resources: {
       ads_config: {
         api_type: o.delta ? "DELTA_GRPC" : "GRPC",
