@@ -6,6 +6,8 @@
  *   See docs/mesh.md.
  * - Both read the API server instead with `--kubeconfig <file>` or `--in-cluster`
  *   (docs/kubernetes.md).
+ * - `agent east-west-gateway --registry-url … --listen <host:port>`: this cluster's east-west
+ *   gateway (agent/east_west). See docs/multicluster.md.
  * - `agent translate --config <dir|file>`: prints the xDS resources for a config and exits
  *   (agent/offline). See docs/standalone.md.
  * @module
@@ -23,6 +25,7 @@ const usage =
        agent node (--config <dir|file> | --kubeconfig <file> | --in-cluster) --node-name <name> [flags]
        agent translate --config <dir|file> [--role edge|node] [--output yaml|json] [--status]
        agent stop [--state-dir <dir> | --node-id <id>] [--keep-envoy]
+       agent east-west-gateway --registry-url <url> --region <r> --cluster <c> --listen <h:p>
        agent bootstrap --node-name <name> [--xds-address <h:p>] [--envoy-admin-address <h:p>]
 
 flags:
@@ -78,6 +81,9 @@ async function main(args: string[]): Promise<number> {
     return await (await import("./offline/mod.ts")).translateCommand(args.slice(1));
   }
   if (args[0] === "stop") return await (await import("./stop.ts")).stopCommand(args.slice(1));
+  if (args[0] === "east-west-gateway") {
+    return await (await import("./east_west/mod.ts")).eastWestCommand(args.slice(1));
+  }
   if (args[0] === "bootstrap") {
     return (await import("./bootstrap/mod.ts")).bootstrapCommand(args.slice(1));
   }
