@@ -1,6 +1,6 @@
 /**
  * `agent bootstrap --node-name <n> [--xds-address h:p] [--envoy-admin-address h:p]
- * [--max-downstream-connections n]`: prints the Envoy bootstrap (JSON) that points an Envoy the agent
+ * [--max-downstream-connections n] [--envoy-eager-stats]`: prints the Envoy bootstrap (JSON) that points an Envoy the agent
  * does not start itself at the node agent's xDS server — the chart's node-proxy DaemonSet runs its
  * Envoy from it, in its own pod, so the node agent's pod can be replaced while Envoy keeps
  * serving (docs/kubernetes.md). The same {@link envoyBootstrap} as the agent's own Envoy.
@@ -12,7 +12,8 @@ import { defaultMaxDownstreamConnections } from "../limits_flags.ts";
 import { envoyBootstrap } from "../xds/server/mod.ts";
 
 const usage = `usage: agent bootstrap --node-name <name>
-       [--xds-address <h:p>] [--envoy-admin-address <h:p>] [--max-downstream-connections <n>]`;
+       [--xds-address <h:p>] [--envoy-admin-address <h:p>] [--max-downstream-connections <n>]
+       [--envoy-eager-stats]   (every cluster's stats up front; default: on first use)`;
 
 /** The bootstrap for `args`, or an error message. Pure. */
 export function bootstrapFor(args: string[]): Record<string, unknown> | string {
@@ -26,6 +27,7 @@ export function bootstrapFor(args: string[]): Record<string, unknown> | string {
         type: "string",
         default: String(defaultMaxDownstreamConnections),
       },
+      "envoy-eager-stats": { type: "boolean" },
     },
   });
   const nodeId = values["node-name"];
@@ -45,6 +47,7 @@ export function bootstrapFor(args: string[]): Record<string, unknown> | string {
     adminPort: admin.port,
     delta: true,
     maxDownstreamConnections: max,
+    eagerStats: values["envoy-eager-stats"] === true,
   });
 }
 

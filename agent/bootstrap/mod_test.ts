@@ -19,6 +19,14 @@ Deno.test("agent bootstrap: the node role's bootstrap, addresses from the flags"
       maxDownstreamConnections: 50_000,
     }),
   );
+  const eager = bootstrapFor(["--node-name", "n1", "--envoy-eager-stats"]) as Record<
+    string,
+    unknown
+  >;
+  assert.equal("deferred_stat_options" in eager, false);
+  assert.deepEqual((b as Record<string, unknown>).deferred_stat_options, {
+    enable_deferred_creation_stats: true,
+  });
   assert.match(String(bootstrapFor([])), /--node-name is required/);
   assert.match(
     String(bootstrapFor(["--node-name", "n", "--max-downstream-connections", "x"])),
