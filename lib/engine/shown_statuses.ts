@@ -1,71 +1,76 @@
 /**
  * The statuses `/status` shows: each revision's computed statuses laid over the ones shown
- * before, so a condition keeps its lastTransitionTime until its status changes. A computed status
- * object that was shown last revision is shown as it was then (merging it again would give the
- * same), so an unchanged object costs no walk; a changed one is merged over what its object showed
- * last revision, found in a key index kept from one revision to the next (not rebuilt over every
- * object whenever one changed).
+ * before, so a condition keeps its lastTransitionTime until its status changes. The display keeps
+ * its state position by position: a computed status object given at the same position (for the
+ * same object) as last revision is shown as it was then, with no look-up at all (merging it again
+ * would give the same), so an edit re-renders only the statuses that changed. A status at a new
+ * position (objects were added or removed before it) is looked for one position either side, then
+ * by key in an index of what was shown last revision, built only when one is needed.
  * @module
  */
 import { mergeStatus, type ObjectStatus } from "../gatewayapi/mod.ts";
+import type { MemoStats } from "../memo/mod.ts";
 
 const keyOf = (s: ObjectStatus) => `${s.kind}/${s.namespace ?? ""}/${s.name}`;
 
-/** What a computed status was shown as, and the last revision that showed it. */
-interface Shown {
-  readonly shown: ObjectStatus;
-  /** The number of the last {@link ShownStatuses.show} call that showed it. */
-  at: number;
-}
+const isObject = (v: unknown): v is object => typeof v === "object" && v !== null;
 
 /** The shown statuses of one input stream. */
 export class ShownStatuses {
+  /** What is shown, position by position with {@link #given}. */
   #shown: ObjectStatus[] = [];
-  /** Calls of {@link show} so far. */
-  #calls = 0;
-  /** Per computed status object: what it was shown as. */
-  #merged = new WeakMap<object, Shown>();
-  /**
-   * Per object key, its latest entry (the same object as in {@link #merged}): what the object
-   * shows now when `at` is the last call, else a leftover of an object gone. Pruned to the current
-   * objects when it holds twice as many keys.
-   */
-  #byKey = new Map<string, Shown>();
+  /** The statuses the last {@link show} was given. */
+  #given: readonly ObjectStatus[] = [];
+  /** Per computed status object: what it was last shown as. */
+  #merged = new WeakMap<object, ObjectStatus>();
+  /** Statuses shown as at their last position (hits) or looked up and merged (misses). */
+  readonly #stats: MemoStats = { hits: 0, misses: 0 };
 
   /** What is shown now. */
   get current(): ObjectStatus[] {
     return this.#shown;
   }
 
+  /** How many statuses were shown as at their last position, and how many looked up. */
+  stats(): MemoStats {
+    return { ...this.#stats };
+  }
+
   /** Shows `statuses` (resolve's, unmerged); `now` stamps conditions whose status changed. */
   show(statuses: readonly ObjectStatus[], now: Date): ObjectStatus[] {
-    const last = this.#calls, call = ++this.#calls;
+    const given = this.#given, shown = this.#shown;
     let at: string | undefined;
-    const out = statuses.map((s) => {
-      const computed = typeof s.status === "object" && s.status !== null ? s.status : undefined;
+    let index: Map<string, ObjectStatus> | undefined;
+    let shift = 0;
+    /** What `s`'s object showed last revision: at `i` (shifted by one at most), or by key. */
+    const before = (s: ObjectStatus, i: number): ObjectStatus | undefined => {
+      for (const d of [0, 1, -1]) {
+        const g = given[i + shift + d];
+        if (g !== undefined && sameObject(g, s)) {
+          shift += d;
+          return shown[i + shift];
+        }
+      }
+      index ??= new Map(shown.map((x) => [keyOf(x), x]));
+      return index.get(keyOf(s));
+    };
+    const out = statuses.map((s, i) => {
+      const g = given[i + shift], computed = isObject(s.status) ? s.status : undefined;
+      if (computed && g?.status === computed && sameObject(g, s)) {
+        this.#stats.hits++;
+        return shown[i + shift];
+      }
+      this.#stats.misses++;
+      const last = before(s, i);
       const seen = computed && this.#merged.get(computed);
-      if (seen !== undefined && seen.at >= last && sameObject(seen.shown, s)) {
-        seen.at = call;
-        return seen.shown;
-      }
-      const key = keyOf(s);
-      const before = this.#byKey.get(key);
+      if (seen !== undefined && seen === last) return seen;
       at ??= now.toISOString().replace(/\.\d+Z$/, "Z");
-      const previous = before !== undefined && before.at >= last ? before.shown.status : undefined;
-      const status = mergeStatus(previous, s.status, at);
-      const entry: Shown = { shown: status === s.status ? s : { ...s, status }, at: call };
+      const status = mergeStatus(last?.status, s.status, at);
+      const entry = status === s.status ? s : { ...s, status };
       if (computed) this.#merged.set(computed, entry);
-      this.#byKey.set(key, entry);
-      return entry.shown;
+      return entry;
     });
-    if (this.#byKey.size > 2 * out.length + 64) {
-      const all = this.#byKey;
-      this.#byKey = new Map();
-      for (const s of out) {
-        const key = keyOf(s), entry = all.get(key);
-        if (entry?.at === call) this.#byKey.set(key, entry);
-      }
-    }
+    this.#given = statuses;
     this.#shown = out;
     return out;
   }

@@ -1,8 +1,8 @@
 /**
- * ShownStatuses keeps its key index from one revision to the next: what a changed status is
- * merged over is always what its object showed in the revision before, never an older leftover
- * (an object that went and came back starts afresh, as it did when the index was rebuilt per
- * revision).
+ * ShownStatuses keeps its state position by position from one revision to the next: an
+ * unchanged status is shown as it was without a look-up, and what a changed status is merged over
+ * is always what its object showed in the revision before, never an older leftover (an object
+ * that went and came back starts afresh).
  */
 import assert from "node:assert/strict";
 import type { ObjectStatus } from "../gatewayapi/mod.ts";
@@ -82,4 +82,28 @@ Deno.test("shown statuses: many objects gone over many revisions; the survivors 
   assert.equal(shownOf(last, "keep"), "True@2026-01-01T00:00:00Z");
   assert.equal(shownOf(last, "gone-0"), "False@2026-01-03T00:00:00Z");
   assert.deepEqual(shown.current, last);
+});
+
+Deno.test("shown statuses: an edit among 1,000 looks up and merges only the edited one; a shift by one none more", () => {
+  const shown = new ShownStatuses();
+  const given = Array.from({ length: 1000 }, (_, i) => routeStatus(`r-${i}`, "True"));
+  const first = shown.show(given, day(1));
+  // Every status recomputed as a new wrapper around the same status object, as resolve does.
+  const rewrapped = (list: ObjectStatus[]) => list.map((s) => ({ ...s }));
+  const before = shown.stats();
+  const edited = rewrapped(given).with(500, routeStatus("r-500", "False"));
+  const second = shown.show(edited, day(2));
+  const after = shown.stats();
+  assert.equal(after.misses - before.misses, 1, "only the edited status looked up");
+  assert.equal(after.hits - before.hits, 999, "the rest shown as at their position");
+  assert.ok(second.every((s, i) => i === 500 || s === first[i]));
+  assert.equal(shownOf(second, "r-500"), "False@2026-01-02T00:00:00Z");
+  assert.equal(shownOf(second, "r-499"), "True@2026-01-01T00:00:00Z");
+
+  // One status removed: the rest found one position over, still shown as they were.
+  const third = shown.show(edited.toSpliced(10, 1), day(3));
+  const end = shown.stats();
+  assert.equal(third.length, 999);
+  assert.ok(third.every((s, i) => s === second[i < 10 ? i : i + 1]));
+  assert.equal(end.misses - after.misses, 1, "only the first status after the gap looked up");
 });
