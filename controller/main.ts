@@ -11,6 +11,7 @@ import { KubeClient } from "../lib/kube/mod.ts";
 import { controllerDefaults as d, edgeIdentityFlags, runController } from "./mod.ts";
 import { podWebhookDefaults } from "./webhook/mod.ts";
 import { EtcdKv, originProblem } from "../lib/registry/mod.ts";
+import { gatewayAddressProblem } from "../lib/mcs/mod.ts";
 
 const w = podWebhookDefaults("");
 
@@ -79,6 +80,9 @@ flags:
                                (default 10)
   --trust-domain <td>          this cluster's SPIFFE trust domain: its registry endpoints carry
                                their SPIFFE ID (spiffe://<td>/ns/<ns>/sa/<sa>)
+  --east-west-gateway <ip:port> this cluster's east-west gateway (agent east-west-gateway):
+                               every registry endpoint carries it, and other clusters dial it
+                               instead of the pods (no pod-network routes between clusters)
 `;
 
 function seconds(flag: string, v: string | undefined, dflt: number): number {
@@ -116,9 +120,18 @@ function podWebhookFlags(v: Record<string, string | boolean | undefined>, leaseN
   };
 }
 
-/** The MCS options from --registry-url, --region, --cluster, --registry-lease-ttl. */
+/**
+ * The MCS options from --registry-url, --region, --cluster, --registry-lease-ttl,
+ * --trust-domain, --east-west-gateway.
+ */
 function mcsFlags(v: Record<string, string | boolean | undefined>) {
+  const gateway = v["east-west-gateway"] as string | undefined;
+  if (gateway !== undefined) {
+    const problem = gatewayAddressProblem(gateway);
+    if (problem) throw new Error(`--east-west-gateway: ${problem}`);
+  }
   if (v["registry-url"] === undefined) {
+    if (gateway !== undefined) throw new Error("--east-west-gateway needs --registry-url");
     if (v.region !== undefined || v.cluster !== undefined) {
       throw new Error("--region and --cluster need --registry-url (the clusterset registry)");
     }
@@ -133,6 +146,7 @@ function mcsFlags(v: Record<string, string | boolean | undefined>) {
       origin,
       ttlSeconds: positive("registry-lease-ttl", v["registry-lease-ttl"] as string | undefined, 10),
       ...(v["trust-domain"] ? { trustDomain: String(v["trust-domain"]) } : {}),
+      ...(gateway !== undefined ? { eastWestGateway: gateway } : {}),
     },
   };
 }
@@ -181,6 +195,7 @@ async function main(args: string[]): Promise<number> {
       cluster: { type: "string" },
       "registry-lease-ttl": { type: "string" },
       "trust-domain": { type: "string" },
+      "east-west-gateway": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

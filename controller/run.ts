@@ -72,7 +72,14 @@ export interface ControllerOptions {
    * ServiceExports go to its origin in the registry, every origin's exports come back as
    * ServiceImports with a local clusterset VIP. Unset: no MCS.
    */
-  mcs?: { kv: RegistryKv; origin: Origin; ttlSeconds?: number; trustDomain?: string };
+  mcs?: {
+    kv: RegistryKv;
+    origin: Origin;
+    ttlSeconds?: number;
+    trustDomain?: string;
+    /** This cluster's east-west gateway (`<ip>:<port>`), on every published endpoint. */
+    eastWestGateway?: string;
+  };
 }
 
 /**
@@ -209,6 +216,7 @@ export async function runController(opts: ControllerOptions): Promise<Controller
       origin: opts.mcs.origin,
       ttlSeconds: opts.mcs.ttlSeconds,
       trustDomain: opts.mcs.trustDomain,
+      eastWestGateway: opts.mcs.eastWestGateway,
       identity: opts.identity,
       isLeader,
       logger: logger.child("mcs"),

@@ -40,6 +40,8 @@ export interface McsControllerOptions {
   identity: string;
   /** This cluster's SPIFFE trust domain: registry endpoints carry their SPIFFE ID. */
   trustDomain?: string;
+  /** This cluster's east-west gateway (`<ip>:<port>`): published on every endpoint record. */
+  eastWestGateway?: string;
   /** Lease TTL of the origin's keys (default 10 s). */
   ttlSeconds?: number;
   isLeader: () => boolean;
@@ -212,6 +214,7 @@ export class McsController {
       slices: r.slices.values(),
       pods: new Map(r.pods.values().map((p: Obj) => [`${p.namespace}/${p.name}`, p])),
       trustDomain: this.#o.trustDomain,
+      eastWestGateway: this.#o.eastWestGateway,
       vipServiceName,
     });
     const conditions = [...plan.exportConditions.values()];

@@ -46,6 +46,11 @@ export interface McsInputs {
   pods: ReadonlyMap<string, PodIdentity>;
   /** This cluster's SPIFFE trust domain: endpoints then carry their SPIFFE ID. */
   trustDomain?: string;
+  /**
+   * East-west gateway mode: this cluster's gateway (`<ip>:<port>`), which every published
+   * endpoint carries; other clusters dial it instead of the pods (lib/mcs/east_west.ts).
+   */
+  eastWestGateway?: string;
   /** Every origin's exports as read from the registry (this cluster's included once synced). */
   registry: readonly ExportRecord[];
   /** The name of the clusterset VIP Service of `namespace/name` (a hash; see vipServiceName). */
@@ -91,6 +96,7 @@ export function planMcs(inputs: McsInputs): McsPlan {
     inputs.pods,
     inputs.trustDomain,
     servicePorts,
+    inputs.eastWestGateway,
   );
   for (const [k, v] of eps) published.set(k, v);
 

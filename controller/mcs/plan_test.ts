@@ -48,6 +48,13 @@ Deno.test("mcs plan: a valid export is published and Pending until the registry 
     JSON.parse(before.published.get("exports/shop/web")!),
     record("a.eu", "shop", "web"),
   );
+  assert.equal(JSON.parse(before.published.get("eps/shop/web/web-1")!).gateway, undefined);
+  const gw = planMcs({ ...inputs, eastWestGateway: "192.0.2.7:15443" });
+  assert.equal(
+    JSON.parse(gw.published.get("eps/shop/web/web-1")!).gateway,
+    "192.0.2.7:15443",
+    "with --east-west-gateway every endpoint record names the gateway",
+  );
   assert.deepEqual(before.imports, []);
   const ready = before.exportConditions.get("shop/web")!.find((c) => c.type === "Ready")!;
   assert.deepEqual([ready.status, ready.reason], ["False", "Pending"]);
