@@ -465,6 +465,7 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
           "--set=multicluster.registryUrl=http://127.0.0.1:2379",
           "--set=multicluster.region=eu",
           "--set=multicluster.cluster=a",
+          "--set=multicluster.eastWestGateway=192.0.2.7:15443",
         ]);
         assertEquals(r.code, 0, r.stderr);
         const out: Any[] = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean);
@@ -489,7 +490,14 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
         ]);
         const args = out.find((d) => d.kind === "Deployment").spec.template.spec.containers[0]
           .args as string[];
-        for (const a of ["--registry-url=http://127.0.0.1:2379", "--region=eu", "--cluster=a"]) {
+        for (
+          const a of [
+            "--registry-url=http://127.0.0.1:2379",
+            "--region=eu",
+            "--cluster=a",
+            "--east-west-gateway=192.0.2.7:15443",
+          ]
+        ) {
           assert(args.includes(a), args.join(" "));
         }
         const k = kube!;
