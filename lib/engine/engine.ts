@@ -1,11 +1,12 @@
 /**
  * The engine: the one pipeline every role runs. Each source revision is resolved once, with the
  * engine's own ResolveState (its memos: a revision after one edit redoes about one object's
- * work), and the same result goes to every sink in order. A sink that throws keeps its own last
- * good and is reported; the other sinks still apply. A revision that fails to resolve reaches no
- * sink: every sink keeps serving. The CEL library (for the CRD rules without a hand predicate)
- * is loaded by the engine when a revision first needs it; that revision, or a newer one, is
- * applied once it has loaded.
+ * work; one that only edits a few routes is resolved on the last result, the edit path, counted
+ * in `aether_resolves_total{path}`), and the same result goes to every sink in order. A sink that
+ * throws keeps its own last good and is reported; the other sinks still apply. A revision that
+ * fails to resolve reaches no sink: every sink keeps serving. The CEL library (for the CRD rules
+ * without a hand predicate) is loaded by the engine when a revision first needs it; that
+ * revision, or a newer one, is applied once it has loaded.
  * @module
  */
 import type { Logger } from "../log/mod.ts";
@@ -13,7 +14,7 @@ import type { Registry } from "../metrics/mod.ts";
 import {
   CelNotLoaded,
   type Problem,
-  resolve,
+  resolveEdit,
   type ResolveOptions,
   type ResolveResult,
   ResolveState,
@@ -60,6 +61,7 @@ export class Engine {
   readonly #failures;
   readonly #duration;
   readonly #problems;
+  readonly #resolves;
 
   constructor(readonly options: EngineOptions) {
     this.resolveState = options.state ?? new ResolveState();
@@ -81,6 +83,10 @@ export class Engine {
       "Time from source revision to every sink applied.",
     );
     this.#problems = m.gauge("aether_config_problems", "Problems in the current configuration.");
+    this.#resolves = m.counter(
+      "aether_resolves_total",
+      "Source revisions resolved, by path: cold (every object), edit (a few routes on the last).",
+    );
   }
 
   /** The current status. */
@@ -144,7 +150,9 @@ export class Engine {
     const started = performance.now();
     let result: ResolveResult;
     try {
-      result = resolve(input.objects, this.#resolveOptions(input), this.resolveState);
+      const resolved = resolveEdit(input.objects, this.#resolveOptions(input), this.resolveState);
+      result = resolved.result;
+      this.#resolves.inc({ path: resolved.path });
     } catch (e) {
       if (e instanceof CelNotLoaded && !this.resolveState.cel.loaded) return "needs-cel";
       this.#fail(input, "resolve", (e as Error).message);

@@ -10,17 +10,30 @@ import type { ListenerState } from "./gateways.ts";
 import { HostnameIndex } from "./host_index.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./routes/render.ts";
+import type { ListenerContext } from "./routes/kind.ts";
 import type { Placement } from "./placement.ts";
-import type { VhostInput, VhostMemo } from "./state/mod.ts";
+import type { VhostInput, VhostMemo, VhostSite } from "./state/mod.ts";
 import { l4FilterChains } from "./l4/build.ts";
 import type { IRFilterChain, IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/mod.ts";
 
 const listenerHost = (l: ListenerState) => l.listener.hostname || "*";
 
+/** Renders one virtual host of `domain` from its inputs (routes with their most specific host). */
+export function renderVhost(
+  domain: string,
+  context: ListenerContext,
+  inputs: readonly VhostInput[],
+): IRVirtualHost {
+  const entries: RankedEntry[] = [];
+  for (const [route, converted, host] of inputs) pushEntries(entries, route, converted, host);
+  return { name: domain, domains: [domain], routes: renderRoutes(entries, context) };
+}
+
 function virtualHosts(
   listeners: ListenerState[],
   placements: Placement[],
   memo: VhostMemo,
+  sites?: VhostSite[],
 ): IRVirtualHost[] {
   const ids = new Set(listeners.map((l) => l.id));
   const mine = placements.filter((p) => ids.has(p.listener.id));
@@ -45,28 +58,35 @@ function virtualHosts(
       const seen = best.get(p);
       if (seen === undefined || compareHostnames(host, seen) < 0) best.set(p, host);
     }
-    const context = {
+    const context: ListenerContext = {
       port: owner.listener.port,
       protocol: owner.listener.protocol as "HTTP" | "HTTPS",
     };
     const inputs = [...best].map(([p, host]): VhostInput => [p.route, p.converted, host]);
-    return memo.render(owner.id, domain, context, inputs, () => {
-      const entries: RankedEntry[] = [];
-      for (const [route, converted, host] of inputs) pushEntries(entries, route, converted, host);
-      return { name: domain, domains: [domain], routes: renderRoutes(entries, context) };
-    });
+    const vhost = memo.render(
+      owner.id,
+      domain,
+      context,
+      inputs,
+      () => renderVhost(domain, context, inputs),
+    );
+    sites?.push({ listenerId: owner.id, domain, context, inputs, vhost });
+    return vhost;
   });
 }
 
 /**
  * Builds the IR listeners for the programmed listeners of our Gateways: one per bound
  * address:port (a Gateway's spec.addresses, else the default address), sorted by address, port.
+ * With `sites`, each virtual host rendered is recorded there, in the order the listeners, their
+ * filter chains and their virtual hosts come in the result.
  */
 export function buildListeners(
   listeners: ListenerState[],
   placements: Placement[],
   defaultAddress: string,
   memo: VhostMemo,
+  sites?: VhostSite[],
 ): IRListener[] {
   const bound = new Map<string, { address: string; port: number; here: ListenerState[] }>();
   for (const l of listeners.filter((l) => l.programmed)) {
@@ -97,7 +117,7 @@ export function buildListeners(
         serverNames: [],
         certificateSecrets: [],
         routeConfigName: `http.${at}`,
-        virtualHosts: virtualHosts(here, placements, memo),
+        virtualHosts: virtualHosts(here, placements, memo, sites),
       }];
     } else {
       filterChains = [...here]
@@ -110,7 +130,7 @@ export function buildListeners(
           serverNames: l.listener.hostname ? [l.listener.hostname] : [],
           certificateSecrets: [...l.certificateSecrets],
           routeConfigName: `https.${at}/${l.id}`,
-          virtualHosts: virtualHosts([l], placements, memo),
+          virtualHosts: virtualHosts([l], placements, memo, sites),
         }));
     }
     return [{ name, address, port, protocol, filterChains }];

@@ -14,6 +14,7 @@ export { GATEWAY_GROUP } from "./types.ts";
 export { applyDefaults, validateObject } from "./admission/mod.ts";
 export { ADMISSION_KINDS } from "./read_kinds.ts";
 export { type ObjectStatus, resolve, type ResolveOptions, type ResolveResult } from "./resolve.ts";
+export { EDIT_MAX_ROUTES, resolveEdit, type ResolvePath } from "./edit.ts";
 export { CelNotLoaded, CelRules } from "./admission/mod.ts";
 export { ResolveState } from "./state/mod.ts";
 export type { MemoStats } from "../memo/mod.ts";

@@ -29,92 +29,16 @@ import { xmeshStatus } from "./mesh/xmesh.ts";
 import { settleMeshL4Conflicts } from "./mesh/l4_conflicts.ts";
 import { ROUTE_KINDS } from "./routes/registry.ts";
 import { admissionFor } from "./read_kinds.ts";
-import type { CatalogueKind } from "./catalogue/mod.ts";
-import type { ConvertedRoute, RouteKind, RouteKindDef } from "./routes/kind.ts";
+import type { ConvertedRoute, RouteKind } from "./routes/kind.ts";
 import { routeStatuses } from "./route_status.ts";
 import { mergeUdpBackends } from "./l4/udp_clusters.ts";
 import { indexObjects, keyOf, type Obj } from "./object_index.ts";
 import { Reads, readsHold } from "./reads.ts";
-import { ResolveState } from "./state/mod.ts";
+import { ResolveState, type VhostSite } from "./state/mod.ts";
+import type { ObjectStatus, ResolveOptions, ResolveResult } from "./resolve_types.ts";
 import type { KubeObject, Problem, RouteSpecCommon } from "./types.ts";
+export type { ObjectStatus, ResolveOptions, ResolveResult } from "./resolve_types.ts";
 import type { IR, IRSecret } from "../ir/mod.ts";
-import type { MeshIR } from "../ir/mod.ts";
-
-/** Options of resolve(). */
-export interface ResolveOptions {
-  /** GatewayClass controllerName aether claims; default "gateway.aether.io/edge". */
-  controllerName?: string;
-  /** Address Gateway listeners bind when the Gateway has no spec.addresses; default "127.0.0.1". */
-  bindAddress?: string;
-  /**
-   * Addresses (IPs or IPv4 CIDRs) a Gateway's spec.addresses may name; another one is
-   * AddressNotUsable. Default: the bind address and loopback (127.0.0.0/8, ::1).
-   */
-  usableAddresses?: readonly string[];
-  /**
-   * Each Gateway is served by its own proxy at its own address (the controller's per-Gateway
-   * edges): listeners of different Gateways never conflict, only those of one Gateway do.
-   * Default false (one proxy serves every Gateway: conflicts across Gateways per address:port).
-   */
-  gatewayOwnProxies?: boolean;
-  /**
-   * Features left out of GatewayClass `supportedFeatures` (where this deployment's data plane does
-   * not pass the feature's conformance tests); default none.
-   */
-  withoutFeatures?: readonly string[];
-  /** Mesh domain of cluster names; default "aether.internal". */
-  meshDomain?: string;
-  /** lastTransitionTime of every condition; default "1970-01-01T00:00:00Z". */
-  now?: string;
-  /**
-   * controllerName of status entries for Service parents (GAMMA), and of the XMesh objects aether
-   * accepts; default MESH_CONTROLLER_NAME.
-   */
-  meshControllerName?: string;
-  /**
-   * XMesh `supportedFeatures` (MESH_FEATURES where the node agents capture pods' traffic); default
-   * none.
-   */
-  meshFeatures?: readonly string[];
-  /** The route kinds served; default the registry ROUTE_KINDS (a test may add its own). */
-  routeKinds?: readonly RouteKindDef[];
-  /**
-   * The kind catalogue (default aether's, catalogue/mod.ts): a test's own route kind brings its
-   * entry here, and is admitted by it. Keep it the same across the resolves of one ResolveState
-   * (admission is memoized per object).
-   */
-  catalogue?: readonly CatalogueKind[];
-  /**
-   * The objects came from the Kubernetes API server, which defaulted and validated them on
-   * write: they are not admitted again (objects of a kind or version aether does not know still
-   * are, and reported). Default false (files, memory: admitted as the API server would).
-   */
-  admitted?: boolean;
-  /**
-   * Build the MeshIR (default true). An edge-only consumer (`agent translate --role edge`) sets
-   * false: `mesh` is then empty, and the IR and statuses are the same as with it (mesh routes
-   * still get their status; only the per-Service rendering and clusters are skipped).
-   */
-  mesh?: boolean;
-}
-
-/** The computed status of one object, in exactly the Gateway API status shape. */
-export interface ObjectStatus {
-  apiVersion: string;
-  kind: string;
-  namespace?: string;
-  name: string;
-  status: unknown;
-}
-
-/** What resolve() returns. */
-export interface ResolveResult {
-  ir: IR;
-  /** East-west (GAMMA): every mesh Service with its producer and consumer routes per port. */
-  mesh: MeshIR;
-  statuses: ObjectStatus[];
-  problems: Problem[];
-}
 
 interface RouteState {
   readonly kind: RouteKind;
@@ -124,7 +48,8 @@ interface RouteState {
   readonly converted: ConvertedRoute;
 }
 
-const statusOf = (o: KubeObject, status: unknown): ObjectStatus => ({
+/** The status entry of object `o`. */
+export const statusOf = (o: KubeObject, status: unknown): ObjectStatus => ({
   apiVersion: o.apiVersion,
   kind: o.kind,
   ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
@@ -151,11 +76,12 @@ export function resolve(
   const now = options.now ?? "1970-01-01T00:00:00Z";
   const routeKinds = options.routeKinds ?? ROUTE_KINDS;
   const problems: Problem[] = [];
+  const admission = admissionFor(routeKinds, options.catalogue);
   const built = indexObjects(
     admit(
       objects,
       problems,
-      admissionFor(routeKinds, options.catalogue),
+      admission,
       options.admitted === true,
       state.admitted,
       state.cel,
@@ -274,7 +200,8 @@ export function resolve(
   }
   for (const p of placements) p.listener.attachedRoutes++;
 
-  const listeners = buildListeners(allListeners, placements, bindAddress, state.vhosts);
+  const sites: VhostSite[] = [];
+  const listeners = buildListeners(allListeners, placements, bindAddress, state.vhosts, sites);
   const used = new Set<string>();
   for (const l of listeners) {
     for (const chain of l.filterChains) {
@@ -336,5 +263,18 @@ export function resolve(
   ) {
     statuses.push(statusOf(route, status));
   }
-  return { ir, mesh, statuses, problems };
+  const result = { ir, mesh, statuses, problems };
+  state.last.set({
+    objects: objects.slice(),
+    options,
+    result,
+    admission,
+    backends,
+    context,
+    controllerName,
+    now,
+    routes: [...settled],
+    sites,
+  });
+  return result;
 }

@@ -23,6 +23,7 @@ import type { StatusMemo } from "../route_status.ts";
 import type { AgeOrderMemo } from "../object_index.ts";
 import type { KubeObject } from "../types.ts";
 import { VhostMemo } from "./vhost.ts";
+import { LastMemo } from "./last.ts";
 
 /** The memos of one resolver. Create one per input stream and pass it to every resolve. */
 export class ResolveState {
@@ -56,6 +57,8 @@ export class ResolveState {
   readonly statuses: StatusMemo = new IdentityMemo();
   /** Sorted owners and route-less MeshServices. */
   readonly mesh = new MeshMemo();
+  /** The last resolve, which the edit path (edit.ts) resolves an edit on. */
+  readonly last = new LastMemo();
 
   /** Hits and misses of every memo, by name. */
   stats(): Record<string, MemoStats> {
@@ -75,4 +78,5 @@ export class ResolveState {
     };
   }
 }
-export { type VhostInput, VhostMemo } from "./vhost.ts";
+export { type VhostInput, VhostMemo, type VhostSite } from "./vhost.ts";
+export { idOf, type LastIndex, LastMemo, type LastResolve, type LastRoute } from "./last.ts";

@@ -14,6 +14,19 @@ import type { IRVirtualHost } from "../../ir/mod.ts";
 /** One route placed on a virtual host: the route, its conversion, its most specific hostname. */
 export type VhostInput = readonly [route: KubeObject, converted: ConvertedRoute, host: string];
 
+/**
+ * Where one virtual host was rendered and from what (build_ir.ts records them): what the edit
+ * path (edit.ts) needs to render it again after some of its routes changed.
+ */
+export interface VhostSite {
+  /** The owner listener's id. */
+  readonly listenerId: string;
+  readonly domain: string;
+  readonly context: ListenerContext;
+  readonly inputs: readonly VhostInput[];
+  readonly vhost: IRVirtualHost;
+}
+
 interface Entry {
   port: number;
   protocol: string;
