@@ -1,12 +1,17 @@
 /**
  * Immutable xDS snapshots: the five resource lists of one proxy, each resource encoded once to
- * protobuf bytes and hashed, with a content-derived version per type.
+ * protobuf bytes and hashed, with a content-derived version per type. A type's version is the
+ * sum of its resources' shares (a hash of name and content each), so it is order-free and an
+ * edit moves it by the edited resources' share deltas, without rehashing the rest. A list with
+ * the same names at the same positions as the type's last one is encoded in place: only its new
+ * resource objects are encoded, and the last items are reused under them.
  * @module
  */
 import { createHash } from "node:crypto";
 import { type ElementEncodings, encodeResource, TypeUrl } from "../proto.ts";
-import { IdentityMemo, sameItems } from "../../../lib/memo/mod.ts";
+import { IdentityMemo, type MemoStats } from "../../../lib/memo/mod.ts";
 import type { EncodeMetrics } from "./encode_metrics.ts";
+import { replaced } from "./overlay_map.ts";
 
 /** One resource as the translator produces it (protobufjs `fromObject` form, snake_case). */
 export interface NamedResource {
@@ -38,6 +43,8 @@ export interface EncodedResource {
   readonly hash: string;
   /** The plain object it was encoded from (for `/debug/xds`); never mutate it. */
   readonly resource: Record<string, unknown>;
+  /** Its share of its type's version: 52 bits of a hash of its name and `hash`. */
+  readonly share: number;
 }
 
 /** One line of {@link Snapshot.summary}. */
@@ -80,13 +87,46 @@ export function hashOf(data: Uint8Array | string): string {
   return createHash("sha256").update(data).digest("hex").slice(0, 16);
 }
 
+/** Shares add up modulo 2^52, so every sum and difference of two stays an exact integer. */
+const SHARE_MOD = 2 ** 52;
+
+/** A resource's share of its type's version (see {@link EncodedResource.share}). */
+export function shareOf(name: string, hash: string): number {
+  return parseInt(hashOf(`${name}\u0000${hash}`).slice(0, 13), 16);
+}
+
+/** `sum + add - remove`, modulo {@link SHARE_MOD} (every argument below it). */
+function moveSum(sum: number, remove: number, add: number): number {
+  let out = sum - remove;
+  if (out < 0) out += SHARE_MOD;
+  out += add;
+  return out >= SHARE_MOD ? out - SHARE_MOD : out;
+}
+
+/** The version string of a share sum over `count` resources: 13 hex digits, or "empty". */
+const versionText = (sum: number, count: number) =>
+  count === 0 ? "empty" : sum.toString(16).padStart(13, "0");
+
 /**
- * The version of a set of encoded resources: a hash of their sorted names and hashes, so the same
- * content always gives the same version whatever order it came in. The empty set is "empty".
+ * The version of a set of encoded resources: the sum of their shares, so the same content always
+ * gives the same version whatever order it came in. The empty set is "empty".
  */
 export function versionOf(items: Iterable<EncodedResource>): string {
-  const parts = [...items].map((r) => `${r.name}\u0000${r.hash}`).sort();
-  return parts.length === 0 ? "empty" : hashOf(parts.join("\u0001"));
+  let sum = 0, count = 0;
+  for (const r of items) {
+    sum = moveSum(sum, 0, r.share);
+    count++;
+  }
+  return versionText(sum, count);
+}
+
+/** What {@link Encodings} remembers of a type's last list. */
+interface LastList {
+  /** What the list encoded to, in its order (shorter than the list when some were left out). */
+  encoded: readonly EncodedResource[];
+  /** The sum of their shares. */
+  sum: number;
+  resources: TypeResources;
 }
 
 /**
@@ -100,10 +140,12 @@ export class Encodings {
   readonly resources = new IdentityMemo<Record<string, unknown>, EncodedResource>();
   readonly elements: ElementEncodings = new IdentityMemo();
   /**
-   * Per type URL, the last list encoded and what it gave: a list of the very same encoded
-   * resources in the same order gets the same TypeResources back, without hashing a version.
+   * Per type URL, the last list encoded and what it gave: a list with the same names at the same
+   * positions is encoded in place over it (the very same resources give the same TypeResources).
    */
-  readonly types = new Map<string, { list: EncodedResource[]; resources: TypeResources }>();
+  readonly types = new Map<string, LastList>();
+  /** Lists encoded in place over the type's last one (hits) or whole (misses). */
+  readonly lists: MemoStats = { hits: 0, misses: 0 };
 
   constructor(readonly metrics?: EncodeMetrics) {}
 }
@@ -125,6 +167,11 @@ export function encodeType(
   onInvalid?: InvalidResource,
   encodings: Encodings = new Encodings(),
 ): TypeResources {
+  const last = encodings.types.get(typeUrl);
+  const inPlace = last && last.encoded.length === list.length &&
+    encodeInPlace(typeUrl, list, last, encodings);
+  if (inPlace) return inPlace;
+  encodings.lists.misses++;
   const items = new Map<string, EncodedResource>();
   let fresh = 0, reused = 0;
   const fail = (name: string, error: Error) => {
@@ -136,30 +183,94 @@ export function encodeType(
       fail(name, new Error(`duplicate ${typeUrl} resource "${name}"`));
       continue;
     }
-    let item = encodings.resources.peek(resource);
-    const hit = item?.name === name && item.typeUrl === typeUrl;
+    const known = encodings.resources.peek(resource);
+    const hit = known?.name === name && known.typeUrl === typeUrl;
     encodings.resources.count(hit);
+    let item = known;
     if (hit) reused++;
     else {
-      let value: Uint8Array;
       try {
-        value = encodeResource(typeUrl, resource, encodings.elements);
+        item = encoded(typeUrl, name, resource, encodings);
       } catch (e) {
-        fail(name, new Error(`resource "${name}": ${(e as Error).message}`));
+        fail(name, e as Error);
         continue;
       }
-      item = { name, typeUrl, value, hash: hashOf(value), resource };
-      encodings.resources.set(resource, item);
       fresh++;
     }
     items.set(name, item!);
   }
   encodings.metrics?.count(typeUrl, fresh, reused);
-  const encoded = [...items.values()];
-  const last = encodings.types.get(typeUrl);
-  if (last && sameItems(last.list, encoded)) return last.resources;
-  const resources = { version: versionOf(encoded), items };
-  encodings.types.set(typeUrl, { list: encoded, resources });
+  let sum = 0;
+  for (const item of items.values()) sum = moveSum(sum, 0, item.share);
+  const resources = { version: versionText(sum, items.size), items };
+  encodings.types.set(typeUrl, { encoded: [...items.values()], sum, resources });
+  return resources;
+}
+
+/** Encodes one resource (and remembers it); an error names the resource. */
+function encoded(
+  typeUrl: string,
+  name: string,
+  resource: Record<string, unknown>,
+  encodings: Encodings,
+): EncodedResource {
+  let value: Uint8Array;
+  try {
+    value = encodeResource(typeUrl, resource, encodings.elements);
+  } catch (e) {
+    throw new Error(`resource "${name}": ${(e as Error).message}`);
+  }
+  const hash = hashOf(value);
+  const item = { name, typeUrl, value, hash, resource, share: shareOf(name, hash) };
+  encodings.resources.set(resource, item);
+  return item;
+}
+
+/**
+ * `list` encoded over `last` (as long): the resource objects at their last positions are kept
+ * without a look, the others encoded (or found in the memo), and the items map and version are
+ * the last ones moved by what changed. Undefined when a name differs from the last at its
+ * position or a resource does not encode: then the caller encodes the list whole.
+ */
+function encodeInPlace(
+  typeUrl: string,
+  list: readonly NamedResource[],
+  last: LastList,
+  encodings: Encodings,
+): TypeResources | undefined {
+  const was = last.encoded;
+  const moved: number[] = [];
+  for (let i = 0; i < list.length; i++) {
+    if (list[i].name !== was[i].name) return undefined;
+    if (list[i].resource !== was[i].resource) moved.push(i);
+  }
+  const now = was.slice();
+  let sum = last.sum, fresh = 0;
+  for (const i of moved) {
+    const { name, resource } = list[i];
+    let item = encodings.resources.peek(resource);
+    if (item?.name !== name || item.typeUrl !== typeUrl) {
+      try {
+        item = encoded(typeUrl, name, resource, encodings);
+      } catch {
+        return undefined;
+      }
+      fresh++;
+    }
+    now[i] = item;
+    sum = moveSum(sum, was[i].share, item.share);
+  }
+  encodings.lists.hits++;
+  const memo = encodings.resources;
+  memo.hits += list.length - fresh;
+  memo.misses += fresh;
+  encodings.metrics?.count(typeUrl, fresh, list.length - fresh);
+  if (moved.length === 0) return last.resources;
+  const resources = {
+    version: versionText(sum, list.length),
+    items: replaced(last.resources.items, new Map(moved.map((i) => [now[i].name, now[i]]))),
+  };
+  encodings.types.set(typeUrl, { encoded: now, sum, resources });
   return resources;
 }
 

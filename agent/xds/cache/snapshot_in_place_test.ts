@@ -1,0 +1,114 @@
+/**
+ * A list with the same names at the same positions as its type's last one is encoded in place:
+ * only its new resource objects are encoded, the rest's items are reused, and the type's version
+ * (the sum of its resources' shares) moves by the edited resources' share deltas. What is served
+ * equals a cold encoding of the same lists, and the older snapshot stays as it was.
+ */
+import assert from "node:assert/strict";
+import { TypeUrl } from "../proto.ts";
+import { EncodeMetrics } from "./encode_metrics.ts";
+import { Registry } from "../../../lib/metrics/mod.ts";
+import { Encodings, type NamedResource, shareOf, Snapshot } from "./snapshot.ts";
+
+const cluster = (name: string, seconds = 1): NamedResource => ({
+  name,
+  resource: { name, type: 3, connect_timeout: { seconds } },
+});
+
+const clusters = (n: number) => Array.from({ length: n }, (_, i) => cluster(`c${i}`));
+
+/** Every cluster's name and hash, in the snapshot's order. */
+const hashes = (s: Snapshot) =>
+  [...s.resources(TypeUrl.cluster).items].map(([name, r]) => `${name}=${r.hash}`);
+
+const cold = (list: NamedResource[]) => Snapshot.fromResources(structuredClone({ clusters: list }));
+
+Deno.test("snapshot in place: an edit encodes the edited resource alone; the rest is reused", () => {
+  const metrics = new EncodeMetrics(new Registry());
+  const encodings = new Encodings(metrics);
+  const list = clusters(200);
+  const first = Snapshot.fromResources({ clusters: list }, undefined, encodings);
+  const before = hashes(first);
+  const lists = { ...encodings.lists }, misses = encodings.resources.misses;
+
+  const edited = list.with(120, cluster("c120", 9));
+  const second = Snapshot.fromResources({ clusters: edited }, undefined, encodings);
+  assert.equal(encodings.lists.misses, lists.misses, "no list encoded whole");
+  assert.equal(encodings.lists.hits, lists.hits + 6, "every type's list encoded in place");
+  assert.equal(encodings.resources.misses, misses + 1, "one resource encoded");
+  assert.equal(metrics.encoded.get({ type_url: TypeUrl.cluster }), 201);
+  assert.equal(metrics.reused.get({ type_url: TypeUrl.cluster }), 199);
+
+  const items = second.resources(TypeUrl.cluster).items;
+  assert.equal(items.get("c119"), first.resources(TypeUrl.cluster).items.get("c119"));
+  assert.notEqual(
+    items.get("c120")!.hash,
+    first.resources(TypeUrl.cluster).items.get("c120")!.hash,
+  );
+  assert.deepEqual(hashes(second), hashes(cold(edited)), "what a cold encoding gives, in order");
+  assert.equal(second.version, cold(edited).version);
+  assert.deepEqual(hashes(first), before, "the older snapshot is unchanged");
+
+  // The same list again: the very same TypeResources, nothing encoded.
+  const third = Snapshot.fromResources({ clusters: edited }, undefined, encodings);
+  assert.equal(third.resources(TypeUrl.cluster), second.resources(TypeUrl.cluster));
+  assert.equal(encodings.resources.misses, misses + 1);
+});
+
+Deno.test("snapshot versions: order-free, and an edit moves the sum by the resource's share delta", () => {
+  const list = clusters(50);
+  const a = Snapshot.fromResources({ clusters: list });
+  assert.equal(
+    a.typeVersion(TypeUrl.cluster),
+    Snapshot.fromResources({ clusters: list.toReversed() }).typeVersion(TypeUrl.cluster),
+  );
+  const encodings = new Encodings();
+  const first = Snapshot.fromResources({ clusters: list }, undefined, encodings);
+  const second = Snapshot.fromResources(
+    { clusters: list.with(7, cluster("c7", 3)) },
+    undefined,
+    encodings,
+  );
+  const old = first.resources(TypeUrl.cluster).items.get("c7")!;
+  const now = second.resources(TypeUrl.cluster).items.get("c7")!;
+  assert.equal(old.share, shareOf("c7", old.hash));
+  const sum = (s: Snapshot) => BigInt(`0x${s.typeVersion(TypeUrl.cluster)}`);
+  const mod = 2n ** 52n;
+  assert.equal(
+    sum(second),
+    ((sum(first) - BigInt(old.share) + BigInt(now.share)) % mod + mod) % mod,
+    "the version moved by the edited resource's share delta",
+  );
+  // Two resources swapping their contents change the version (a share hashes name and content).
+  const swapped = [cluster("c0", 2), cluster("c1", 1)];
+  assert.notEqual(
+    Snapshot.fromResources({ clusters: swapped }).typeVersion(TypeUrl.cluster),
+    Snapshot.fromResources({ clusters: [cluster("c0", 1), cluster("c1", 2)] }).typeVersion(
+      TypeUrl.cluster,
+    ),
+  );
+});
+
+Deno.test("snapshot in place: a renamed or bad resource falls back to encoding the list whole", () => {
+  const encodings = new Encodings();
+  const list = clusters(20);
+  Snapshot.fromResources({ clusters: list }, undefined, encodings);
+  const whole = encodings.lists.misses;
+  const renamed = list.with(5, cluster("zz"));
+  const s = Snapshot.fromResources({ clusters: renamed }, undefined, encodings);
+  assert.equal(encodings.lists.misses, whole + 1);
+  assert.deepEqual(hashes(s), hashes(cold(renamed)));
+
+  const bad: string[] = [];
+  const broken = renamed.with(3, { name: "c3", resource: { type: "bogus" } });
+  const t = Snapshot.fromResources(
+    { clusters: broken },
+    (_type, name) => bad.push(name),
+    encodings,
+  );
+  assert.deepEqual(bad, ["c3"], "reported once, left out");
+  assert.equal(t.resources(TypeUrl.cluster).items.size, 19);
+  const fixed = Snapshot.fromResources({ clusters: renamed }, undefined, encodings);
+  assert.deepEqual(hashes(fixed), hashes(s));
+  assert.equal(fixed.version, s.version);
+});
