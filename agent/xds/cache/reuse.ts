@@ -7,6 +7,7 @@
  * @module
  */
 import { equalData } from "../../../lib/data/mod.ts";
+import type { MemoStats } from "../../../lib/memo/mod.ts";
 import type { NamedResource, Resources } from "./snapshot.ts";
 
 type Data = Record<string, unknown>;
@@ -58,30 +59,74 @@ function previousOf(old: unknown[], i: number, name: string, indexes: Indexes): 
   return index.get(name);
 }
 
-/** Remembers the last resources handed out, per list and name. */
-export class ResourceReuse {
-  #last = new Map<string, Map<string, NamedResource>>();
+/** A list handed out last time, and (built when first needed) its items by name. */
+interface LastList {
+  readonly list: readonly NamedResource[];
+  byName?: Map<string, NamedResource>;
+}
 
-  /** `resources` with every resource deep-equal to the last one of its name replaced by it. */
+/**
+ * Remembers the last resources handed out, per list. Each resource is compared with the last
+ * one at its position first (an edit keeps every name where it was), then one position either
+ * side of it (an item added or removed shifts the rest by one), and only then looked up by name.
+ */
+export class ResourceReuse {
+  #last = new Map<string, LastList>();
+  /** Resources matched by position (hits) or looked up by name (misses). */
+  readonly #stats: MemoStats = { hits: 0, misses: 0 };
+
+  /** How often a resource was found at (or beside) its last position, or by name. */
+  stats(): MemoStats {
+    return { ...this.#stats };
+  }
+
+  /**
+   * `resources` with every resource deep-equal to the last one of its name replaced by it; a
+   * list whose every resource is the last one at its position is the last list itself.
+   */
   apply<R extends Partial<Resources>>(resources: R): R {
     const out = { ...resources };
-    const last = new Map<string, Map<string, NamedResource>>();
+    const last = new Map<string, LastList>();
     const indexes: Indexes = new Map();
     for (const [key, list] of Object.entries(resources) as [keyof R, NamedResource[]][]) {
       if (!Array.isArray(list)) continue;
       const before = this.#last.get(key as string);
-      const now = new Map<string, NamedResource>();
-      const kept = list.map((r) => {
-        const old = before?.get(r.name);
-        const resource = old ? stable(old.resource, r.resource, indexes) as Data : r.resource;
-        const item = resource === old?.resource ? old : { name: r.name, resource };
-        now.set(r.name, item);
+      const old = before?.list ?? [];
+      let same = old.length === list.length, shift = 0;
+      const kept = list.map((r, i) => {
+        let prev: NamedResource | undefined = old[i + shift];
+        if (prev?.name !== r.name) {
+          if (old[i + shift + 1]?.name === r.name) prev = old[i + ++shift];
+          else if (old[i + shift - 1]?.name === r.name) prev = old[i + --shift];
+          else prev = undefined;
+        }
+        if (prev) this.#stats.hits++;
+        else if (before) {
+          this.#stats.misses++;
+          prev = (before.byName ??= new Map(old.map((o) => [o.name, o]))).get(r.name);
+        }
+        const item = prev === undefined
+          ? r
+          : prev === r || prev.resource === r.resource
+          ? prev
+          : reused(prev, r, indexes);
+        same &&= item === old[i];
         return item;
       });
-      last.set(key as string, now);
-      out[key] = kept as R[keyof R];
+      const now = same ? old : kept;
+      last.set(key as string, { list: now });
+      out[key] = now as R[keyof R];
     }
     this.#last = last;
     return out;
   }
+}
+
+/** `next` with its resource deep-equal parts taken from `prev` (the same name's last resource). */
+function reused(prev: NamedResource, next: NamedResource, indexes: Indexes): NamedResource {
+  const resource = stable(prev.resource, next.resource, indexes) as Data;
+  return resource === prev.resource ? prev : resource === next.resource ? next : {
+    name: next.name,
+    resource,
+  };
 }

@@ -62,3 +62,39 @@ Deno.test("reuse: a misfit inside a chunked list is reported with its field path
     /RouteConfiguration: virtual_hosts\.routes\.match\.prefix: string expected/,
   );
 });
+
+Deno.test("reuse: resources are matched by position first; a shift by one is followed", () => {
+  const reuse = new ResourceReuse();
+  const fresh = (n: number, edit = -1) =>
+    Array.from(
+      { length: n },
+      (_, i) => cluster(`c${String(i).padStart(4, "0")}`, i === edit ? 2 : 1),
+    );
+  const first = reuse.apply({ clusters: fresh(1000) });
+  const s0 = reuse.stats();
+
+  // Every resource recomputed (deep-equal, new objects) but one: all matched where they were.
+  const edited = reuse.apply({ clusters: fresh(1000, 400) });
+  const s1 = reuse.stats();
+  assert.equal(s1.misses, s0.misses, "no resource looked up by name");
+  assert.equal(s1.hits - s0.hits, 1000);
+  assert.ok(edited.clusters.every((r, i) => (r === first.clusters[i]) === (i !== 400)));
+
+  // The very same resources again: the last list itself.
+  const again = reuse.apply({ clusters: [...edited.clusters] });
+  assert.equal(again.clusters, edited.clusters);
+
+  // One removed, then one added back: found one position over; only the added one looked up.
+  const removed = reuse.apply({ clusters: fresh(1000, 400).toSpliced(10, 1) });
+  const s2 = reuse.stats();
+  assert.equal(s2.misses, s1.misses);
+  assert.ok(removed.clusters.every((r, i) => r === edited.clusters[i < 10 ? i : i + 1]));
+  const added = reuse.apply({ clusters: fresh(1000, 400) });
+  const s3 = reuse.stats();
+  assert.equal(s3.misses - s2.misses, 1, "the added resource alone looked up by name");
+  assert.ok(added.clusters.every((r, i) => i === 10 || r === edited.clusters[i]));
+
+  // Names in another order: looked up by name, still reused.
+  const reversed = reuse.apply({ clusters: fresh(1000, 400).toReversed() });
+  assert.ok(reversed.clusters.every((r, i) => r === added.clusters[999 - i]));
+});
