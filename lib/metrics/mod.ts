@@ -18,11 +18,9 @@ function withLabels(name: string, key: string): string {
   return key ? `${name}{${key}}` : name;
 }
 
-/** Anything a {@link Registry} renders: a name and its exposition lines (HELP and TYPE too). */
-export interface Metric {
-  readonly name: string;
-  render(): string[];
-}
+import type { Metric } from "./metric.ts";
+
+export type { Metric };
 
 /** A monotonically increasing count. */
 export class Counter implements Metric {

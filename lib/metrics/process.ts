@@ -9,7 +9,7 @@
  * @module
  */
 import { cpuUsage } from "node:process";
-import type { Metric, Registry } from "./mod.ts";
+import type { Metric } from "./metric.ts";
 
 /** One reading of the process. A field left out is not rendered (not known on this system). */
 export interface ProcessSample {
@@ -130,7 +130,7 @@ export function denoProcessReader(): ProcessReader {
 
 /** Adds the process metrics to `registry` (read from this process unless a reader is given). */
 export function addProcessMetrics(
-  registry: Registry,
+  registry: { register(m: Metric): unknown },
   read: ProcessReader = denoProcessReader(),
 ): void {
   registry.register(new ProcessMetrics(read));
