@@ -12,7 +12,6 @@ import { defaultStateDir } from "../envoy/mod.ts";
 import { runEastWestGateway } from "./run.ts";
 
 export { type EastWestGateway, type EastWestGatewayOptions, runEastWestGateway } from "./run.ts";
-export { clustersetSni, translateEastWest } from "./translate.ts";
 
 const usage =
   `usage: agent east-west-gateway --registry-url <url> --region <r> --cluster <c> --listen <host:port> [flags]

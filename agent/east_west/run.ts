@@ -19,7 +19,7 @@ import {
 import { Snapshot, SnapshotCache } from "../xds/cache/mod.ts";
 import { type Runtime, startRuntime } from "../runtime.ts";
 import { splitHostPort } from "../admin/mod.ts";
-import { translateEastWest } from "./translate.ts";
+import { translateEastWest } from "../xds/translate/mod.ts";
 
 /** Options of {@link runEastWestGateway}. */
 export interface EastWestGatewayOptions {

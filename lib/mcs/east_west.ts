@@ -14,6 +14,15 @@
  */
 import type { IREndpoint } from "../ir/mod.ts";
 
+/**
+ * The SNI a caller in another cluster sends for port `port` of an exported Service — the pod's
+ * inbound and the gateway pick the Service port by it: `<port>.<svc>.<ns>.svc.clusterset.local`
+ * (the import cluster's name with its port in front, as mesh SNIs are).
+ */
+export function clustersetSni(namespace: string, service: string, port: number): string {
+  return `${port}.${service}.${namespace}.svc.clusterset.local`;
+}
+
 /** An `<ip>:<port>` (IPv6 as `[ip]:port`) read as an address and port, else undefined. */
 export function parseGatewayAddress(s: string): { address: string; port: number } | undefined {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3})):(\d{1,5})$/.exec(s);

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
-import { gatewayAddressProblem, gatewayEndpoints, parseGatewayAddress } from "./east_west.ts";
+import {
+  clustersetSni,
+  gatewayAddressProblem,
+  gatewayEndpoints,
+  parseGatewayAddress,
+} from "./east_west.ts";
 import { endpointRecords, parseEndpointRecord } from "./endpoints.ts";
-import { clusterSetEndpoints } from "./clusterset_endpoints.ts";
-import { importEndpoints } from "../gatewayapi/imports.ts";
-import { loadAssignment } from "../../agent/xds/translate/endpoint.ts";
 
 Deno.test("east-west: gateway addresses are <ip>:<port>", () => {
   assert.deepEqual(parseGatewayAddress("192.0.2.7:15443"), { address: "192.0.2.7", port: 15443 });
@@ -71,56 +73,6 @@ Deno.test("east-west: records carry the gateway, checked on read", () => {
   }
 });
 
-Deno.test("east-west: another cluster's gatewayed pods are dialled at its gateway, same SNI port and identity; own cluster's directly", () => {
-  const b = endpointRecords(
-    "b.eu",
-    new Set(["shop/web"]),
-    slices,
-    pods,
-    "b.example",
-    servicePorts,
-    "192.0.2.7:15443",
-  );
-  const web = "spiffe://b.example/ns/shop/sa/web";
-  // Seen from cluster a: both of b's pods are one endpoint at b's gateway, weight 2.
-  const fromA = clusterSetEndpoints(b.values(), "a.eu").byService.get("shop/web")!;
-  const eps = importEndpoints({ endpoints: fromA }, { name: "http", protocol: "TCP", port: 80 });
-  assert.deepEqual(eps, [{
-    address: "192.0.2.7",
-    port: 15443,
-    identity: web,
-    priority: 1,
-    dialAt: { address: "192.0.2.7", port: 15443 },
-    weight: 2,
-  }]);
-  const cla = loadAssignment(
-    {
-      name: "web.shop.svc.clusterset.local:80",
-      port: 80,
-      endpoints: eps,
-    } as Parameters<typeof loadAssignment>[0],
-  );
-  // deno-lint-ignore no-explicit-any
-  const lb = (cla.resource as any).endpoints[0].lb_endpoints[0];
-  assert.deepEqual(lb.endpoint.address.socket_address, { address: "192.0.2.7", port_value: 15443 });
-  assert.equal(lb.load_balancing_weight.value, 2);
-  assert.equal(
-    lb.metadata.filter_metadata["envoy.transport_socket_match"].fields.identity.stringValue,
-    web,
-  );
-  // Seen from cluster b itself: its own pods at podIP:15008, no gateway.
-  const fromB = clusterSetEndpoints(b.values(), "b.eu").byService.get("shop/web")!;
-  const own = importEndpoints({ endpoints: fromB }, { name: "http", protocol: "TCP", port: 80 });
-  assert.deepEqual(own.map((e) => [e.address, e.port, e.dialAt]), [
-    ["10.2.0.5", 8080, undefined],
-    ["10.2.0.6", 8080, undefined],
-  ]);
-  const direct = loadAssignment(
-    { name: "x", port: 80, endpoints: own } as Parameters<
-      typeof loadAssignment
-    >[0],
-  );
-  // deno-lint-ignore no-explicit-any
-  const d = (direct.resource as any).endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
-  assert.deepEqual(d, { address: "10.2.0.5", port_value: 15008 });
+Deno.test("east-west: the clusterset SNI of a Service port", () => {
+  assert.equal(clustersetSni("shop", "web", 80), "80.web.shop.svc.clusterset.local");
 });

@@ -27,6 +27,7 @@ export {
 } from "./clusterset_endpoints.ts";
 export { ClusterSetIndex } from "./clusterset_index.ts";
 export {
+  clustersetSni,
   gatewayAddressProblem,
   type GatewayedEndpoint,
   gatewayEndpoints,

@@ -8,12 +8,11 @@
  * no exported port there is no listener at all.
  * @module
  */
-import { CLUSTERSET_ZONE } from "../../lib/gatewayapi/imports.ts";
-import { parseEndpointRecord, parseExportRecord } from "../../lib/mcs/mod.ts";
-import { MESH_MTLS_PORT } from "../xds/translate/mtls.ts";
-import type { NamedResource, Resources } from "../xds/cache/mod.ts";
-import { adsConfigSource, any, duration, statName } from "../xds/translate/util.ts";
-import { DiscoveryType } from "../xds/translate/enums.ts";
+import { clustersetSni, parseEndpointRecord, parseExportRecord } from "../../../lib/mcs/mod.ts";
+import { MESH_MTLS_PORT } from "./mtls.ts";
+import type { EnvoyResources as Resources, NamedResource } from "./types.ts";
+import { adsConfigSource, any, duration, statName } from "./util.ts";
+import { DiscoveryType } from "./enums.ts";
 
 const TLS_INSPECTOR = "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector";
 const TCP_PROXY = "envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy";
@@ -37,11 +36,6 @@ export interface EastWestTranslation {
   routes: Record<string, string[]>;
   /** Records that did not parse (another writer's garbage, a newer version). */
   skipped: number;
-}
-
-/** The clusterset SNI of a Service port: `<port>.<svc>.<ns>.svc.clusterset.local`. */
-export function clustersetSni(namespace: string, service: string, port: number): string {
-  return `${port}.${service}.${namespace}.${CLUSTERSET_ZONE}`;
 }
 
 /**

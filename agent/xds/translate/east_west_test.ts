@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { checkGolden, goldenYaml } from "../../testbed/golden.ts";
-import { Snapshot } from "../xds/cache/mod.ts";
-import { clustersetSni, EAST_WEST_LISTENER, translateEastWest } from "./translate.ts";
+import { checkGolden, goldenYaml } from "../../../testbed/golden.ts";
+import { Snapshot } from "../cache/mod.ts";
+import { clustersetSni } from "../../../lib/mcs/mod.ts";
+import { EAST_WEST_LISTENER, translateEastWest } from "./east_west.ts";
+import { loadAssignment } from "./endpoint.ts";
 
-const dir = join(import.meta.dirname!, "testdata");
+const dir = join(import.meta.dirname!, "testdata", "east_west");
 
 const ep = (service: string, pod: string, ip: string, ports: unknown[]) =>
   JSON.stringify({ cluster: "b.eu", namespace: "shop", service, pod, ip, ports });
@@ -62,7 +64,7 @@ Deno.test("east-west translate: one SNI chain per exported port → its pods at 
   checkGolden(
     join(dir, "gateway.out.yaml"),
     goldenYaml(got.resources),
-    "UPDATE_GOLDEN=1 deno test -A agent/east_west/translate_test.ts",
+    "UPDATE_GOLDEN=1 deno test -A agent/xds/translate/east_west_test.ts",
   );
 });
 
@@ -88,4 +90,31 @@ Deno.test("east-west translate: the listener passes TLS through unopened; nothin
   const none = translateEastWest(new Map(), { address: "0.0.0.0", port: 15443 }).resources;
   assert.deepEqual(none.listeners, []);
   assert.deepEqual(none.clusters, []);
+});
+
+Deno.test("east-west endpoints: dialAt is dialled, identity-tagged and weighted; others at :15008", () => {
+  const web = "spiffe://b.example/ns/shop/sa/web";
+  const gw = { address: "192.0.2.7", port: 15443 };
+  const cla = loadAssignment(
+    {
+      name: "web.shop.svc.clusterset.local:80",
+      port: 80,
+      endpoints: [
+        { address: "10.1.0.5", port: 8080, identity: "spiffe://a.example/ns/shop/sa/web" },
+        { ...gw, identity: web, priority: 1, dialAt: gw, weight: 2 },
+      ],
+    } as Parameters<typeof loadAssignment>[0],
+  );
+  // deno-lint-ignore no-explicit-any
+  const [own, remote] = (cla.resource as any).endpoints.map((g: any) => g.lb_endpoints[0]);
+  assert.deepEqual(own.endpoint.address.socket_address, { address: "10.1.0.5", port_value: 15008 });
+  assert.deepEqual(remote.endpoint.address.socket_address, {
+    address: "192.0.2.7",
+    port_value: 15443,
+  });
+  assert.equal(remote.load_balancing_weight.value, 2);
+  assert.equal(
+    remote.metadata.filter_metadata["envoy.transport_socket_match"].fields.identity.stringValue,
+    web,
+  );
 });
