@@ -3,7 +3,8 @@
  * resolve, then translate, ResourceReuse and the snapshot's encodings) translates and encodes
  * only the resources the edit touched, counted by `aether_xds_resources_encoded_total` and the
  * memos' misses. Without the reuse or the remembered encodings every VirtualHost is encoded again
- * and these tests fail. (Resolve's misses are asserted: an edit takes its edit path, which redoes
+ * and these tests fail; without the positional walks (translate's virtual hosts by identity,
+ * ResourceReuse by position, lists encoded in place) the unchanged 9,999 are looked up again. (Resolve's misses are asserted: an edit takes its edit path, which redoes
  * the edited route alone; other revisions look every route up, its memos hit for the unchanged.)
  */
 import assert from "node:assert/strict";
@@ -165,7 +166,10 @@ Deno.test("edge at 10k routes: an edit, an added route and a removed one encode 
     const { encoded, sink, resolve } = await step(objects.with(routeAt("route-0"), route(0, 1)));
     assert.deepEqual(encoded, { ...NOTHING, VirtualHost: 1 });
     // The wide virtual host is encoded route by route: only the edited route's chunk is new.
+    // Every other virtual host is the same IR object at the same position: not looked up, its
+    // resource reused at its position and every list encoded in place over the last.
     assert.deepEqual(sink, {
+      translatePositions: 1,
       translateVhds: 1,
       translateVirtualHosts: 1,
       translateServed: 1,
@@ -173,6 +177,8 @@ Deno.test("edge at 10k routes: an edit, an added route and a removed one encode 
       translateEndpoints: 0,
       encodeResources: 1,
       encodeElements: 1,
+      encodeLists: 0,
+      reusePositions: 0,
     });
     for (const memo of ["admit", "convertEdge", "vhosts", "statuses"]) {
       assert.equal(resolve[memo], 1, `resolve's ${memo} memo: the edited route alone`);
@@ -204,6 +210,9 @@ Deno.test("edge at 10k routes: an edit, an added route and a removed one encode 
     assert.equal(sink.translateClusters, 1);
     assert.equal(sink.translateEndpoints, 1);
     assert.equal(sink.encodeElements, 0);
+    assert.equal(sink.translatePositions, 1, "the new virtual host alone not found in place");
+    assert.equal(sink.reusePositions, 3, "the new VirtualHost, Cluster and endpoints looked up");
+    assert.equal(sink.encodeLists, 3, "the three longer lists encoded whole");
     assert.equal(resolve.admit, 3, "the Service, its EndpointSlice and the route admitted");
     assert.equal(resolve.convertEdge, 1, "the new route alone converted");
     const snap = served();
@@ -223,6 +232,10 @@ Deno.test("edge at 10k routes: an edit, an added route and a removed one encode 
     assert.deepEqual(encoded, NOTHING);
     assert.equal(sink.translateVirtualHosts, 0);
     assert.equal(sink.encodeResources, 0);
+    // The virtual hosts after the gap are found one position over, not looked up.
+    assert.equal(sink.translatePositions, 0);
+    assert.equal(sink.reusePositions, 0);
+    assert.equal(sink.encodeLists, 1, "the shorter VirtualHost list encoded whole");
     const snap = served();
     assert.equal(snap.resources(TypeUrl.virtualHost).items.size, ROUTES);
     assert.ok(!snap.resources(TypeUrl.virtualHost).items.has(gone), "its VirtualHost is gone");

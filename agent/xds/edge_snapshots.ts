@@ -87,14 +87,17 @@ export class EdgeSnapshots implements Sink {
   }
 
   /**
-   * Hits and misses of this sink's memos, by name: translation (VHDS resources by IR virtual
-   * host; on a miss, the virtual host and its VHDS form; clusters, load assignments) and encoding
-   * (resources, long-list elements). A miss is work done: after a one-route edit, one virtual
-   * host translated and one resource encoded.
+   * Hits and misses of this sink's memos, by name: translation (IR virtual hosts at their last
+   * position, else VHDS resources by IR virtual host; on a miss, the virtual host and its VHDS
+   * form; clusters, load assignments), reuse (resources at their last position, else looked up
+   * by name) and encoding (resources, long-list elements; lists encoded in place over their last
+   * one, else whole). A miss is work done: after a one-route edit, one virtual host translated
+   * and one resource encoded, and no list encoded whole.
    */
   stats(): Record<string, MemoStats> {
     const t = this.#translateMemo, e = this.#encodings;
     return {
+      translatePositions: { ...t.positions },
       translateVhds: t.vhds.stats(),
       translateVirtualHosts: t.virtualHosts.stats(),
       translateServed: t.served.stats(),
@@ -102,6 +105,8 @@ export class EdgeSnapshots implements Sink {
       translateEndpoints: t.clusters.endpoints.stats(),
       encodeResources: e.resources.stats(),
       encodeElements: e.elements.stats(),
+      encodeLists: { ...e.lists },
+      reusePositions: this.#reuse.stats(),
     };
   }
 

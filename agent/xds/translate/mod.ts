@@ -16,7 +16,6 @@ import { edgeLimitDefaults } from "./edge_limits.ts";
 import { routeConfiguration, TranslateMemo, vhdsVirtualHosts } from "./route.ts";
 import { secret } from "./secret.ts";
 import type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
-import { sortedByName } from "./util.ts";
 
 export type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
 export { translateEndpoints, TranslateMemo };
@@ -67,24 +66,29 @@ export function translate(
         : []
     )
   );
+  // Each list in its last order when its names are as last time (an edit): positions stay.
+  const order = memo.order;
   const out: EnvoyResources = {
-    listeners: sortedByName(ir.listeners.map((l) => listener(l, { statPrefix, edge, edgeLimits }))),
-    routes: sortedByName(uniqueByName(
+    listeners: order.listeners.sorted(
+      ir.listeners.map((l) => listener(l, { statPrefix, edge, edgeLimits })),
+    ),
+    routes: order.routes.sorted(uniqueByName(
       chains.map(({ c }) => routeConfiguration(c, routeOpts)),
     )),
-    virtualHosts: sortedByName(
+    virtualHosts: order.virtualHosts.sorted(
       // One chain's virtual hosts have distinct names (one per domain).
       chains.length === 1
         ? vhdsVirtualHosts(chains[0].c, chains[0].listener, memo)
         : uniqueByName(chains.flatMap(({ c, listener }) => vhdsVirtualHosts(c, listener, memo))),
     ),
-    clusters: sortedByName(
+    clusters: order.clusters.sorted(
       ir.clusters.map((c) => memo.clusters.cluster(c, { connectTimeoutMs, mtls: options.mtls })),
     ),
-    endpoints: sortedByName(ir.clusters).map((c) => memo.clusters.loadAssignment(c)),
-    secrets: sortedByName(ir.secrets.map(secret)),
+    endpoints: order.endpoints.sorted(ir.clusters).map((c) => memo.clusters.loadAssignment(c)),
+    secrets: order.secrets.sorted(ir.secrets.map(secret)),
   };
   memo.clusters.settle();
+  memo.keepChains(new Set(chains.map(({ c }) => c.routeConfigName)));
   return out;
 }
 
@@ -101,10 +105,4 @@ export {
   svidSecret,
 } from "./mtls.ts";
 export { sortedByName } from "./util.ts";
-export {
-  EAST_WEST_LISTENER,
-  type EastWestOptions,
-  type EastWestTranslation,
-  translateEastWest,
-} from "./east_west.ts";
 export { UPSTREAM_URI_SAN_HEADER } from "./uri_san.ts";

@@ -18,8 +18,8 @@ import {
 import { applyHeaderModifiers } from "./headers.ts";
 import { routeMatch } from "./match.ts";
 import type { NamedResource } from "./types.ts";
-import { adsConfigSource } from "./util.ts";
-import { IdentityMemo } from "../../../lib/memo/mod.ts";
+import { adsConfigSource, NameOrder } from "./util.ts";
+import { IdentityMemo, type MemoStats } from "../../../lib/memo/mod.ts";
 
 /** Options that shape route configurations. */
 export interface RouteOptions {
@@ -59,6 +59,31 @@ export class TranslateMemo {
     IRVirtualHost,
     { table: string; listener: RouteListener; out: NamedResource }
   >();
+  /** Per route table, its chain's virtual hosts last translated and their VHDS resources. */
+  readonly chains = new Map<string, VhdsList>();
+  /** IR virtual hosts found at their position of last time (hits) or looked up (misses). */
+  readonly positions: MemoStats = { hits: 0, misses: 0 };
+  /** The order of each output list (translate/mod.ts). */
+  readonly order = {
+    listeners: new NameOrder(),
+    routes: new NameOrder(),
+    virtualHosts: new NameOrder(),
+    clusters: new NameOrder(),
+    endpoints: new NameOrder(),
+    secrets: new NameOrder(),
+  };
+
+  /** Forgets the route tables other than `tables` (the last translation's). */
+  keepChains(tables: ReadonlySet<string>): void {
+    for (const table of this.chains.keys()) if (!tables.has(table)) this.chains.delete(table);
+  }
+}
+
+/** The VHDS resources of one chain's virtual hosts, position by position. */
+interface VhdsList {
+  readonly listener: RouteListener;
+  readonly virtualHosts: readonly IRVirtualHost[];
+  readonly out: readonly NamedResource[];
 }
 
 /**
@@ -90,7 +115,9 @@ export function vhdsName(routeConfigName: string, vhostName: string): string {
  * The VirtualHost resources (VHDS) of one filter chain, in IR order: each {@link virtualHost}
  * named `<routeConfigName>/<vhost name>` (Envoy keys VHDS virtual hosts by `name`, which must
  * equal the resource name). `listener` is the chain's listener (scheme and port): redirect defaults come from it.
- * Shared like {@link virtualHost}: never mutate them.
+ * Shared like {@link virtualHost}: never mutate them. An IR virtual host that is the very object
+ * at its position last time (for this route table), or one beside it (one added or removed
+ * before it), is not looked at again.
  */
 export function vhdsVirtualHosts(
   chain: IRHttpFilterChain,
@@ -98,7 +125,18 @@ export function vhdsVirtualHosts(
   memo: TranslateMemo = new TranslateMemo(),
 ): NamedResource[] {
   const table = chain.routeConfigName;
-  return chain.virtualHosts.map((vh) => {
+  const last = memo.chains.get(table);
+  const was = last && sameListener(last.listener, listener) ? last : undefined;
+  let shift = 0;
+  const out = chain.virtualHosts.map((vh, i) => {
+    const at = was && positionOf(was.virtualHosts, vh, i + shift);
+    if (at !== undefined) {
+      shift = at - i;
+      memo.positions.hits++;
+      memo.vhds.count(true);
+      return was!.out[at];
+    }
+    memo.positions.misses++;
     const seen = memo.vhds.peek(vh);
     const hit = seen !== undefined && seen.table === table &&
       seen.listener.scheme === listener.scheme && seen.listener.port === listener.port;
@@ -114,7 +152,23 @@ export function vhdsVirtualHosts(
     memo.vhds.set(vh, { table, listener, out });
     return out;
   });
+  memo.chains.set(table, { listener, virtualHosts: chain.virtualHosts, out });
+  return out;
 }
+
+/** `at`, or the position beside it, where `list` holds `item`; else undefined. */
+function positionOf<T>(list: readonly T[], item: T, at: number): number | undefined {
+  return list[at] === item
+    ? at
+    : list[at + 1] === item
+    ? at + 1
+    : list[at - 1] === item
+    ? at - 1
+    : undefined;
+}
+
+const sameListener = (a: RouteListener, b: RouteListener) =>
+  a.scheme === b.scheme && a.port === b.port;
 
 /**
  * The RouteConfiguration served over RDS for one filter chain: no inline virtual host, VHDS over

@@ -46,9 +46,42 @@ export function statName(name: string): string {
   return name.replace(/[^A-Za-z0-9_]/g, "_");
 }
 
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** A copy of `items` sorted by their `name` (code-unit order, locale-independent). */
-export function sortedByName<T extends { name: string }>(items: T[]): T[] {
-  return [...items].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+export function sortedByName<T extends { name: string }>(items: readonly T[]): T[] {
+  return [...items].sort((a, b) => byName(a.name, b.name));
+}
+
+/**
+ * {@link sortedByName} for one stream of lists (one per translator and list), remembering the
+ * last list's names and the order it sorted them into: a list with the same names at the same
+ * positions (an edit inside some items, none added, removed or renamed) is put in that order
+ * again without a comparison sort, so every name keeps its output position too.
+ */
+export class NameOrder {
+  #names: readonly string[] = [];
+  /** Output position → input position, for {@link #names}. */
+  #order: readonly number[] = [];
+  /** Lists put in the last order (hits) or sorted (misses). */
+  hits = 0;
+  misses = 0;
+
+  /** `items` sorted by name, as {@link sortedByName} sorts them. */
+  sorted<T extends { name: string }>(items: readonly T[]): T[] {
+    const names = this.#names;
+    let same = names.length === items.length;
+    for (let i = 0; same && i < items.length; i++) same = items[i].name === names[i];
+    if (same) {
+      this.hits++;
+      return this.#order.map((i) => items[i]);
+    }
+    this.misses++;
+    this.#names = items.map((r) => r.name);
+    const keys = this.#names;
+    this.#order = keys.map((_, i) => i).sort((a, b) => byName(keys[a], keys[b]));
+    return this.#order.map((i) => items[i]);
+  }
 }
 
 /** Copies `value` into `target[key]` only when it is not undefined (keeps outputs minimal). */
