@@ -68,3 +68,16 @@ Deno.test("engine: aether_resolves_total counts cold and edit resolves; an edit 
   const vhost = seen[1].result.ir.listeners[0].filterChains[0];
   assert.ok(vhost.kind === "http" && JSON.stringify(vhost.virtualHosts).includes('"x-edit"'));
 });
+
+Deno.test("engine: revisions from the API server (admitted) take the edit path too", async () => {
+  const metrics = new Registry();
+  const engine = new Engine({ logger: new Logger("test", () => {}), metrics, sinks: [] });
+  const apply = (revision: number, objects: SourceObject[]) =>
+    engine.apply({ revision, objects, problems: [], origins: new Map(), admitted: true });
+  await apply(1, base);
+  await apply(2, base.with(3, route("1")));
+  await apply(3, base.with(3, route("2")));
+  const text = metrics.render();
+  assert.match(text, /^aether_resolves_total\{path="cold"\} 1$/m);
+  assert.match(text, /^aether_resolves_total\{path="edit"\} 2$/m);
+});

@@ -6,12 +6,13 @@
  * (resolve.ts, still with the state's memos). Either way the result deep-equals a resolve of the
  * same objects with a new state (edit_test.ts holds every golden case and seeded edits to it).
  *
- * An edit qualifies when the options are the same object as last time, every other object is the
- * same object at the same position, at most {@link EDIT_MAX_ROUTES} routes changed, and each
- * changed route kept its kind, apiVersion, namespace, name, creationTimestamp, parentRefs and
- * hostnames (so its attachment and its age order hold), has no Service (GAMMA) parent, was
+ * An edit qualifies when the options are the same as last time (key by key), every other object
+ * is the same object at the same position, at most {@link EDIT_MAX_ROUTES} routes changed, and
+ * each changed route kept its kind, apiVersion, namespace, name, creationTimestamp, parentRefs
+ * and hostnames (so its attachment and its age order hold), has no Service (GAMMA) parent, was
  * admitted cleanly before and after (no problem, every parent accepted: no conflict, no
- * unsupported feature) and needs the very same backend clusters (so the IR's clusters hold).
+ * unsupported feature), needs the very same backend clusters, and its virtual hosts forward to
+ * the same clusters as before (so the IR's clusters and the mesh's hold).
  * Pure: the state is passed in and out explicitly.
  * @module
  */
@@ -79,6 +80,13 @@ function changedPositions(
   return changed;
 }
 
+/** The same options: the same keys with the same values (arrays the same objects). */
+function sameOptions(a: ResolveOptions, b: ResolveOptions): boolean {
+  if (a === b) return true;
+  const keys = Object.keys(a) as (keyof ResolveOptions)[];
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
+
 /** The one admitted object of `raw`, or undefined when it has problems. */
 function admitted(raw: KubeObject, state: ResolveState): KubeObject | undefined {
   const last = state.last.value!;
@@ -122,7 +130,7 @@ function editOnLast(
   state: ResolveState,
 ): ResolveResult | undefined {
   const last = state.last.value;
-  if (!last || last.options !== options) return undefined;
+  if (!last || !sameOptions(last.options, options)) return undefined;
   const changed = changedPositions(objects, last.objects, EDIT_MAX_ROUTES);
   if (!changed) return undefined;
   const index = state.last.index();

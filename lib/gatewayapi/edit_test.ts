@@ -277,13 +277,17 @@ Deno.test("edit path: a header edit takes it, a hostname edit and a Service edit
   const at = objects.findIndex((o) => o.kind === "HTTPRoute");
   objects = objects.with(at, syntheticRoute(0, 4, 1));
   assert.equal(check(objects, options, state, cel, "header"), "edit");
-  // Other options (even equal ones): cold.
-  assert.equal(check(objects, {}, state, cel, "new options"), "cold");
+  // Equal options (another object): still an edit; other options: cold.
+  objects = objects.with(at, syntheticRoute(0, 4, 2));
+  assert.equal(check(objects, {}, state, cel, "equal options"), "edit");
+  objects = objects.with(at, syntheticRoute(0, 4, 3));
+  const later: ResolveOptions = { now: "2026-01-01T00:00:00Z" };
+  assert.equal(check(objects, later, state, cel, "new now"), "cold");
   objects = objects.with(at, edited(objects[at], (s) => (s.hostnames = ["other.example.com"])));
-  assert.equal(check(objects, {}, state, cel, "hostname"), "cold");
+  assert.equal(check(objects, later, state, cel, "hostname"), "cold");
   const svc = objects.findIndex((o) => o.kind === "Service");
   objects = objects.with(svc, cloneData(objects[svc]));
-  assert.equal(check(objects, {}, state, cel, "service copy"), "cold");
+  assert.equal(check(objects, later, state, cel, "service copy"), "cold");
 });
 
 Deno.test("edit path: a route with no virtual host still has its backend clusters checked", async () => {

@@ -28,7 +28,7 @@ export interface LastRoute {
 export interface LastResolve {
   /** The input (a copy: the caller's array may change). */
   objects: readonly KubeObject[];
-  /** The options object itself: an edit needs the very same one. */
+  /** The options (an edit needs the same ones, key by key). */
   readonly options: ResolveOptions;
   result: ResolveResult;
   /** The admission table the input was admitted with. */
