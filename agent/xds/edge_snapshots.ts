@@ -17,7 +17,6 @@ import {
   type EnvoyResources,
   type NamedResource,
   translate,
-  translateEndpoints,
   TranslateMemo,
   type TranslateOptions,
 } from "./translate/mod.ts";
@@ -72,7 +71,12 @@ export class EdgeSnapshots implements Sink {
   apply({ input, result }: Resolved): void {
     const ir = this.options.decorate ? this.options.decorate(result.ir, input.objects) : result.ir;
     if (this.#lastIR && this.#lastResources && sameRouting(ir, this.#lastIR)) {
-      const endpoints = translateEndpoints(ir.clusters);
+      // As a full translation makes them: an unchanged cluster's endpoints array (resolve keeps
+      // it) gives the same ClusterLoadAssignment object, whose encoding the snapshot reuses.
+      const memo = this.#translateMemo;
+      const endpoints = memo.order.endpoints.sorted(ir.clusters).map((c) =>
+        memo.clusters.loadAssignment(c)
+      );
       // Kept with the rest, so a later secrets refresh serves these endpoints, not older ones.
       this.#lastResources = { ...this.#lastResources, endpoints };
       this.options.cache.setEndpoints(this.options.nodeId, endpoints);
