@@ -2,7 +2,7 @@
  * A paced load client run inside a pod: `--rate` requests per second (spread over `--workers`
  * keep-alive connections) to the node proxy's egress listener with a mesh Host, for
  * `--seconds` (or until `--stop-file` exists). `--address` (default 127.0.0.1) is where it connects:
- * an edge's address for traffic through a Gateway. Prints one JSON line: sent, ok (2xx), failed, statuses, errors (first few), failures (the first 20 with their time), rate,
+ * an edge's address for traffic through a Gateway. Prints one JSON line: sent, ok (2xx), failed, statuses, errors (first few), failures (the first 20 with their time), lastFailedSentAt (when the last failed request was sent, ms since the epoch, 0 for none), rate,
  * and latency percentiles of the completed requests (p50Ms, p99Ms).
  *
  * deno run -A e2e/load_client.ts --host b.aether.internal:8080 --rate 250 --seconds 120
@@ -31,15 +31,18 @@ const statuses: Record<string, number> = {};
 const errors: string[] = [];
 /** The first failures with their wall-clock time (ms since the epoch). */
 const failures: { at: number; what: string }[] = [];
-const failure = (what: string) => {
+/** When the last failed request was sent (ms since the epoch; 0: none failed). */
+let lastFailedSentAt = 0;
+const failure = (what: string, sentAt: number) => {
   failed++;
+  lastFailedSentAt = Math.max(lastFailedSentAt, sentAt);
   if (failures.length < 20) failures.push({ at: Date.now(), what });
 };
 const latencies: number[] = [];
 let sent = 0, ok = 0, failed = 0;
 
 function once(): Promise<void> {
-  const t0 = performance.now();
+  const t0 = performance.now(), sentAt = Date.now();
   return new Promise((resolve) => {
     const req = http.request({
       host: values.address,
@@ -54,14 +57,14 @@ function once(): Promise<void> {
         const s = String(res.statusCode);
         statuses[s] = (statuses[s] ?? 0) + 1;
         if ((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300) ok++;
-        else failure(`HTTP ${res.statusCode}`);
+        else failure(`HTTP ${res.statusCode}`, sentAt);
         latencies.push(performance.now() - t0);
         resolve();
       });
     });
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.on("error", (e) => {
-      failure(e.message);
+      failure(e.message, sentAt);
       if (errors.length < 5) errors.push(e.message);
       resolve();
     });
@@ -103,6 +106,7 @@ console.log(JSON.stringify({
   statuses,
   errors,
   failures,
+  lastFailedSentAt,
   rate: sent / elapsed,
   p50Ms: pct(0.5),
   p99Ms: pct(0.99),

@@ -1,0 +1,46 @@
+/**
+ * A client run inside a pod's network namespace that calls a service by name the way an
+ * application does: resolves `--name` (A record) through the DNS server it is configured with
+ * (`--dns ip:port`), then sends `--count` HTTP requests to the first address at `--port` (the
+ * pod's capture takes them to the node proxy). Prints one JSON object: the addresses, counts by
+ * echo backend (or "HTTP <status>" / the error), and the first reply's echoed request headers.
+ *
+ * deno run -A e2e/mcs_client.ts --name web.shop.svc.clusterset.local --dns 10.1.2.1:5353 --port 8080
+ * @module
+ */
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    name: { type: "string" },
+    dns: { type: "string" },
+    port: { type: "string", default: "8080" },
+    path: { type: "string", default: "/" },
+    count: { type: "string", default: "1" },
+  },
+});
+const [dnsIp, dnsPort] = values.dns!.split(":");
+const addresses = await Deno.resolveDns(values.name!, "A", {
+  nameServer: { ipAddr: dnsIp, port: Number(dnsPort) },
+});
+const counts: Record<string, number> = {};
+let first: { status: number; headers?: Record<string, string> } | undefined;
+for (let i = 0; i < Number(values.count); i++) {
+  let key: string;
+  try {
+    const res = await fetch(`http://${addresses[0]}:${values.port}${values.path}`, {
+      headers: { host: `${values.name}:${values.port}` },
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    const json = res.status === 200 ? JSON.parse(text) : undefined;
+    key = json ? String(json.backend) : `HTTP ${res.status}`;
+    first ??= { status: res.status, headers: json?.headers };
+  } catch (e) {
+    key = `error ${(e as Error).name}`;
+    first ??= { status: 0 };
+  }
+  counts[key] = (counts[key] ?? 0) + 1;
+}
+console.log(JSON.stringify({ addresses, counts, first }));
