@@ -193,8 +193,12 @@ async function meshServices(dnsAddress: string): Promise<number> {
     logger: new Logger("agent", (l) => lines.push(l), "info"),
   });
   try {
-    const applied = lines.map((l) => JSON.parse(l)).find((l) => l.msg === "config applied");
-    assert.ok(applied, lines.join("\n"));
+    // Applied before runStandalone resolves, unless a CEL rule made it wait for the library.
+    const applied = await until(
+      "the config applied",
+      () =>
+        Promise.resolve(lines.map((l) => JSON.parse(l)).find((l) => l.msg === "config applied")),
+    );
     assert.equal(applied.problems, 0, lines.join("\n"));
     return applied.meshServices;
   } finally {
