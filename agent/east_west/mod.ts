@@ -10,6 +10,7 @@ import { untilSignal } from "../../lib/cli/mod.ts";
 import { originProblem } from "../../lib/registry/mod.ts";
 import { defaultStateDir } from "../envoy/mod.ts";
 import { runEastWestGateway } from "./run.ts";
+import { standaloneDefaults } from "../edge/mod.ts";
 
 export { type EastWestGateway, type EastWestGatewayOptions, runEastWestGateway } from "./run.ts";
 
@@ -21,6 +22,8 @@ const usage =
   --cluster <name>         this cluster's name in the region (a DNS label)
   --listen <host:port>     where other clusters' callers connect (the address the controller
                            publishes with --east-west-gateway, or the one behind it)
+  --mesh-domain <domain>   the clusterset's mesh domain (default aether.internal): a Service's
+                           clusterset VIP mesh SNI is passed through too
   --admin-address <h:p>    /healthz /readyz /status /metrics (default 127.0.0.1:15000)
   --xds-address <h:p>      xDS server for its Envoy (default 127.0.0.1:0)
   --node-id <id>           Envoy node id (default east-west-gateway)
@@ -37,6 +40,7 @@ export async function eastWestCommand(args: string[]): Promise<number> {
       region: { type: "string" },
       cluster: { type: "string" },
       listen: { type: "string" },
+      "mesh-domain": { type: "string", default: standaloneDefaults.meshDomain },
       "admin-address": { type: "string", default: "127.0.0.1:15000" },
       "xds-address": { type: "string", default: "127.0.0.1:0" },
       "node-id": { type: "string", default: "east-west-gateway" },
@@ -66,6 +70,7 @@ export async function eastWestCommand(args: string[]): Promise<number> {
     registryUrl: values["registry-url"],
     origin,
     listen: values.listen!,
+    meshDomain: values["mesh-domain"],
     adminAddress: values["admin-address"]!,
     xdsAddress: values["xds-address"]!,
     nodeId,

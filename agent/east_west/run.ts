@@ -29,6 +29,8 @@ export interface EastWestGatewayOptions {
   origin: Origin;
   /** Where the gateway's Envoy listens for other clusters' callers (`host:port`). */
   listen: string;
+  /** The clusterset's mesh domain (the VIP Services' mesh SNIs are passed through too). */
+  meshDomain?: string;
   adminAddress: string;
   xdsAddress: string;
   nodeId: string;
@@ -64,7 +66,11 @@ export async function runEastWestGateway(o: EastWestGatewayOptions): Promise<Eas
   const view = { routes: {} as Record<string, string[]> };
   const publish = () => {
     const entries = mirror.origin(own)?.entries ?? new Map<string, string>();
-    const t = translateEastWest(entries, { address: listen.hostname, port: listen.port });
+    const t = translateEastWest(entries, {
+      address: listen.hostname,
+      port: listen.port,
+      ...(o.meshDomain ? { meshDomain: o.meshDomain } : {}),
+    });
     view.routes = t.routes;
     skippedGauge.set(t.skipped);
     snisGauge.set(Object.keys(t.routes).length);

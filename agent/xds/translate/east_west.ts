@@ -2,13 +2,19 @@
  * The east-west gateway's Envoy configuration (pure): its cluster's own registry records
  * (`eps/<ns>/<svc>/<pod>` and `exports/<ns>/<svc>`) → one listener that reads the SNI of each
  * incoming TLS connection (tls_inspector) and, for each exported Service port's clusterset SNI
- * `<port>.<svc>.<ns>.svc.clusterset.local`, passes the connection as it is (tcp_proxy, never
+ * `<port>.<svc>.<ns>.svc.clusterset.local` (and its clusterset VIP Service's mesh SNI), passes
+ * the connection as it is (tcp_proxy, never
  * opened) to that Service's ready pods at `podIP:15008`, where each pod's inbound terminates the
  * caller's mTLS. A connection with any other SNI (or none) matches no chain and is closed; with
  * no exported port there is no listener at all.
  * @module
  */
-import { clustersetSni, parseEndpointRecord, parseExportRecord } from "../../../lib/mcs/mod.ts";
+import {
+  clustersetSni,
+  parseEndpointRecord,
+  parseExportRecord,
+  vipServiceName,
+} from "../../../lib/mcs/mod.ts";
 import { MESH_MTLS_PORT } from "./mtls.ts";
 import type { EnvoyResources as Resources, NamedResource } from "./types.ts";
 import { adsConfigSource, any, duration, statName } from "./util.ts";
@@ -25,6 +31,12 @@ export interface EastWestOptions {
   /** Where the listener binds. */
   address: string;
   port: number;
+  /**
+   * The clusterset's mesh domain: a chain also takes the mesh SNI of the Service's clusterset VIP
+   * Service (`<port>.<mcs-hash>.<meshDomain>`), which callers send when they dial the
+   * `clusterset.local` name's VIP (their capture's cluster is that Service's).
+   */
+  meshDomain?: string;
   /** Connect timeout to a pod (default 5 s). */
   connectTimeoutMs?: number;
 }
@@ -56,6 +68,7 @@ export function translateEastWest(
     else exportPorts.set(`${r.namespace}/${r.name}`, r.ports);
   }
   const pods = new Map<string, Set<string>>();
+  const vipSnis = new Map<string, string>();
   for (const [key, value] of entries) {
     if (!key.startsWith("eps/")) continue;
     const r = parseEndpointRecord(value);
@@ -74,6 +87,12 @@ export function translateEastWest(
       const set = pods.get(sni) ?? new Set<string>();
       set.add(r.ip);
       pods.set(sni, set);
+      if (opts.meshDomain) {
+        vipSnis.set(
+          sni,
+          `${servicePort}.${vipServiceName(r.namespace, r.service)}.${opts.meshDomain}`,
+        );
+      }
     }
   }
   const snis = [...pods.keys()].sort();
@@ -110,7 +129,7 @@ export function translateEastWest(
       }],
       filter_chains: snis.map((sni) => ({
         name: sni,
-        filter_chain_match: { server_names: [sni] },
+        filter_chain_match: { server_names: [sni, ...vipSnis.has(sni) ? [vipSnis.get(sni)!] : []] },
         filters: [{
           name: "envoy.filters.network.tcp_proxy",
           typed_config: any(TCP_PROXY, { stat_prefix: `east_west_${statName(sni)}`, cluster: sni }),

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { checkGolden, goldenYaml } from "../../../testbed/golden.ts";
 import { Snapshot } from "../cache/mod.ts";
-import { clustersetSni } from "../../../lib/mcs/mod.ts";
+import { clustersetSni, vipServiceName } from "../../../lib/mcs/mod.ts";
 import { EAST_WEST_LISTENER, translateEastWest } from "./east_west.ts";
 import { loadAssignment } from "./endpoint.ts";
 
@@ -52,13 +52,23 @@ const entries = new Map([
 ]);
 
 Deno.test("east-west translate: one SNI chain per exported port → its pods at :15008 (golden)", () => {
-  const got = translateEastWest(entries, { address: "0.0.0.0", port: 15443 });
+  const got = translateEastWest(entries, {
+    address: "0.0.0.0",
+    port: 15443,
+    meshDomain: "aether.internal",
+  });
   assert.equal(got.skipped, 1);
   assert.deepEqual(got.routes, {
     [clustersetSni("shop", "db", 5432)]: ["10.2.0.9"],
     [clustersetSni("shop", "web", 80)]: ["10.2.0.5", "10.2.0.6"],
   });
   assert.equal(clustersetSni("shop", "web", 80), "80.web.shop.svc.clusterset.local");
+  // deno-lint-ignore no-explicit-any
+  const web = (got.resources.listeners[0].resource as any).filter_chains[1];
+  assert.deepEqual(web.filter_chain_match.server_names, [
+    "80.web.shop.svc.clusterset.local",
+    `80.${vipServiceName("shop", "web")}.aether.internal`,
+  ]);
   // Envoy's protos take every resource (a typo'd field would throw here).
   Snapshot.fromResources(got.resources);
   checkGolden(
