@@ -377,6 +377,11 @@ if (want("mcs")) {
       d.toEnvoy ? lat(d.toEnvoy) : "—"
     } | ${d.cpuPerChangeMs} |`,
   );
+  const st = d.stages;
+  console.log(
+    `\nwhere A's time goes, p50 / p90 / p99 / max ms: registry source ${lat(st.sourceMs)}; ` +
+      `resolve ${lat(st.resolveMs)}; translate + encode (xds sink) ${lat(st.sinkMs)}`,
+  );
 }
 
 for (const part of ["soak", "churn"]) {
