@@ -209,7 +209,7 @@ Deno.test("mcs: registry etcd SIGKILLed 60 s under load; a compaction past the a
         `Envoy in ${envoyAt - openedAt} ms (${envoyAt - upAt} ms after up); relists ${relisted}`,
     );
     assert.equal(result.failed, 0, JSON.stringify(result.failures));
-    assert.ok(result.sent >= RATE * 30, `only ${result.sent} requests`);
+    assert.ok(result.sent >= 1000, `only ${result.sent} requests: the load did not flow`);
     assert.equal(relisted, 1, "exactly one relist");
     assert.equal(await logged("registry not answering"), 1, "one warning going away");
     assert.equal(await logged("registry answering again"), 1, "one line coming back");
