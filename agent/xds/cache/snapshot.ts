@@ -122,6 +122,8 @@ export function versionOf(items: Iterable<EncodedResource>): string {
 
 /** What {@link Encodings} remembers of a type's last list. */
 interface LastList {
+  /** The list as given. */
+  list: readonly NamedResource[];
   /** What the list encoded to, in its order (shorter than the list when some were left out). */
   encoded: readonly EncodedResource[];
   /** The sum of their shares. */
@@ -203,7 +205,7 @@ export function encodeType(
   let sum = 0;
   for (const item of items.values()) sum = moveSum(sum, 0, item.share);
   const resources = { version: versionText(sum, items.size), items };
-  encodings.types.set(typeUrl, { encoded: [...items.values()], sum, resources });
+  encodings.types.set(typeUrl, { list, encoded: [...items.values()], sum, resources });
   return resources;
 }
 
@@ -239,12 +241,16 @@ function encodeInPlace(
   encodings: Encodings,
 ): TypeResources | undefined {
   const was = last.encoded;
+  // The very NamedResource given at a position last time needs no look (none was left out).
+  const given = last.list.length === was.length ? last.list : [];
   const moved: number[] = [];
   for (let i = 0; i < list.length; i++) {
-    if (list[i].name !== was[i].name) return undefined;
-    if (list[i].resource !== was[i].resource) moved.push(i);
+    const r = list[i];
+    if (r === given[i]) continue;
+    if (r.name !== was[i].name) return undefined;
+    if (r.resource !== was[i].resource) moved.push(i);
   }
-  const now = was.slice();
+  const now = moved.length ? was.slice() : [];
   let sum = last.sum, fresh = 0;
   for (const i of moved) {
     const { name, resource } = list[i];
@@ -265,12 +271,15 @@ function encodeInPlace(
   memo.hits += list.length - fresh;
   memo.misses += fresh;
   encodings.metrics?.count(typeUrl, fresh, list.length - fresh);
-  if (moved.length === 0) return last.resources;
+  if (moved.length === 0) {
+    last.list = list;
+    return last.resources;
+  }
   const resources = {
     version: versionText(sum, list.length),
     items: replaced(last.resources.items, new Map(moved.map((i) => [now[i].name, now[i]]))),
   };
-  encodings.types.set(typeUrl, { encoded: now, sum, resources });
+  encodings.types.set(typeUrl, { list, encoded: now, sum, resources });
   return resources;
 }
 

@@ -108,6 +108,18 @@ Deno.test("snapshot in place: a renamed or bad resource falls back to encoding t
   );
   assert.deepEqual(bad, ["c3"], "reported once, left out");
   assert.equal(t.resources(TypeUrl.cluster).items.size, 19);
+  // As many as were encoded, the same objects at the same positions, but not where they were
+  // encoded (one was left out): not taken as unchanged.
+  const shorter = Snapshot.fromResources(
+    { clusters: broken.slice(0, 19) },
+    (_type, name) => bad.push(name),
+    encodings,
+  );
+  assert.deepEqual(bad, ["c3", "c3"]);
+  assert.deepEqual(
+    [...shorter.resources(TypeUrl.cluster).items.keys()],
+    broken.slice(0, 19).map((r) => r.name).filter((n) => n !== "c3"),
+  );
   const fixed = Snapshot.fromResources({ clusters: renamed }, undefined, encodings);
   assert.deepEqual(hashes(fixed), hashes(s));
   assert.equal(fixed.version, s.version);

@@ -15,6 +15,7 @@ import { loadAssignment } from "./endpoint.ts";
 import type { NamedResource } from "./types.ts";
 
 interface ClusterEntry {
+  key: string;
   c: IRCluster;
   opts: ClusterOptions;
   out: NamedResource;
@@ -34,24 +35,42 @@ function sameClusterInputs(a: ClusterEntry, c: IRCluster, opts: ClusterOptions):
     a.opts.mtls?.trustDomain === opts.mtls?.trustDomain;
 }
 
-/** One translator's remembered clusters (last translation's, by name) and load assignments. */
+/**
+ * One translator's remembered clusters (last translation's, in the order it asked for them) and
+ * load assignments. A cluster is compared with the one asked for at the same position last time
+ * first (an edit keeps the cluster list as it was); only when that one has another name is a
+ * name index of the last translation's clusters built.
+ */
 export class ClusterMemo {
-  #last = new Map<string, ClusterEntry>();
-  #next = new Map<string, ClusterEntry>();
+  #last: ClusterEntry[] = [];
+  #byKey?: Map<string, ClusterEntry>;
+  #next: ClusterEntry[] = [];
   readonly endpoints = new IdentityMemo<IREndpoint[], NamedResource>();
   /** Clusters given as last time (hits) and translated (misses). */
   readonly #clusters: MemoStats = { hits: 0, misses: 0 };
+  /** Clusters found at their position of last time (hits) or by name (misses). */
+  readonly #positions: MemoStats = { hits: 0, misses: 0 };
 
   /** `cluster(c, opts)`, or the same resource as last time when what it reads is unchanged. */
   cluster(c: IRCluster, opts: ClusterOptions): NamedResource {
     const key = opts.name ?? c.name;
-    const seen = this.#last.get(key);
+    let seen: ClusterEntry | undefined = this.#last[this.#next.length];
+    if (seen?.key === key) this.#positions.hits++;
+    else {
+      this.#positions.misses++;
+      seen = (this.#byKey ??= new Map(this.#last.map((e) => [e.key, e]))).get(key);
+    }
     const hit = seen !== undefined && sameClusterInputs(seen, c, opts);
     if (hit) this.#clusters.hits++;
     else this.#clusters.misses++;
-    const entry = hit ? seen : { c, opts: { ...opts }, out: cluster(c, opts) };
-    this.#next.set(key, entry);
+    const entry = hit ? seen! : { key, c, opts: { ...opts }, out: cluster(c, opts) };
+    this.#next.push(entry);
     return entry.out;
+  }
+
+  /** Hits and misses of the look-up by position (else by name). */
+  positionStats(): MemoStats {
+    return { ...this.#positions };
   }
 
   /** Hits and misses of {@link cluster}. */
@@ -73,6 +92,7 @@ export class ClusterMemo {
   /** Ends one translation: only the clusters it asked for are remembered for the next. */
   settle(): void {
     this.#last = this.#next;
-    this.#next = new Map();
+    this.#next = [];
+    this.#byKey = undefined;
   }
 }

@@ -43,3 +43,21 @@ Deno.test("a memoized translate equals a cold one for every golden case, twice o
     assert.deepEqual(translate(ir, {}, memo), translate(structuredClone(ir)), name);
   }
 });
+
+Deno.test("clusters are compared by position first; a name index only when the list moved", () => {
+  const memo = new TranslateMemo();
+  const many = Array.from({ length: 300 }, (_, i) => ({ ...base, name: `c${i}.mesh` }));
+  const first = translate(ir(many), {}, memo);
+  const p0 = memo.clusters.positionStats();
+  // New IR objects (as resolve makes them), same fields: found in place, the same resources.
+  const again = translate(ir(many.map((c) => ({ ...c }))), {}, memo);
+  const p1 = memo.clusters.positionStats();
+  assert.equal(p1.misses, p0.misses, "no cluster looked up by name");
+  assert.equal(p1.hits - p0.hits, 300);
+  assert.ok(again.clusters.every((r, i) => r === first.clusters[i]));
+  // Reordered: looked up by name, still the same resources, output as a cold translation's.
+  const reversed = translate(ir(many.toReversed().map((c) => ({ ...c }))), {}, memo);
+  assert.ok(memo.clusters.positionStats().misses > p1.misses);
+  assert.ok(reversed.clusters.every((r, i) => r === first.clusters[i]), "sorted by name");
+  assert.deepEqual(reversed, translate(structuredClone(ir(many.toReversed()))));
+});
