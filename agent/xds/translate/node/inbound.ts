@@ -22,7 +22,7 @@ import { routerFilter } from "../listener.ts";
 import { downstreamMtls, MESH_MTLS_PORT, MESH_TCP_ALPN, meshSni } from "../mtls.ts";
 import { oneUriSanFilter } from "../uri_san.ts";
 import type { NamedResource } from "../types.ts";
-import { CLUSTERSET_ZONE, importClusterName } from "../../../../lib/gatewayapi/imports.ts";
+import { clustersetSni } from "../../../../lib/mcs/mod.ts";
 import { any, duration, statName } from "../util.ts";
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
@@ -84,7 +84,7 @@ export function inboundPorts(
   /** Per pod IP, each Service port's clusterset SNI → the SNI of the chain that takes it too. */
   const aliases = new Map<string, Map<string, string>>();
   for (const c of clusters) {
-    const clusterset = clustersetSni(c);
+    const clusterset = serviceClustersetSni(c);
     for (const e of c.endpoints) {
       if (!e.identity) continue;
       const m = out.get(e.address) ?? new Map<string, InboundPort>();
@@ -120,12 +120,11 @@ export function inboundPorts(
  * `<ns>/<name>`): its ServiceImport cluster's, `<port>.<name>.<ns>.svc.clusterset.local`.
  * Undefined for a cluster that is itself a ServiceImport's (or has no Service).
  */
-function clustersetSni(c: IRCluster): string | undefined {
-  if (c.udp || c.name.includes(`.${CLUSTERSET_ZONE}`)) return undefined;
+function serviceClustersetSni(c: IRCluster): string | undefined {
+  if (c.udp || c.name.includes(".svc.clusterset.local:")) return undefined;
   const slash = c.service.indexOf("/");
   if (slash < 0) return undefined;
-  const name = importClusterName(c.service.slice(0, slash), c.service.slice(slash + 1), c.port);
-  return meshSni({ name, port: c.port });
+  return clustersetSni(c.service.slice(0, slash), c.service.slice(slash + 1), c.port);
 }
 
 function inboundHcm(pod: NodePod, p: InboundPort, statPrefix: string): Record<string, unknown> {
