@@ -54,12 +54,14 @@ export class ShownStatuses {
       index ??= new Map(shown.map((x) => [keyOf(x), x]));
       return index.get(keyOf(s));
     };
+    let hits = 0;
     const out = statuses.map((s, i) => {
-      const g = given[i + shift], computed = isObject(s.status) ? s.status : undefined;
-      if (computed && g?.status === computed && sameObject(g, s)) {
-        this.#stats.hits++;
+      const g = given[i + shift];
+      if (g !== undefined && g.status === s.status && isObject(s.status) && sameObject(g, s)) {
+        hits++;
         return shown[i + shift];
       }
+      const computed = isObject(s.status) ? s.status : undefined;
       this.#stats.misses++;
       const last = before(s, i);
       const seen = computed && this.#merged.get(computed);
@@ -70,6 +72,7 @@ export class ShownStatuses {
       if (computed) this.#merged.set(computed, entry);
       return entry;
     });
+    this.#stats.hits += hits;
     this.#given = statuses;
     this.#shown = out;
     return out;

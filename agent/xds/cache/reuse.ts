@@ -92,15 +92,20 @@ export class ResourceReuse {
       if (!Array.isArray(list)) continue;
       const before = this.#last.get(key as string);
       const old = before?.list ?? [];
-      let same = old.length === list.length, shift = 0;
+      let same = old.length === list.length, shift = 0, hits = 0;
       const kept = list.map((r, i) => {
         let prev: NamedResource | undefined = old[i + shift];
+        if (prev === r) {
+          hits++;
+          same &&= shift === 0;
+          return r;
+        }
         if (prev?.name !== r.name) {
           if (old[i + shift + 1]?.name === r.name) prev = old[i + ++shift];
           else if (old[i + shift - 1]?.name === r.name) prev = old[i + --shift];
           else prev = undefined;
         }
-        if (prev) this.#stats.hits++;
+        if (prev) hits++;
         else if (before) {
           this.#stats.misses++;
           prev = (before.byName ??= new Map(old.map((o) => [o.name, o]))).get(r.name);
@@ -113,6 +118,7 @@ export class ResourceReuse {
         same &&= item === old[i];
         return item;
       });
+      this.#stats.hits += hits;
       const now = same ? old : kept;
       last.set(key as string, { list: now });
       out[key] = now as R[keyof R];

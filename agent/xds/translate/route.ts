@@ -127,13 +127,16 @@ export function vhdsVirtualHosts(
   const table = chain.routeConfigName;
   const last = memo.chains.get(table);
   const was = last && sameListener(last.listener, listener) ? last : undefined;
-  let shift = 0;
+  let shift = 0, hits = 0;
   const out = chain.virtualHosts.map((vh, i) => {
-    const at = was && positionOf(was.virtualHosts, vh, i + shift);
+    const at = was === undefined
+      ? undefined
+      : was.virtualHosts[i + shift] === vh
+      ? i + shift
+      : positionOf(was.virtualHosts, vh, i + shift);
     if (at !== undefined) {
       shift = at - i;
-      memo.positions.hits++;
-      memo.vhds.count(true);
+      hits++;
       return was!.out[at];
     }
     memo.positions.misses++;
@@ -152,6 +155,8 @@ export function vhdsVirtualHosts(
     memo.vhds.set(vh, { table, listener, out });
     return out;
   });
+  memo.positions.hits += hits;
+  memo.vhds.hits += hits;
   memo.chains.set(table, { listener, virtualHosts: chain.virtualHosts, out });
   return out;
 }
