@@ -56,6 +56,16 @@ function rrs(addrs: Uint8Array[], type: number, ttl: number, owner = 0xc00c): Ui
   return out;
 }
 
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
 /** The mesh zone: decides whether a name is ours and answers it. */
 export class MeshZone {
   /** Normalized zone apex, e.g. "aether.internal". */
@@ -147,7 +157,61 @@ export class MeshZone {
     if (q.qtype === TYPE.TXT && set.txt?.length) {
       return this.#reply(raw, q, RCODE.NOERROR, limit, this.#txt(set.txt), 1);
     }
+    if (q.qtype === TYPE.SRV && set.nameSrv?.length) {
+      return this.#nameSrv(raw, q, records, set, limit);
+    }
     return this.#negative(raw, q, RCODE.NOERROR, limit);
+  }
+
+  /**
+   * The SRV records at a name itself (`0 100 <port> <target>.`, targets uncompressed as RFC 2782
+   * asks), each target's addresses in the additional section once (owner: a pointer to it).
+   */
+  #nameSrv(
+    raw: Uint8Array,
+    q: Query,
+    records: MeshRecords,
+    set: RecordSet,
+    limit: number,
+  ): Uint8Array {
+    const parts: Uint8Array[] = [], extra: Uint8Array[] = [];
+    let at = q.questionEnd, arcount = 0;
+    const seen = new Set<string>();
+    for (const r of set.nameSrv!) {
+      const name = encodeName(r.target);
+      const answer = new Uint8Array(18 + name.length);
+      put16(answer, 0, 0xc00c);
+      put16(answer, 2, TYPE.SRV);
+      put16(answer, 4, CLASS_IN);
+      put32(answer, 6, this.ttl);
+      put16(answer, 10, 6 + name.length);
+      put16(answer, 12, 0); // priority
+      put16(answer, 14, 100); // weight
+      put16(answer, 16, r.port);
+      answer.set(name, 18);
+      const target = normalizeName(r.target);
+      const of = target === q.qname ? set : records.lookup(target);
+      if (of && !seen.has(target)) {
+        seen.add(target);
+        const a = of.a.map(ipv4Bytes).filter((x): x is Uint8Array => !!x);
+        const aaaa = of.aaaa.map(ipv6Bytes).filter((x): x is Uint8Array => !!x);
+        extra.push(rrs(a, TYPE.A, this.ttl, 0xc000 | (at + 18)));
+        extra.push(rrs(aaaa, TYPE.AAAA, this.ttl, 0xc000 | (at + 18)));
+        arcount += a.length + aaaa.length;
+      }
+      parts.push(answer);
+      at += answer.length;
+    }
+    return this.#reply(
+      raw,
+      q,
+      RCODE.NOERROR,
+      limit,
+      concat(parts),
+      parts.length,
+      concat(extra),
+      arcount,
+    );
   }
 
   /** One TXT record of `strings` (owner: a pointer to the question), each cut to 255 bytes. */

@@ -133,3 +133,46 @@ Deno.test("authority: SRV of a named port, its _proto non-terminal, other names 
   assert.equal(tc.flag_tc, true);
   assert.equal(tc.additionals.length, 0);
 });
+
+Deno.test("authority: SRV at a name itself — its records, targets uncompressed, their addresses", () => {
+  const records = new StaticRecords({
+    "hello.mesh.internal": {
+      a: ["10.0.0.9"],
+      aaaa: [],
+      nameSrv: [{ port: 42, target: "10-1-0-5.a.eu.hello.mesh.internal" }, {
+        port: 42,
+        target: "hello.mesh.internal",
+      }],
+    },
+    "10-1-0-5.a.eu.hello.mesh.internal": { a: ["10.1.0.5"], aaaa: [] },
+    "web.mesh.internal": { a: ["10.0.0.1"], aaaa: [] },
+  });
+  const r = ask("Hello.mesh.internal", "SRV", false, 512, records);
+  assert.equal(r.rcode, "NOERROR");
+  assert.deepEqual(
+    r.answers.map((a: { name: string; data: { port: number; target: string } }) => [
+      a.name,
+      a.data.port,
+      a.data.target,
+    ]),
+    [
+      ["Hello.mesh.internal", 42, "10-1-0-5.a.eu.hello.mesh.internal"],
+      ["Hello.mesh.internal", 42, "hello.mesh.internal"],
+    ],
+  );
+  assert.deepEqual(
+    r.additionals.map((a: { name: string; type: string; data: string }) => [
+      a.name,
+      a.type,
+      a.data,
+    ]),
+    [
+      ["10-1-0-5.a.eu.hello.mesh.internal", "A", "10.1.0.5"],
+      ["hello.mesh.internal", "A", "10.0.0.9"],
+    ],
+  );
+  // A name without SRV records of its own: NODATA, as before.
+  const none = ask("web.mesh.internal", "SRV", false, 512, records);
+  assert.equal(none.rcode, "NOERROR");
+  assert.equal(none.answers.length, 0);
+});

@@ -24,6 +24,13 @@ export interface RecordSet {
   srv?: SrvPort[];
   /** TXT strings (each at most 255 bytes; the clusterset zone's `dns-version`); absent = none. */
   txt?: string[];
+  /**
+   * SRV records at the name itself (KEP-1645 DNS: `<svc>.<ns>.svc.clusterset.local` SRV): a
+   * ClusterSetIP import's each port number once, target the name; a headless import's each
+   * endpoint per port number, target `<hostname>.<clusterid>.<svc>.<ns>.svc.clusterset.local`.
+   * Absent = NODATA.
+   */
+  nameSrv?: { port: number; target: string }[];
 }
 
 /** Where the responder looks mesh names up. Names are passed lower-case, without a trailing dot. */

@@ -8,7 +8,9 @@
  * Service ports. In a clusterset, each ServiceImport answers at
  * `<name>.<ns>.svc.clusterset.local` (KEP-1645 DNS): its clusterset VIPs (`spec.ips`), or for a
  * headless import every exporting cluster's endpoint addresses (from ClusterSetEndpoints); an
- * import with no address gets no record (NXDOMAIN), as the spec asks.
+ * import with no address gets no record (NXDOMAIN), as the spec asks. SRV at the name itself: a
+ * ClusterSetIP import's port numbers, each once, target the name; a headless import's endpoints,
+ * each at `<hostname>.<clusterid>.<name>` (hostname: the address with dashes), which answers A/AAAA.
  * @module
  */
 import type { MeshIR } from "../../lib/ir/mod.ts";
@@ -71,13 +73,22 @@ export const CLUSTERSET_DNS_VERSION = "1.0.0";
  */
 export function recordsFromClusterSet(objects: readonly KubeObject[]): Map<string, RecordSet> {
   const endpoints = new Map<string, string[]>();
+  /** Per headless candidate: `<hostname>.<clusterid>` → its address. */
+  const hosts = new Map<string, Map<string, string>>();
   for (const o of objects) {
     if (o.kind !== "ClusterSetEndpoints") continue;
-    const list = (o.spec?.endpoints ?? []) as { address?: string }[];
+    const list = (o.spec?.endpoints ?? []) as { address?: unknown; cluster?: unknown }[];
+    const key = `${o.metadata.namespace}/${o.metadata.name}`;
     endpoints.set(
-      `${o.metadata.namespace}/${o.metadata.name}`,
+      key,
       [...new Set(list.flatMap((e) => typeof e.address === "string" ? [e.address] : []))].sort(),
     );
+    const h = new Map<string, string>();
+    for (const e of list) {
+      if (typeof e.address !== "string" || typeof e.cluster !== "string") continue;
+      h.set(`${e.address.replaceAll(/[.:]/g, "-")}.${e.cluster}`, e.address);
+    }
+    hosts.set(key, h);
   }
   const records = new Map<string, RecordSet>([
     [`dns-version.${CLUSTERSET_DOMAIN}`, { a: [], aaaa: [], txt: [CLUSTERSET_DNS_VERSION] }],
@@ -99,14 +110,35 @@ export function recordsFromClusterSet(objects: readonly KubeObject[]): Map<strin
       proto: (p.protocol ?? "TCP").toLowerCase(),
       port: p.port!,
     }));
-    records.set(
-      normalizeName(`${o.metadata.name}.${o.metadata.namespace}.svc.${CLUSTERSET_DOMAIN}`),
-      {
-        a,
-        aaaa,
-        ...(ports.length ? { srv: ports } : {}),
-      },
+    const name = normalizeName(
+      `${o.metadata.name}.${o.metadata.namespace}.svc.${CLUSTERSET_DOMAIN}`,
     );
+    const numbers = [
+      ...new Set(
+        ((o.spec?.ports ?? []) as ServicePortSpec[]).flatMap((p) =>
+          typeof p.port === "number" ? [p.port] : []
+        ),
+      ),
+    ].sort((x, y) => x - y);
+    // SRV at the name: a ClusterSetIP import's port numbers (target: the name); a headless
+    // import's endpoints, each at <hostname>.<clusterid>.<name> (hostname: its address, dashed).
+    const targets = headless
+      ? [...hosts.get(key) ?? []].sort(([x], [y]) => x < y ? -1 : 1).map(([h, ip]) => {
+        const target = `${h}.${name}`;
+        records.set(target, {
+          a: ipv4Bytes(ip) ? [ip] : [],
+          aaaa: ipv6Bytes(ip) ? [ip] : [],
+        });
+        return target;
+      })
+      : [name];
+    const nameSrv = targets.flatMap((target) => numbers.map((port) => ({ port, target })));
+    records.set(name, {
+      a,
+      aaaa,
+      ...(ports.length ? { srv: ports } : {}),
+      ...(nameSrv.length ? { nameSrv } : {}),
+    });
   }
   return records;
 }

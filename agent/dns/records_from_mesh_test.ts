@@ -122,13 +122,23 @@ Deno.test("recordsFromClusterSet: ServiceImports answer at <name>.<ns>.svc.clust
     },
   ];
   const m = recordsFromClusterSet(objects);
-  assert.deepEqual(m.get("web.shop.svc.clusterset.local"), {
+  const web = "web.shop.svc.clusterset.local";
+  assert.deepEqual(m.get(web), {
     a: ["10.96.7.7"],
     aaaa: ["fd00::7"],
     srv: [{ service: "http", proto: "tcp", port: 80 }],
+    // SRV at the name: each port number once, target the name (upstream conformance: one record).
+    nameSrv: [{ port: 80, target: web }, { port: 81, target: web }],
   });
   // Headless: every exporting cluster's endpoint addresses, once each.
-  assert.deepEqual(m.get("db.shop.svc.clusterset.local")?.a, ["10.1.0.5", "10.2.0.9"]);
+  const db = "db.shop.svc.clusterset.local";
+  assert.deepEqual(m.get(db)?.a, ["10.1.0.5", "10.2.0.9"]);
+  // … and SRV per endpoint at <hostname>.<clusterid>.<name>, which answers its address.
+  assert.deepEqual(m.get(db)?.nameSrv, [
+    { port: 5432, target: `10-1-0-5.a.eu.${db}` },
+    { port: 5432, target: `10-2-0-9.b.eu.${db}` },
+  ]);
+  assert.deepEqual(m.get(`10-2-0-9.b.eu.${db}`), { a: ["10.2.0.9"], aaaa: [] });
   // No address (no endpoints, no VIP yet): no record, so NXDOMAIN.
   assert.equal(m.has("empty.shop.svc.clusterset.local"), false);
   assert.equal(m.has("pending.shop.svc.clusterset.local"), false);
