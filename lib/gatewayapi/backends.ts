@@ -14,7 +14,7 @@ import {
 } from "./core_types.ts";
 import { importClusterName } from "./imports.ts";
 import { type ImportEndpointsMemo, memoizedImportEndpoints } from "./imports_memo.ts";
-import { MCS_GROUP, VIP_SERVICE_IMPORT_ANNOTATION } from "../mcs/mod.ts";
+import { clustersetSni, MCS_GROUP, VIP_SERVICE_IMPORT_ANNOTATION } from "../mcs/mod.ts";
 import { referenceAllowed } from "./refs.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { meshNameOwners, type OwnersMemo, portClusterName } from "./mesh/names.ts";
@@ -231,12 +231,14 @@ export class Backends {
    * shared by the edge and the mesh; http2 when `http2` or the port's appProtocol is h2c/grpc.
    */
   serviceCluster(svc: Obj<ServiceSpec>, port: ServicePort, http2: boolean): IRCluster {
+    const sni = this.#vipImportSni(svc, port);
     return this.#cluster(
       this.#clusterName(svc, port),
       svc,
       port,
       http2,
       () => this.#vipImportEndpoints(svc, port) ?? this.#endpoints(svc, port),
+      sni,
     );
   }
 
@@ -268,6 +270,7 @@ export class Backends {
     port: ServicePort,
     http2: boolean,
     endpoints: () => IREndpoint[],
+    sni?: string,
   ): IRCluster {
     const h2 = http2 || HTTP2_APP_PROTOCOLS.has(port.appProtocol ?? "");
     const existing = this.#clusters.get(name);
@@ -282,6 +285,7 @@ export class Backends {
       protocol: h2 ? "http2" : "http1",
       endpoints: endpoints(),
       ...(port.protocol === "UDP" ? { udp: true } : {}),
+      ...(sni ? { sni } : {}),
     };
     this.#clusters.set(name, cluster);
     return cluster;
@@ -342,6 +346,20 @@ export class Backends {
       spec,
       importPort,
     );
+  }
+
+  /**
+   * The SNI a clusterset VIP Service's `port` is dialled with: its ServiceImport's clusterset SNI
+   * (what the exporting clusters' pods and east-west gateways pick the Service port by), while
+   * the import has that port; undefined for any other Service.
+   */
+  #vipImportSni(svc: Obj<ServiceSpec>, port: ServicePort): string | undefined {
+    const annotations = svc.metadata.annotations as Record<string, string> | undefined;
+    const name = annotations?.[VIP_SERVICE_IMPORT_ANNOTATION];
+    if (typeof name !== "string") return undefined;
+    const si = this.indexed.serviceImports.get(`${svc.metadata.namespace}/${name}`);
+    if (!si?.spec?.ports?.some((p) => p.port === port.port)) return undefined;
+    return clustersetSni(svc.metadata.namespace, name, port.port);
   }
 
   /** The ready endpoints of `port` of `svc`, remembered while its EndpointSlices are unchanged. */

@@ -277,6 +277,13 @@ export interface IRCluster {
    * mTLS tunnel carries datagrams), so it never gets endpoint identities.
    */
   udp?: boolean;
+  /**
+   * The SNI callers send to its endpoints when it is not the mesh's `<port>.<authority>`: a
+   * ServiceImport's clusterset VIP Service sends the import's clusterset SNI
+   * (`<port>.<svc>.<ns>.svc.clusterset.local`, lib/mcs clustersetSni), the name every exporting
+   * cluster's pods and east-west gateways know the Service port by.
+   */
+  sni?: string;
 }
 
 /** One backend address. */

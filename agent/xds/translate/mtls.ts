@@ -127,9 +127,9 @@ function validation(trustDomain: string, exact?: string[]): Record<string, unkno
 }
 
 /** The SNI a caller sends to a cluster's endpoints: `<port>.<authority>` (the inbound picks the
- * target port by it). */
-export function meshSni(c: Pick<IRCluster, "name" | "port">): string {
-  return `${c.port}.${c.name.split(":")[0]}`;
+ * target port by it), or the cluster's own `sni` (a clusterset VIP Service's: the import's). */
+export function meshSni(c: Pick<IRCluster, "name" | "port" | "sni">): string {
+  return c.sni ?? `${c.port}.${c.name.split(":")[0]}`;
 }
 
 /**

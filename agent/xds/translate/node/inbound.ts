@@ -121,7 +121,7 @@ export function inboundPorts(
  * Undefined for a cluster that is itself a ServiceImport's (or has no Service).
  */
 function serviceClustersetSni(c: IRCluster): string | undefined {
-  if (c.udp || c.name.includes(".svc.clusterset.local:")) return undefined;
+  if (c.udp || c.sni || c.name.includes(".svc.clusterset.local:")) return undefined;
   const slash = c.service.indexOf("/");
   if (slash < 0) return undefined;
   return clustersetSni(c.service.slice(0, slash), c.service.slice(slash + 1), c.port);
