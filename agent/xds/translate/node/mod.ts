@@ -315,8 +315,13 @@ export function translateNode(
   if (identity) {
     // The :15008 chains also accept the names of Services without a mesh name (only the edge
     // dials those, by namespace); internal listeners serve this node's mesh callers, so only
-    // mesh names get one. Captured ports that are not known HTTP also take raw TCP.
-    const tcp = new Set(captured.filter((t) => t.protocol !== "http").map((t) => t.port.cluster));
+    // mesh names get one. Ports that are not known HTTP also take raw TCP — on a node without
+    // capture too: callers on capturing nodes (of this cluster or, for an export, of others)
+    // send it.
+    const tcp = new Set(
+      (capture ? captured : captureTargets(mesh)).filter((t) => t.protocol !== "http")
+        .map((t) => t.port.cluster),
+    );
     const ports = inboundPorts([...mesh.clusters, ...mesh.namespacedClusters ?? []], tcp);
     const meshPorts = mesh.namespacedClusters ? inboundPorts(mesh.clusters, tcp) : ports;
     const targets = new Set<string>();
