@@ -150,6 +150,8 @@ export async function runController(opts: ControllerOptions): Promise<Controller
   const source = new KubeSource({
     client: opts.client,
     kinds: controllerKinds(ROUTE_KINDS),
+    // Slices tell it only whether its edges' Services have a ready endpoint (Programmed).
+    namespaceOf: { EndpointSlice: opts.edge?.namespace ?? opts.leaseNamespace },
     logger: logger.child("kube"),
     metrics,
   });

@@ -74,11 +74,11 @@ export function controllerKinds(routeKinds: readonly { readonly kind: string }[]
 export const apiVersionOf = (group: string, version: string): string =>
   group ? `${group}/${version}` : version;
 
-/** The collection path (all namespaces) of a kind at a version. */
-export function collectionPath(spec: KindSpec, version: string): string {
-  return spec.group
-    ? `/apis/${spec.group}/${version}/${spec.plural}`
-    : `/api/${version}/${spec.plural}`;
+/** The collection path of a kind at a version: all namespaces, or `namespace`'s only. */
+export function collectionPath(spec: KindSpec, version: string, namespace?: string): string {
+  const base = spec.group ? `/apis/${spec.group}/${version}` : `/api/${version}`;
+  const ns = spec.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+  return `${base}${ns}/${spec.plural}`;
 }
 
 /** The path of one object (with `/status` when `status` is set). */
@@ -89,9 +89,8 @@ export function objectPath(
   name: string,
   status = false,
 ): string {
-  const base = spec.group ? `/apis/${spec.group}/${version}` : `/api/${version}`;
-  const ns = spec.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
-  return `${base}${ns}/${spec.plural}/${encodeURIComponent(name)}${status ? "/status" : ""}`;
+  const one = `${collectionPath(spec, version, namespace)}/${encodeURIComponent(name)}`;
+  return status ? `${one}/status` : one;
 }
 
 /**

@@ -62,6 +62,11 @@ Deno.test("kind specs: the first watch version the CRD serves is read", () => {
     collectionPath(kindSpec("EndpointSlice"), "v1"),
     "/apis/discovery.k8s.io/v1/endpointslices",
   );
+  assert.equal(
+    collectionPath(kindSpec("EndpointSlice"), "v1", "aether-system"),
+    "/apis/discovery.k8s.io/v1/namespaces/aether-system/endpointslices",
+  );
+  assert.equal(collectionPath(kindSpec("Namespace"), "v1", "x"), "/api/v1/namespaces");
 });
 
 Deno.test("trimObject: a Pod keeps who it is, where it runs, its service account and address", () => {

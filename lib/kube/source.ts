@@ -51,6 +51,12 @@ export interface KubeSourceOptions {
    * account, wherever it runs); trimmed to what aether reads of them (kinds.ts trimObject).
    */
   allPods?: boolean;
+  /**
+   * Kinds read in one namespace only (kind → namespace), e.g. the controller's EndpointSlices,
+   * which it needs only for its edges' Services: a cluster's every slice would cost it memory in
+   * proportion to the cluster, not to its Gateways.
+   */
+  namespaceOf?: Readonly<Record<string, string>>;
   logger?: Logger;
   metrics?: Registry;
   /** Changes within this window become one revision (default 20 ms). */
@@ -234,7 +240,7 @@ export class KubeSource implements Source {
       const apiVersion = apiVersionOf(spec.group, version);
       const reflector = new Reflector<SourceObject>({
         ...this.#common(spec.kind),
-        path: collectionPath(spec, version),
+        path: collectionPath(spec, version, this.#opts.namespaceOf?.[spec.kind]),
         fieldSelector: spec.kind === "Pod" && !this.#opts.allPods
           ? `spec.nodeName=${this.#opts.nodeName}`
           : undefined,
