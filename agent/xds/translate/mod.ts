@@ -105,4 +105,10 @@ export {
   svidSecret,
 } from "./mtls.ts";
 export { sortedByName } from "./util.ts";
+export {
+  EAST_WEST_LISTENER,
+  type EastWestOptions,
+  type EastWestTranslation,
+  translateEastWest,
+} from "./east_west.ts";
 export { UPSTREAM_URI_SAN_HEADER } from "./uri_san.ts";
