@@ -77,6 +77,11 @@ export interface BackendsMemo {
 }
 
 /** Resolves backendRefs for one resolve and collects the clusters they use. */
+/** An import port and a VIP Service port are one port: same number and protocol. */
+function samePort(a: ServicePort, b: ServicePort): boolean {
+  return a.port === b.port && (a.protocol ?? "TCP") === (b.protocol ?? "TCP");
+}
+
 export class Backends {
   #clusters = new Map<string, IRCluster>();
   #memo: BackendsMemo;
@@ -337,7 +342,7 @@ export class Backends {
     if (typeof name !== "string") return undefined;
     const key = `${svc.metadata.namespace}/${name}`;
     const si = this.indexed.serviceImports.get(key);
-    const importPort = si?.spec?.ports?.find((p) => p.port === port.port);
+    const importPort = si?.spec?.ports?.find((p) => samePort(p, port));
     if (!importPort) return undefined;
     const spec = this.indexed.clusterSetEndpoints.get(key)?.spec;
     return memoizedImportEndpoints(
@@ -358,7 +363,9 @@ export class Backends {
     const name = annotations?.[VIP_SERVICE_IMPORT_ANNOTATION];
     if (typeof name !== "string") return undefined;
     const si = this.indexed.serviceImports.get(`${svc.metadata.namespace}/${name}`);
-    if (!si?.spec?.ports?.some((p) => p.port === port.port)) return undefined;
+    if (port.protocol === "UDP" || !si?.spec?.ports?.some((p) => samePort(p, port))) {
+      return undefined;
+    }
     return clustersetSni(svc.metadata.namespace, name, port.port);
   }
 
