@@ -24,7 +24,8 @@ export function importClusterName(namespace: string, name: string, port: number)
  * with another number does not serve this port — KEP-1645's oldest export wins, the upstream
  * StrictPortConflict spec), with their target port, zone, identity and failover priority; sorted
  * by address then port. Endpoints of another cluster behind its east-west gateway follow, one
- * per gateway and identity, dialled at the gateway (lib/mcs/east_west.ts).
+ * per gateway and identity, dialled at the gateway (lib/mcs/east_west.ts). A UDP port's endpoints
+ * carry no identity (datagrams are sent in plaintext to the pod's port) and none behind gateways.
  */
 export function importEndpoints(
   spec: ClusterSetEndpointsSpec | undefined,
@@ -39,6 +40,18 @@ export function importEndpoints(
       (p.servicePort === undefined || p.servicePort === port.port)
     );
     if (!p) continue;
+    if (protocol === "UDP") {
+      // Datagrams go to the pod's own port in plaintext (no mTLS tunnel carries them, and an
+      // east-west gateway routes TLS by SNI only): no identity, nothing behind a gateway.
+      if (e.gateway) continue;
+      out.set(`${e.address}|${p.port}`, {
+        address: e.address,
+        port: p.port,
+        ...(e.zone ? { zone: e.zone } : {}),
+        ...(e.priority ? { priority: e.priority } : {}),
+      });
+      continue;
+    }
     if (e.gateway) {
       const at = parseGatewayAddress(e.gateway);
       if (at) {
