@@ -148,7 +148,8 @@ export class McsController {
   /** Starts watching; resolves when the cluster's kinds have listed (the registry may lag). */
   async start(): Promise<void> {
     this.#mirror.start().catch(() => {});
-    this.#routes.start().catch(() => {});
+    // An empty first list gives no onChange: plan again once it is in (stale records go).
+    this.#routes.start().then(() => this.#schedule(), () => {});
     await Promise.all(Object.values(this.#reflectors).map((r) => r.start()));
     this.#schedule();
   }
