@@ -430,7 +430,8 @@ Deno.test("MCS API on two control planes and the registry", async (t) => {
           [rec.ip, rec.ports, rec.node, rec.spiffeId],
           [
             "10.244.1.7",
-            [{ name: "tcp", protocol: "TCP", port: 4242 }],
+            // The target port, with the exported Service's own port (StrictPortConflict).
+            [{ name: "tcp", protocol: "TCP", port: 4242, servicePort: 42 }],
             "node-b",
             `spiffe://b.example/ns/${ns}/sa/web`,
           ],
