@@ -1,0 +1,41 @@
+/**
+ * No test on main is skipped or focused: no `ignore:`/`only:` option and no `Deno.test.ignore`,
+ * `Deno.test.only` or `t.step.ignore`-style call in any test file (a test that cannot run here is
+ * not written, and the docs say why).
+ */
+import { assertEquals } from "../testbed/assert.ts";
+import { join, relative } from "node:path";
+
+const root = new URL("..", import.meta.url).pathname;
+const skipped = [/\b(ignore|only)\s*:\s*[^\s/]/, /\.(only|ignore)\s*\(/];
+
+async function* testFiles(dir: string): AsyncGenerator<string> {
+  for await (const e of Deno.readDir(dir)) {
+    if (e.name.startsWith(".") || e.name === "node_modules") continue;
+    const path = join(dir, e.name);
+    if (e.isDirectory) yield* testFiles(path);
+    else if (e.isFile && e.name.endsWith("_test.ts")) yield path;
+  }
+}
+
+Deno.test("no test file skips or focuses a test", async () => {
+  const found: string[] = [];
+  for await (const file of testFiles(root)) {
+    if (file === new URL(import.meta.url).pathname) continue; // its own examples
+    const lines = (await Deno.readTextFile(file)).split("\n");
+    lines.forEach((line, i) => {
+      const code = line.replace(/\/\/.*$/, "");
+      if (skipped.some((re) => re.test(code))) found.push(`${relative(root, file)}:${i + 1}`);
+    });
+  }
+  assertEquals(found, []);
+});
+
+Deno.test("the skip check sees what it looks for", () => {
+  for (const bad of ["  ignore: true,", "only: true", "Deno.test.only(", "t.step.ignore ("]) {
+    assertEquals(skipped.some((re) => re.test(bad)), true, bad);
+  }
+  for (const fine of ["resyncMs: 60_000,", "--ignore-not-found", "const ignored = 1;"]) {
+    assertEquals(skipped.some((re) => re.test(fine)), false, fine);
+  }
+});
