@@ -76,3 +76,34 @@ limit).
 - name: DENO_V8_FLAGS
   value: --max-semi-space-size=4{{ if gt (int $mi) 0 }},--max-old-space-size={{ div (mul $mi 6) 10 }}{{ end }}
 {{- end }}
+
+{{/*
+multicluster.eastWestGateway as a table (YAML, for fromYaml): the string form of earlier charts
+(`eastWestGateway: <ip>:<port>`) is its address, with nothing deployed.
+*/}}
+{{- define "aether.eastWestGateway" -}}
+{{- $g := .Values.multicluster.eastWestGateway }}
+{{- if not (kindIs "map" $g) }}
+{{- $g = dict "address" (toString (default "" $g)) "enabled" false }}
+{{- end }}
+{{- toYaml $g }}
+{{- end }}
+
+{{/*
+The address the controller publishes (--east-west-gateway), checked: eastWestGateway.address,
+else with the gateway deployed and service.loadBalancerIP set, <loadBalancerIP>:<port>; else
+empty (flat mode). Refuses what the controller would refuse (not <ip>:<port>).
+*/}}
+{{- define "aether.eastWestAddress" -}}
+{{- $g := fromYaml (include "aether.eastWestGateway" .) }}
+{{- $a := toString (default "" $g.address) }}
+{{- $lbIp := "" }}
+{{- if and $g.enabled $g.service }}{{ $lbIp = toString (default "" $g.service.loadBalancerIP) }}{{ end }}
+{{- if and (not $a) $lbIp }}
+{{- $a = printf (ternary "[%s]:%v" "%s:%v" (contains ":" $lbIp)) $lbIp (int $g.port) }}
+{{- end }}
+{{- if and $a (not (regexMatch "^([0-9]{1,3}(\\.[0-9]{1,3}){3}|\\[[0-9a-fA-F:.]+\\]):[0-9]{1,5}$" $a)) }}
+{{- fail (printf "multicluster.eastWestGateway.address %q must be <ip>:<port> ([v6]:port for IPv6)" $a) }}
+{{- end }}
+{{- $a }}
+{{- end }}
