@@ -27,7 +27,7 @@ import {
 } from "../../lib/registry/mod.ts";
 import { objectPath } from "../../lib/kube/mod.ts";
 import { MANAGED_BY, type McsCondition, planMcs } from "./plan.ts";
-import { MCS_KINDS, McsWriter, withTransitionTimes } from "./writes.ts";
+import { MCS_KINDS, McsWriter, type Vip, withTransitionTimes } from "./writes.ts";
 import { httpRouteReflector, plannedRouteEntries } from "./routes.ts";
 import type { HTTPRouteShape } from "../../lib/mcs/mod.ts";
 
@@ -259,14 +259,26 @@ export class McsController {
     );
     for (const imp of plan.imports) {
       keep.add(`${imp.namespace}/${imp.name}`);
-      let ips: string[] = [];
+      let vip: Vip | undefined;
       if (imp.vipService) {
         keep.add(`${imp.namespace}/${imp.vipService}`);
-        const known = services.get(`${imp.namespace}/${imp.vipService}`)?.spec?.clusterIPs ?? [];
-        ips = await this.#writes.applyVipService(imp, known);
+        const known = services.get(`${imp.namespace}/${imp.vipService}`)?.spec;
+        vip = await this.#writes.applyVipService(
+          imp,
+          known?.clusterIPs && { ips: known.clusterIPs, ipFamilies: known.ipFamilies ?? [] },
+        );
       }
       const prior = existing.get(`${imp.namespace}/${imp.name}`);
-      const ready = imp.vipService && ips.length === 0
+      const ready = imp.vipService && !vip
+        ? {
+          type: "Ready",
+          status: "False" as const,
+          reason: "IPFamilyNotSupported",
+          message: `this cluster serves none of the IP families ${
+            imp.merged.spec.ipFamilies.join(", ")
+          } of the clusterset service`,
+        }
+        : imp.vipService && vip!.ips.length === 0
         ? {
           type: "Ready",
           status: "False" as const,
@@ -283,7 +295,7 @@ export class McsController {
         };
       await this.#writes.applyImport(
         imp,
-        ips,
+        vip,
         withTransitionTimes(
           [ready],
           prior?.status?.conditions ?? [],

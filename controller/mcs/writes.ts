@@ -8,6 +8,7 @@ import {
   errorOf,
   type KindSpec,
   type KubeClient,
+  type KubeResponse,
   objectPath,
   OWNED_KINDS,
 } from "../../lib/kube/mod.ts";
@@ -19,6 +20,27 @@ import {
   type PlannedImport,
   SERVICE_PROXY_NAME,
 } from "./plan.ts";
+
+/** A clusterset VIP: its Service's cluster IPs, and their IP families in the same order. */
+export interface Vip {
+  ips: string[];
+  ipFamilies: string[];
+}
+
+/**
+ * The families of `asked` an API server's 422 answer to a Service names as not configured on its
+ * cluster (`spec.ipFamilies[i]`: "not configured on this cluster"); none for any other refusal.
+ */
+export function unconfiguredFamilies(status: unknown, asked: readonly string[]): string[] {
+  const causes = (status as { details?: { causes?: { field?: string; message?: string }[] } })
+    ?.details?.causes ?? [];
+  const out: string[] = [];
+  for (const c of causes) {
+    const i = Number(c.field?.match(/^spec\.ipFamilies\[(\d+)\]$/)?.[1] ?? NaN);
+    if (asked[i] && c.message?.includes("not configured on this cluster")) out.push(asked[i]);
+  }
+  return out;
+}
 
 /** The field manager of every MCS write. */
 export const FIELD_MANAGER = "aether-mcs";
@@ -60,16 +82,26 @@ export function withTransitionTimes(
 /** Applies and deletes, remembering what it applied so an unchanged object is not re-sent. */
 export class McsWriter {
   readonly #applied = new Map<string, string>();
+  /** IP families this cluster's API server refused for Services ("not configured"). */
+  readonly #unsupported = new Set<string>();
   constructor(readonly client: KubeClient) {}
 
-  /** Forgets what was applied (a new leadership term re-applies everything once). */
+  /** Forgets what was applied and refused (a new leadership term re-applies everything once). */
   reset(): void {
     this.#applied.clear();
+    this.#unsupported.clear();
   }
 
   /** Server-side apply of `body` at `path`; the answer, or undefined when nothing changed. */
   // deno-lint-ignore no-explicit-any
   async apply(path: string, body: Record<string, unknown>): Promise<any | undefined> {
+    const res = await this.#send(path, body);
+    if (res && res.status !== 200 && res.status !== 201) throw errorOf(res, `applying ${path}`);
+    return res?.json;
+  }
+
+  /** Applies `body` unless it is what was last applied there; the API server's answer. */
+  async #send(path: string, body: Record<string, unknown>): Promise<KubeResponse | undefined> {
     const text = JSON.stringify(body);
     if (this.#applied.get(path) === text) return undefined;
     const q = new URLSearchParams({ fieldManager: FIELD_MANAGER, force: "true" });
@@ -79,9 +111,8 @@ export class McsWriter {
       body,
       "application/apply-patch+yaml",
     );
-    if (res.status !== 200 && res.status !== 201) throw errorOf(res, `applying ${path}`);
-    this.#applied.set(path, text);
-    return res.json;
+    if (res.status === 200 || res.status === 201) this.#applied.set(path, text);
+    return res;
   }
 
   /** Deletes one object (absent is fine). */
@@ -94,18 +125,26 @@ export class McsWriter {
     }
   }
 
-  /** The clusterset VIP Service of an import; returns its cluster IPs (known or new). */
-  async applyVipService(imp: PlannedImport, known: string[]): Promise<string[]> {
+  /**
+   * The clusterset VIP Service of an import, in the import's IP families this cluster serves (in
+   * their order; PreferDualStack for two): its cluster IPs and their families, pairwise in the same
+   * order — the known ones when nothing changed, or undefined when this cluster serves none of the
+   * families (no VIP Service then). A family the API server answers is "not configured on this
+   * cluster" is left out from then on (until `reset`), so a dual-stack export is imported by a
+   * single-stack cluster in the family it has.
+   */
+  async applyVipService(imp: PlannedImport, known?: Vip): Promise<Vip | undefined> {
     const ports = imp.merged.spec.ports.map((p) => ({
       name: p.name ?? `${p.protocol.toLowerCase()}-${p.port}`,
       protocol: p.protocol,
       port: p.port,
       ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}),
     }));
-    const families = imp.merged.spec.ipFamilies;
-    const res = await this.apply(
-      objectPath(OWNED_KINDS.Service, "v1", imp.namespace, imp.vipService!),
-      {
+    const path = objectPath(OWNED_KINDS.Service, "v1", imp.namespace, imp.vipService!);
+    for (;;) {
+      const families = imp.merged.spec.ipFamilies.filter((f) => !this.#unsupported.has(f));
+      if (families.length === 0) return undefined;
+      const res = await this.#send(path, {
         apiVersion: "v1",
         kind: "Service",
         metadata: {
@@ -120,9 +159,18 @@ export class McsWriter {
           ipFamilies: families,
           ipFamilyPolicy: families.length > 1 ? "PreferDualStack" : "SingleStack",
         },
-      },
-    );
-    return res?.spec?.clusterIPs ?? known;
+      });
+      if (!res) return known ?? { ips: [], ipFamilies: families };
+      if (res.status === 200 || res.status === 201) {
+        return {
+          ips: res.json?.spec?.clusterIPs ?? [],
+          ipFamilies: res.json?.spec?.ipFamilies ?? [],
+        };
+      }
+      const missing = res.status === 422 ? unconfiguredFamilies(res.json, families) : [];
+      if (missing.length === 0) throw errorOf(res, `applying ${path}`);
+      for (const f of missing) this.#unsupported.add(f);
+    }
   }
 
   /**
@@ -132,7 +180,7 @@ export class McsWriter {
    */
   async applyImport(
     imp: PlannedImport,
-    ips: string[],
+    vip: Vip | undefined,
     conditions: Record<string, unknown>[],
   ): Promise<void> {
     const path = objectPath(MCS_KINDS.ServiceImport, MCS_VERSION, imp.namespace, imp.name);
@@ -149,7 +197,11 @@ export class McsWriter {
         },
       },
     };
-    await this.apply(path, { ...head, spec: { ...imp.merged.spec, ips } });
+    // A VIP's families are the import's: `ips[i]` is of family `ipFamilies[i]` (mcs-api).
+    const spec = vip && vip.ips.length > 0
+      ? { ...imp.merged.spec, ipFamilies: vip.ipFamilies, ips: vip.ips }
+      : { ...imp.merged.spec, ips: [] };
+    await this.apply(path, { ...head, spec });
     await this.apply(`${path}/status`, {
       ...head,
       status: {

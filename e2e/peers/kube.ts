@@ -81,7 +81,11 @@ current-context: test
 /** Starts etcd + kube-apiserver in `dir` and waits until /readyz answers ok. */
 export async function startKube(
   dir: string,
-  opts: { authorization?: "AlwaysAllow" | "RBAC" } = {},
+  opts: {
+    authorization?: "AlwaysAllow" | "RBAC";
+    /** `--service-cluster-ip-range` (default 10.96.0.0/16); `<v4>,<v6>` makes it dual-stack. */
+    serviceClusterIpRange?: string;
+  } = {},
 ): Promise<Kube> {
   const apiserver = await ensurePeer("kube-apiserver");
   await ensurePeer("openssl");
@@ -111,7 +115,7 @@ export async function startKube(
       `--service-account-key-file=${p("sa.pub")}`,
       `--service-account-signing-key-file=${p("sa.key")}`,
       "--service-account-issuer=https://kubernetes.default.svc",
-      "--service-cluster-ip-range=10.96.0.0/16",
+      `--service-cluster-ip-range=${opts.serviceClusterIpRange ?? "10.96.0.0/16"}`,
       `--authorization-mode=${opts.authorization ?? "AlwaysAllow"}`,
       "--enable-priority-and-fairness=false",
       "--v=1",
