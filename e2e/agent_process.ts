@@ -28,6 +28,21 @@ export async function stateRecord<T = AgentRecord | EnvoyRecord>(
   }
 }
 
+/**
+ * The Envoy record of the state directory once written (within `ms`). The agent starts Envoy beside
+ * its first revision, so Envoy can ACK that revision — the agent ready — a moment before the agent
+ * has recorded it.
+ */
+export async function envoyRecord(stateDir: string, ms = 60_000): Promise<EnvoyRecord> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const rec = await stateRecord<EnvoyRecord>(stateDir, "envoy");
+    if (rec) return rec;
+    if (Date.now() > deadline) throw new Error(`no Envoy record in ${stateDir} after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Starts `agent <args…> --state-dir <stateDir>`; output is appended to `<stateDir>/agent.log`. */
 export function spawnAgent(args: string[], stateDir: string): AgentProcess {
   const log = join(stateDir, "agent.log");

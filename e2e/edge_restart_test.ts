@@ -15,6 +15,7 @@ import { type LoadProcess, spawnLoad } from "./load_process.ts";
 import {
   adoptionsLogged,
   agentArgs,
+  envoyRecord,
   killAndRestart,
   processesNaming,
   spawnAgent,
@@ -61,7 +62,7 @@ Deno.test("edge: kill -9 of the agent ×5 under load — Envoy adopted, 0 failed
   let load: LoadProcess | undefined;
   try {
     await waitAgentReady(await agent.admin());
-    const first = (await stateRecord<EnvoyRecord>(stateDir, "envoy"))!;
+    const first = await envoyRecord(stateDir);
     assert.ok(first?.pid > 0, "envoy recorded");
     await waitFor("edit 0 serves", async () => (await editSeen())?.["x-edit"] === "0", 60000);
     // The load runs in its own process, so this test's event loop cannot starve it.

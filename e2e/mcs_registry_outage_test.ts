@@ -16,15 +16,14 @@ import http from "node:http";
 import { join } from "node:path";
 import { Logger } from "../lib/log/mod.ts";
 import { clusterId, EtcdKv, OriginWriter } from "../lib/registry/mod.ts";
-import type { EnvoyRecord } from "../agent/envoy/mod.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { freePort, gateway, gatewayClass, httpRoute, toYaml, waitFor } from "./harness.ts";
 import { request } from "./http_client.ts";
 import { startEchoProcesses } from "./echo_process.ts";
 import {
   agentArgs,
+  envoyRecord,
   spawnAgent,
-  stateRecord,
   stopAgentAndEnvoy,
   waitAgentReady,
 } from "./agent_process.ts";
@@ -134,7 +133,7 @@ Deno.test("mcs: registry etcd SIGKILLed 60 s under load; a compaction past the a
   try {
     const admin = await agent.admin();
     await waitAgentReady(admin, 120_000);
-    const envoyAdmin = (await stateRecord<EnvoyRecord>(stateDir, "envoy"))!.adminAddress;
+    const envoyAdmin = (await envoyRecord(stateDir)).adminAddress;
     const metric = async (name: string): Promise<number | undefined> => {
       const text = await (await fetch(`http://${admin}/metrics`)).text();
       const m = new RegExp(`^${name}(?:\\{\\})? (\\S+)$`, "m").exec(text);

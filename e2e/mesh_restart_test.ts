@@ -7,15 +7,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import type { EnvoyRecord } from "../agent/envoy/mod.ts";
 import { closeEchos, startEchos, waitFor } from "./harness.ts";
 import { type LoadProcess, spawnLoad } from "./load_process.ts";
 import { createPod, curlFrom, meshService, podObject, toYaml } from "./mesh_harness.ts";
 import {
   agentArgs,
+  envoyRecord,
   killAndRestart,
   spawnAgent,
-  stateRecord,
   stopAgentAndEnvoy,
   waitAgentReady,
 } from "./agent_process.ts";
@@ -65,7 +64,7 @@ Deno.test("mesh: kill -9 of the node agent ×5 under a pod's load — Envoy adop
   try {
     await waitAgentReady(await agent.admin());
     await waitFor("the pod reaches web", async () => (await edit())?.["x-edit"] === "0", 60000);
-    const first = (await stateRecord<EnvoyRecord>(stateDir, "envoy"))!;
+    const first = await envoyRecord(stateDir);
     // Resolves once the pod's load has its first answers (no fixed sleep).
     load = await spawnLoad({
       port: 18081,
