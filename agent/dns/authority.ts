@@ -178,17 +178,7 @@ export class MeshZone {
     let at = q.questionEnd, arcount = 0;
     const seen = new Set<string>();
     for (const r of set.nameSrv!) {
-      const name = encodeName(r.target);
-      const answer = new Uint8Array(18 + name.length);
-      put16(answer, 0, 0xc00c);
-      put16(answer, 2, TYPE.SRV);
-      put16(answer, 4, CLASS_IN);
-      put32(answer, 6, this.ttl);
-      put16(answer, 10, 6 + name.length);
-      put16(answer, 12, 0); // priority
-      put16(answer, 14, 100); // weight
-      put16(answer, 16, r.port);
-      answer.set(name, 18);
+      const answer = this.#srvRecord(r.port, r.target);
       const target = normalizeName(r.target);
       const of = target === q.qname ? set : records.lookup(target);
       if (of && !seen.has(target)) {
@@ -262,8 +252,8 @@ export class MeshZone {
     return this.#reply(raw, q, RCODE.NOERROR, limit, answer, 1, additional, arcount);
   }
 
-  /** The SRV record `0 100 <port> <target>.` and the target's addresses (owner: a pointer to it). */
-  #srv(set: RecordSet, port: SrvPort, target: string, questionEnd: number) {
+  /** One SRV answer `0 100 <port> <target>.`, its owner a pointer to the question's name. */
+  #srvRecord(port: number, target: string): Uint8Array {
     const name = encodeName(target);
     const answer = new Uint8Array(18 + name.length);
     put16(answer, 0, 0xc00c);
@@ -273,8 +263,14 @@ export class MeshZone {
     put16(answer, 10, 6 + name.length);
     put16(answer, 12, 0); // priority
     put16(answer, 14, 100); // weight
-    put16(answer, 16, port.port);
+    put16(answer, 16, port);
     answer.set(name, 18);
+    return answer;
+  }
+
+  /** The SRV record `0 100 <port> <target>.` and the target's addresses (owner: a pointer to it). */
+  #srv(set: RecordSet, port: SrvPort, target: string, questionEnd: number) {
+    const answer = this.#srvRecord(port.port, target);
     const at = 0xc000 | (questionEnd + 18); // the target name inside the SRV record
     const a = set.a.map(ipv4Bytes).filter((x): x is Uint8Array => !!x);
     const aaaa = set.aaaa.map(ipv6Bytes).filter((x): x is Uint8Array => !!x);
