@@ -1,23 +1,7 @@
 import assert from "node:assert/strict";
 import { clusterSetEndpoints, endpointRecords } from "../mcs/mod.ts";
 import { importEndpoints } from "./imports.ts";
-
-const slices = [{
-  metadata: { namespace: "shop", labels: { "kubernetes.io/service-name": "web" } },
-  addressType: "IPv4",
-  ports: [{ name: "http", protocol: "TCP", port: 8080 }],
-  endpoints: ["10.2.0.5", "10.2.0.6"].map((ip, i) => ({
-    addresses: [ip],
-    conditions: { ready: true },
-    targetRef: { kind: "Pod", name: `web-${i}` },
-  })),
-}];
-const pods = new Map(
-  [0, 1].map((
-    i,
-  ) => [`shop/web-${i}`, { namespace: "shop", name: `web-${i}`, serviceAccount: "web" }]),
-);
-const servicePorts = new Map([["shop/web", [{ name: "http", protocol: "TCP", port: 80 }]]]);
+import { pods, servicePorts, slices } from "../mcs/_east_west_test_utils.ts";
 
 Deno.test("east-west: another cluster's gatewayed pods are dialled at its gateway, same SNI port and identity; own cluster's directly", () => {
   const b = endpointRecords(

@@ -6,6 +6,7 @@ import {
   parseGatewayAddress,
 } from "./east_west.ts";
 import { endpointRecords, parseEndpointRecord } from "./endpoints.ts";
+import { pods, servicePorts, slices } from "./_east_west_test_utils.ts";
 
 Deno.test("east-west: gateway addresses are <ip>:<port>", () => {
   assert.deepEqual(parseGatewayAddress("192.0.2.7:15443"), { address: "192.0.2.7", port: 15443 });
@@ -36,23 +37,6 @@ Deno.test("east-west: endpoints behind one gateway with one identity collapse, w
     { address: gw.address, port: gw.port, identity: web, priority: 1, dialAt: gw, weight: 3 },
   ]);
 });
-
-const slices = [{
-  metadata: { namespace: "shop", labels: { "kubernetes.io/service-name": "web" } },
-  addressType: "IPv4",
-  ports: [{ name: "http", protocol: "TCP", port: 8080 }],
-  endpoints: ["10.2.0.5", "10.2.0.6"].map((ip, i) => ({
-    addresses: [ip],
-    conditions: { ready: true },
-    targetRef: { kind: "Pod", name: `web-${i}` },
-  })),
-}];
-const pods = new Map(
-  [0, 1].map((
-    i,
-  ) => [`shop/web-${i}`, { namespace: "shop", name: `web-${i}`, serviceAccount: "web" }]),
-);
-const servicePorts = new Map([["shop/web", [{ name: "http", protocol: "TCP", port: 80 }]]]);
 
 Deno.test("east-west: records carry the gateway, checked on read", () => {
   const recs = endpointRecords(
