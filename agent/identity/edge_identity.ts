@@ -11,6 +11,8 @@ import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
 import { bundleSecret, svidSecret } from "../xds/translate/mod.ts";
 import type { NamedResource } from "../xds/translate/mod.ts";
 import {
+  IdentityDecorations,
+  type IdentityScheme,
   identityScheme,
   outsideMeshPods,
   plaintextServices,
@@ -54,6 +56,25 @@ export interface EdgeIdentity {
   /** Calls `listener` after each change of the SVID or bundles (the sink re-serves its secrets). */
   onChange(listener: () => void): void;
   close(): void;
+}
+
+/**
+ * The edge sink's `decorate` hook for `scheme`: endpoint identities from the config's Pods, with
+ * its own memo, so a cluster whose endpoints and identities did not change keeps its endpoints
+ * array (and the translator its encoded ClusterLoadAssignment).
+ */
+export function identityDecorator(
+  scheme: IdentityScheme,
+): (ir: IR, objects: readonly KubeObject[]) => IR {
+  const memo = new IdentityDecorations();
+  return (ir, objects) =>
+    withIdentities(
+      ir,
+      podIdentities(objects, scheme),
+      plaintextServices(objects),
+      outsideMeshPods(objects, scheme),
+      memo,
+    );
 }
 
 /** Starts the Workload API stream and waits for the edge's first SVID in the trust domain. */
@@ -132,13 +153,7 @@ export async function startEdgeIdentity(o: EdgeIdentityOptions): Promise<EdgeIde
   return {
     callerId,
     trustDomain: o.trustDomain,
-    decorate: (ir, objects) =>
-      withIdentities(
-        ir,
-        podIdentities(objects, scheme),
-        plaintextServices(objects),
-        outsideMeshPods(objects, scheme),
-      ),
+    decorate: identityDecorator(scheme),
     secrets: () => {
       const svid = current && mine(current);
       return [

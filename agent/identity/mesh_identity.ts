@@ -7,7 +7,8 @@
  */
 import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
 import type { MeshIR, NodePod } from "../../lib/ir/mod.ts";
-import type { IRCluster } from "../../lib/ir/mod.ts";
+import type { IRCluster, IREndpoint } from "../../lib/ir/mod.ts";
+import { IdentityMemo } from "../../lib/memo/mod.ts";
 import type { WantedIdentity } from "./node_identities.ts";
 import { checkTrustDomain, parseSpiffeId } from "./svid.ts";
 import { CAPTURE_ANNOTATION } from "../../cni/mod.ts";
@@ -144,44 +145,91 @@ export function plaintextServices(objects: readonly KubeObject[]): Set<string> {
   return out;
 }
 
+/**
+ * What {@link withIdentities} made of one input cluster, and what it looked up for each endpoint
+ * (its identity, else whether it is outside the mesh): valid while every look-up gives the same.
+ */
+interface Decorated {
+  input: IRCluster;
+  plain: boolean;
+  /** Per input endpoint: its identity, `true` (outside the mesh) or `false` (neither). */
+  seen: (string | boolean)[];
+  out: IRCluster;
+}
+
+/**
+ * What {@link withIdentities} remembers between calls (one per owner: an edge's identity hook, a
+ * node's sink): by the input cluster's endpoints array (resolve keeps an unchanged cluster's),
+ * then its name. A cluster whose endpoints array, endpoint identities and plaintext opt-in are
+ * unchanged keeps its decorated endpoints array, identities array and (same input object) the
+ * decorated cluster itself, so translation keeps its ClusterLoadAssignment and encoding skips it.
+ */
+export class IdentityDecorations {
+  readonly memo = new IdentityMemo<IREndpoint[], Map<string, Decorated>>();
+}
+
+function lookup(
+  e: IREndpoint,
+  ids: ReadonlyMap<string, string>,
+  outside: ReadonlySet<string>,
+): string | boolean {
+  return ids.get(e.address) ?? outside.has(e.address);
+}
+
 function decorate(
   c: IRCluster,
   ids: ReadonlyMap<string, string>,
   plain: ReadonlySet<string>,
   outside: ReadonlySet<string>,
-) {
+  memo?: IdentityDecorations,
+): IRCluster {
   // Datagrams go to the endpoint's own port in plaintext: no identity, no :15008.
   if (c.udp) return c;
-  let anyOutside = false;
-  const endpoints = c.endpoints.map((e) => {
-    const identity = ids.get(e.address);
-    if (identity) return { ...e, identity };
-    if (!outside.has(e.address)) return e;
-    anyOutside = true;
-    return { ...e, outsideMesh: true };
+  const plaintext = plain.has(c.service);
+  const byName = memo?.memo.peek(c.endpoints);
+  const last = byName?.get(c.name);
+  const same = last !== undefined &&
+    c.endpoints.every((e, i) => last.seen[i] === lookup(e, ids, outside));
+  memo?.memo.count(same);
+  if (same && last.input === c && last.plain === plaintext) return last.out;
+  const seen = same ? last.seen : c.endpoints.map((e) => lookup(e, ids, outside));
+  const endpoints = same ? last.out.endpoints : c.endpoints.map((e, i) => {
+    const s = seen[i];
+    if (typeof s === "string") return { ...e, identity: s };
+    return s ? { ...e, outsideMesh: true } : e;
   });
-  const identities = [...new Set(endpoints.flatMap((e) => e.identity ? [e.identity] : []))].sort();
-  return {
+  const identities = same
+    ? last.out.identities
+    : [...new Set(endpoints.flatMap((e) => e.identity ? [e.identity] : []))].sort();
+  const out: IRCluster = {
     ...c,
     endpoints,
     identities,
-    ...(plain.has(c.service) ? { plaintextAllowed: true } : {}),
-    ...(anyOutside ? { outsideMeshEndpoints: true } : {}),
+    ...(plaintext ? { plaintextAllowed: true } : {}),
+    ...(seen.includes(true) ? { outsideMeshEndpoints: true } : {}),
   };
+  if (memo) {
+    if (byName) byName.set(c.name, { input: c, plain: plaintext, seen, out });
+    else memo.memo.set(c.endpoints, new Map([[c.name, { input: c, plain: plaintext, seen, out }]]));
+  }
+  return out;
 }
 
 /**
  * The mesh (or edge IR) with every endpoint's expected identity, the endpoints of pods `outside`
  * the mesh ({@link outsideMeshPods}) and the plaintext opt-ins filled in (the mesh's namespaced
- * clusters too: their pods' inbound chains need the identities).
+ * clusters too: their pods' inbound chains need the identities). With `memo`, an unchanged
+ * cluster comes out as the same objects as last time ({@link IdentityDecorations}).
  */
 export function withIdentities<T extends Pick<MeshIR, "clusters" | "namespacedClusters">>(
   mesh: T,
   ids: ReadonlyMap<string, string>,
   plain: ReadonlySet<string>,
   outside: ReadonlySet<string> = new Set(),
+  memo?: IdentityDecorations,
 ): T {
-  const all = (list: readonly IRCluster[]) => list.map((c) => decorate(c, ids, plain, outside));
+  const all = (list: readonly IRCluster[]) =>
+    list.map((c) => decorate(c, ids, plain, outside, memo));
   const namespaced = mesh.namespacedClusters;
   return {
     ...mesh,

@@ -19,6 +19,7 @@ export {
 export type { Selector } from "./proto.ts";
 export {
   DEFAULT_ID_TEMPLATE,
+  IdentityDecorations,
   type IdentityScheme,
   identityScheme,
   identitySelectors,
@@ -31,4 +32,4 @@ export {
   wantedIdentities,
   withIdentities,
 } from "./mesh_identity.ts";
-export { startEdgeIdentity } from "./edge_identity.ts";
+export { identityDecorator, startEdgeIdentity } from "./edge_identity.ts";

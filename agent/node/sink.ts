@@ -6,6 +6,7 @@
  */
 import type { Resolved, Sink } from "../../lib/engine/mod.ts";
 import {
+  IdentityDecorations,
   type IdentityScheme,
   outsideMeshPods,
   plaintextServices,
@@ -34,6 +35,8 @@ export interface NodeMeshSinkOptions {
 export class NodeMeshSink implements Sink {
   readonly name = "xds";
   #pods = 0;
+  /** Keeps an unchanged cluster's decorated endpoints the same objects (see withIdentities). */
+  readonly #identities = new IdentityDecorations();
 
   constructor(readonly options: NodeMeshSinkOptions) {}
 
@@ -52,6 +55,7 @@ export class NodeMeshSink implements Sink {
         podIdentities(input.objects, id.scheme),
         plaintextServices(input.objects),
         outsideMeshPods(input.objects, id.scheme),
+        this.#identities,
       )
       : result.mesh;
     if (id?.setWanted(wantedIdentities(mine, id.scheme))) id.changed();
