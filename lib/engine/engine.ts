@@ -1,8 +1,9 @@
 /**
  * The engine: the one pipeline every role runs. Each source revision is resolved once, with the
  * engine's own ResolveState (its memos: a revision after one edit redoes about one object's
- * work; one that only edits a few routes is resolved on the last result, the edit path, counted
- * in `aether_resolves_total{path}`), and the same result goes to every sink in order. A sink that
+ * work; one that only edits a few routes is resolved on the last result, the edit path, and one
+ * that only changes ClusterSetEndpoints objects too, the endpoints path: each counted in
+ * `aether_resolves_total{path}`), and the same result goes to every sink in order. A sink that
  * throws keeps its own last good and is reported; the other sinks still apply. A revision that
  * fails to resolve reaches no sink: every sink keeps serving. The CEL library (for the CRD rules
  * without a hand predicate) is loaded by the engine when a revision first needs it; that
@@ -85,7 +86,7 @@ export class Engine {
     this.#problems = m.gauge("aether_config_problems", "Problems in the current configuration.");
     this.#resolves = m.counter(
       "aether_resolves_total",
-      "Source revisions resolved, by path: cold (every object), edit (a few routes on the last).",
+      "Source revisions resolved, by path: cold (every object), edit (a few routes on the last), endpoints (ClusterSetEndpoints only, on the last).",
     );
   }
 

@@ -81,3 +81,58 @@ Deno.test("engine: revisions from the API server (admitted) take the edit path t
   assert.match(text, /^aether_resolves_total\{path="cold"\} 1$/m);
   assert.match(text, /^aether_resolves_total\{path="edit"\} 2$/m);
 });
+
+Deno.test("engine: a revision changing only ClusterSetEndpoints takes the endpoints path", async () => {
+  const metrics = new Registry();
+  const seen: Resolved[] = [];
+  const sink: Sink = { name: "recorder", apply: (r) => void seen.push(r) };
+  const engine = new Engine({ logger: new Logger("test", () => {}), metrics, sinks: [sink] });
+  const apply = (revision: number, objects: SourceObject[]) =>
+    engine.apply({ revision, objects, problems: [], origins: new Map() });
+  const endpoints = (address: string): SourceObject => ({
+    apiVersion: "aether.io/v1alpha1",
+    kind: "ClusterSetEndpoints",
+    metadata: { name: "api", namespace: "infra" },
+    spec: {
+      endpoints: [{
+        cluster: "b.eu",
+        address,
+        ports: [{ name: "http", protocol: "TCP", port: 8080 }],
+        priority: 1,
+      }],
+    },
+  });
+  const imported: SourceObject[] = [
+    ...base.slice(0, 3),
+    {
+      apiVersion: "multicluster.x-k8s.io/v1beta1",
+      kind: "ServiceImport",
+      metadata: { name: "api", namespace: "infra" },
+      spec: { type: "ClusterSetIP", ports: [{ name: "http", protocol: "TCP", port: 80 }] },
+    },
+    endpoints("10.2.0.1"),
+    {
+      ...route("0"),
+      spec: {
+        parentRefs: [{ name: "edge" }],
+        rules: [{
+          backendRefs: [{
+            group: "multicluster.x-k8s.io",
+            kind: "ServiceImport",
+            name: "api",
+            port: 80,
+          }],
+        }],
+      },
+    },
+  ];
+  await apply(1, imported);
+  const changed = imported.with(4, endpoints("10.2.0.2"));
+  await apply(2, changed);
+  const text = metrics.render();
+  assert.match(text, /^aether_resolves_total\{path="cold"\} 1$/m);
+  assert.match(text, /^aether_resolves_total\{path="endpoints"\} 1$/m);
+  assert.deepStrictEqual(seen[1].result, resolve(changed, {}, new ResolveState()));
+  const cluster = seen[1].result.ir.clusters.find((c) => c.name.includes("clusterset"));
+  assert.deepStrictEqual(cluster?.endpoints.map((e) => e.address), ["10.2.0.2"]);
+});

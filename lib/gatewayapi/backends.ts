@@ -15,6 +15,7 @@ import {
 import { importClusterName } from "./imports.ts";
 import { type ImportEndpointsMemo, memoizedImportEndpoints } from "./imports_memo.ts";
 import { clustersetSni, MCS_GROUP, VIP_SERVICE_IMPORT_ANNOTATION } from "../mcs/mod.ts";
+import { HTTP2_APP_PROTOCOLS, protocolProblem, readyEndpoints } from "./backend_ports.ts";
 import { referenceAllowed } from "./refs.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { meshNameOwners, type OwnersMemo, portClusterName } from "./mesh/names.ts";
@@ -54,9 +55,6 @@ export interface ResolvedBackend {
   conflict?: NameConflict;
 }
 
-const HTTP2_APP_PROTOCOLS = new Set(["kubernetes.io/h2c", "grpc"]);
-const SUPPORTED_APP_PROTOCOLS = new Set(["", "http", "HTTP", ...HTTP2_APP_PROTOCOLS]);
-
 /** Endpoints by Service and port, with the slices they were read from. */
 export type EndpointsMemo = IdentityMemo<
   Obj<ServiceSpec>,
@@ -76,14 +74,27 @@ export interface BackendsMemo {
   >;
 }
 
-/** Resolves backendRefs for one resolve and collects the clusters they use. */
+/**
+ * Where a cluster's endpoints come from when a ClusterSetEndpoints object makes them: that
+ * object's `<ns>/<name>`, the use (an import's own cluster, a clusterset VIP Service's) and the
+ * import port (what the endpoints path of resolve, endpoints_edit.ts, makes them again from).
+ */
+export interface ImportSource {
+  readonly key: string;
+  readonly use: "import" | "vip";
+  readonly port: ServicePort;
+}
+
 /** An import port and a VIP Service port are one port: same number and protocol. */
 function samePort(a: ServicePort, b: ServicePort): boolean {
   return a.port === b.port && (a.protocol ?? "TCP") === (b.protocol ?? "TCP");
 }
 
+/** Resolves backendRefs for one resolve and collects the clusters they use. */
 export class Backends {
   #clusters = new Map<string, IRCluster>();
+  /** The clusters made of ClusterSetEndpoints objects, by name. */
+  #importSources = new Map<string, ImportSource>();
   #memo: BackendsMemo;
   #owners: ReadonlyMap<string, Obj<ServiceSpec>>;
   #reported = new Set<string>();
@@ -237,12 +248,13 @@ export class Backends {
    */
   serviceCluster(svc: Obj<ServiceSpec>, port: ServicePort, http2: boolean): IRCluster {
     const sni = this.#vipImportSni(svc, port);
+    const name = this.#clusterName(svc, port);
     return this.#cluster(
-      this.#clusterName(svc, port),
+      name,
       svc,
       port,
       http2,
-      () => this.#vipImportEndpoints(svc, port) ?? this.#endpoints(svc, port),
+      () => this.#vipImportEndpoints(name, svc, port) ?? this.#endpoints(svc, port),
       sni,
     );
   }
@@ -258,14 +270,22 @@ export class Backends {
       si,
       port,
       http2,
-      () =>
-        memoizedImportEndpoints(
+      () => {
+        const key = this.indexed.keyOf(si);
+        this.#importSources.set(name, { key, use: "import", port });
+        return memoizedImportEndpoints(
           this.#memo.imports ??= new IdentityMemo(),
           "import",
-          this.indexed.clusterSetEndpoints.get(this.indexed.keyOf(si))?.spec,
+          this.indexed.clusterSetEndpoints.get(key)?.spec,
           port,
-        ),
+        );
+      },
     );
+  }
+
+  /** The clusters made so far whose endpoints come from a ClusterSetEndpoints object, by name. */
+  importSources(): ReadonlyMap<string, ImportSource> {
+    return this.#importSources;
   }
 
   /** The cluster `name` of `port` of `of`, made once per resolve (a later http2 use upgrades it). */
@@ -336,7 +356,11 @@ export class Backends {
    * dials the VIP (the `clusterset.local` name's address) is captured into them. Undefined for any
    * other Service, or while the import is not there.
    */
-  #vipImportEndpoints(svc: Obj<ServiceSpec>, port: ServicePort): IREndpoint[] | undefined {
+  #vipImportEndpoints(
+    cluster: string,
+    svc: Obj<ServiceSpec>,
+    port: ServicePort,
+  ): IREndpoint[] | undefined {
     const annotations = svc.metadata.annotations as Record<string, string> | undefined;
     const name = annotations?.[VIP_SERVICE_IMPORT_ANNOTATION];
     if (typeof name !== "string") return undefined;
@@ -344,6 +368,7 @@ export class Backends {
     const si = this.indexed.serviceImports.get(key);
     const importPort = si?.spec?.ports?.find((p) => samePort(p, port));
     if (!importPort) return undefined;
+    this.#importSources.set(cluster, { key, use: "vip", port: importPort });
     const spec = this.indexed.clusterSetEndpoints.get(key)?.spec;
     return memoizedImportEndpoints(
       this.#memo.imports ??= new IdentityMemo(),
@@ -382,52 +407,4 @@ export class Backends {
     byPort.set(port, { slices, endpoints });
     return endpoints;
   }
-}
-
-/** The ready endpoints of `port` in `slices`, by address then port. */
-function readyEndpoints(
-  slices: readonly (KubeObject & EndpointSliceBody)[],
-  port: ServicePort,
-): IREndpoint[] {
-  const out = new Map<string, IREndpoint>();
-  for (const slice of slices) {
-    if (slice.addressType === "FQDN") continue;
-    const slicePort = (slice.ports ?? []).find((p) => (p.name ?? "") === (port.name ?? ""));
-    if (slicePort?.port === undefined) continue;
-    for (const ep of slice.endpoints ?? []) {
-      if (ep.conditions?.ready === false) continue;
-      for (const address of ep.addresses) {
-        out.set(`${address}|${slicePort.port}`, {
-          address,
-          port: slicePort.port,
-          ...(ep.zone ? { zone: ep.zone } : {}),
-        });
-      }
-    }
-  }
-  return [...out.values()].sort((
-    a,
-    b,
-  ) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
-}
-
-/**
- * Why `port` cannot carry a route's traffic, or undefined: an L4 route's `transport` must be the
- * port's protocol; an HTTP or gRPC route needs TCP and an HTTP appProtocol (or none).
- */
-function protocolProblem(
-  what: string,
-  port: ServicePort,
-  transport: "TCP" | "UDP" | undefined,
-): string | undefined {
-  const protocol = port.protocol ?? "TCP", app = port.appProtocol ?? "";
-  if (transport) {
-    return protocol !== transport
-      ? `${what} port ${port.port} is ${protocol}, not ${transport}`
-      : undefined;
-  }
-  if (protocol !== "TCP" || !SUPPORTED_APP_PROTOCOLS.has(app)) {
-    return `${what} port ${port.port} speaks ${protocol}${app ? `/${app}` : ""}, not HTTP`;
-  }
-  return undefined;
 }

@@ -13,11 +13,14 @@
  * admitted cleanly before and after (no problem, every parent accepted: no conflict, no
  * unsupported feature), needs the very same backend clusters, and its virtual hosts forward to
  * the same clusters as before (so the IR's clusters and the mesh's hold).
+ * A revision that changes only ClusterSetEndpoints objects takes the endpoints path instead
+ * (endpoints_edit.ts: the clusters they feed get their endpoints made again on the last result).
  * Pure: the state is passed in and out explicitly.
  * @module
  */
-import { admit } from "./admission/mod.ts";
 import { equalData } from "../data/mod.ts";
+import { admitted, changedPositions, sameOptions } from "./edit_common.ts";
+import { endpointsOnLast, isEndpointsChange } from "./endpoints_edit.ts";
 import { isMeshParent } from "./mesh/attachment.ts";
 import { renderVhost } from "./build_ir.ts";
 import { resolve, statusOf } from "./resolve.ts";
@@ -33,14 +36,17 @@ import {
 import type { ConvertedRoute } from "./routes/kind.ts";
 import type { ResolveOptions, ResolveResult } from "./resolve_types.ts";
 import type { Obj } from "./object_index.ts";
-import type { KubeObject, Problem, RouteSpecCommon } from "./types.ts";
+import type { KubeObject, RouteSpecCommon } from "./types.ts";
 import type { IRFilterChain, IRListener, IRVirtualHost } from "../ir/mod.ts";
 
 /** The most routes one revision may change and still take the edit path. */
 export const EDIT_MAX_ROUTES = 64;
 
-/** How a revision was resolved: from scratch (with the memos) or on the last result. */
-export type ResolvePath = "cold" | "edit";
+/**
+ * How a revision was resolved: from scratch (with the memos), on the last result (a few routes
+ * edited), or on the last result with only ClusterSetEndpoints objects changed (endpoints_edit.ts).
+ */
+export type ResolvePath = "cold" | "edit" | "endpoints";
 
 /** One changed route: where it is in the last resolve, and what it became. */
 interface Change {
@@ -59,47 +65,18 @@ export function resolveEdit(
   options: ResolveOptions = {},
   state: ResolveState = new ResolveState(),
 ): { result: ResolveResult; path: ResolvePath } {
-  const result = editOnLast(objects, options, state);
-  if (result) return { result, path: "edit" };
-  return { result: resolve(objects, options, state), path: "cold" };
-}
-
-/** The positions where `objects` differs from `before`; undefined past `max` or another length. */
-function changedPositions(
-  objects: readonly KubeObject[],
-  before: readonly KubeObject[],
-  max: number,
-): number[] | undefined {
-  if (objects.length !== before.length) return undefined;
-  const changed: number[] = [];
-  for (let i = 0; i < objects.length; i++) {
-    if (objects[i] === before[i]) continue;
-    if (changed.length === max) return undefined;
-    changed.push(i);
+  const last = state.last.value;
+  const changed = last && sameOptions(last.options, options)
+    ? changedPositions(objects, last.objects, objects.length)
+    : undefined;
+  if (changed && changed.length > 0 && isEndpointsChange(objects, last!.objects, changed)) {
+    const result = endpointsOnLast(objects, state, changed);
+    if (result) return { result, path: "endpoints" };
+  } else if (changed && changed.length <= EDIT_MAX_ROUTES) {
+    const result = editOnLast(objects, options, state, changed);
+    if (result) return { result, path: "edit" };
   }
-  return changed;
-}
-
-/** The same options: the same keys with the same values (arrays the same objects). */
-function sameOptions(a: ResolveOptions, b: ResolveOptions): boolean {
-  if (a === b) return true;
-  const keys = Object.keys(a) as (keyof ResolveOptions)[];
-  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
-}
-
-/** The one admitted object of `raw`, or undefined when it has problems. */
-function admitted(raw: KubeObject, state: ResolveState): KubeObject | undefined {
-  const last = state.last.value!;
-  const problems: Problem[] = [];
-  const out = admit(
-    [raw],
-    problems,
-    last.admission,
-    last.options.admitted === true,
-    state.admitted,
-    state.cel,
-  );
-  return problems.length === 0 && out.length === 1 ? out[0] : undefined;
+  return { result: resolve(objects, options, state), path: "cold" };
 }
 
 /** The edited route keeps everything its attachment, age order and mesh side depend on. */
@@ -128,11 +105,9 @@ function editOnLast(
   objects: KubeObject[],
   options: ResolveOptions,
   state: ResolveState,
+  changed: readonly number[],
 ): ResolveResult | undefined {
-  const last = state.last.value;
-  if (!last || !sameOptions(last.options, options)) return undefined;
-  const changed = changedPositions(objects, last.objects, EDIT_MAX_ROUTES);
-  if (!changed) return undefined;
+  const last = state.last.value!;
   const index = state.last.index();
   if (!index) return undefined;
   const defs = options.routeKinds ?? ROUTE_KINDS;

@@ -120,7 +120,7 @@ async function loadedCel(): Promise<CelRules> {
 
 Deno.test("edit path: every golden route edited five ways in a row equals a cold resolve", async () => {
   const cel = await loadedCel();
-  const paths = { cold: 0, edit: 0 };
+  const paths = { cold: 0, edit: 0, endpoints: 0 };
   for (const name of goldenCaseNames(dir)) {
     const base = readYamlDocsStrict(join(dir, `${name}.in.yaml`)) as KubeObject[];
     const options: ResolveOptions = {};
@@ -233,7 +233,7 @@ Deno.test("edit path: 300 seeded synthetic edits each equal a cold resolve", asy
       (s) => (s.rules[0].matches = [{ path: { type: "PathPrefix", value: "no-slash" } }]),
     ],
   ];
-  const paths = { cold: 0, edit: 0 };
+  const paths = { cold: 0, edit: 0, endpoints: 0 };
   for (let n = 1; n <= 300; n++) {
     const roll = pick(20);
     let what: string;
