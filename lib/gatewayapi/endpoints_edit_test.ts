@@ -6,7 +6,8 @@
  * without a mesh name, an edge and a mesh merged UDP cluster), each with seeded endpoint changes
  * (add, remove, address, port, zone, identity, priority, east-west gateway, empty). The mixed
  * configuration's test also proves each kind of cluster changed at least once, so a path that
- * leaves one kind alone fails the oracle.
+ * leaves one kind alone fails the oracle. Interleaved with route edits, the edit path and the
+ * endpoints path each start from the other's result (one that forgets its result fails).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -373,4 +374,31 @@ Deno.test("endpoints path: a ClusterSetEndpoints change with a route edit, renam
   check(base, state, cel, "options: first");
   const other = { meshDomain: "other.internal" };
   assert.equal(check(base.with(at, moved), state, cel, "options", other).path, "cold");
+});
+
+Deno.test("endpoints path: interleaved with route edits, each path builds on the other's result", async () => {
+  const cel = await loadedCel();
+  let objects = mixed();
+  const at = objects.findIndex((o) => o.kind === CSE);
+  const routeAt = objects.findIndex((o) => o.metadata.name === "edge-http");
+  const ports = portsOf((objects[at] as Loose).spec);
+  const state = new ResolveState(cel);
+  check(objects, state, cel, "first");
+  const rnd = lcg(5);
+  const paths: ResolvePath[] = [];
+  for (let n = 0; n < 40; n++) {
+    if (n % 2 === 0) {
+      objects = objects.with(at, changedEndpoints(objects[at], ports, rnd)[1]);
+    } else {
+      const route = cloneData(objects[routeAt]) as Loose;
+      route.metadata.generation = n;
+      route.spec.rules[0].filters = [{
+        type: "RequestHeaderModifier",
+        requestHeaderModifier: { set: [{ name: "x-n", value: `${n}` }] },
+      }];
+      objects = objects.with(routeAt, route);
+    }
+    paths.push(check(objects, state, cel, `step ${n}`).path);
+  }
+  assert.deepStrictEqual(paths, paths.map((_, n) => (n % 2 === 0 ? "endpoints" : "edit")));
 });
