@@ -108,6 +108,34 @@ export function dependencyClosure(
   return [...out].sort();
 }
 
+/** The namespaces with consumer routes of any kind on the port, and "" (the producer routes). */
+function routeNamespaces(p: MeshService["ports"][number]): Set<string> {
+  return new Set([
+    "",
+    ...Object.keys(p.consumerRoutes),
+    ...Object.keys(p.consumerTcp ?? {}),
+    ...Object.keys(p.consumerTls ?? {}),
+    ...Object.keys(p.consumerUdp ?? {}),
+  ]);
+}
+
+/**
+ * The clusters no service owns (a ServiceImport port's) that the routes of `svc` send to, for
+ * any caller, sorted: their endpoints and fields are part of the service's fingerprints, so a
+ * change of an import's endpoints reaches the nodes whose set holds a service routing to it.
+ */
+export function referencedClusters(index: MeshIndex, svc: MeshService): string[] {
+  const out = new Set<string>();
+  for (const p of svc.ports) {
+    for (const ns of routeNamespaces(p)) {
+      for (const c of callerBackendClusters(p, ns)) {
+        if (!index.clusterAuthority.has(c) && index.clusters.has(c)) out.add(c);
+      }
+    }
+  }
+  return [...out].sort();
+}
+
 /** Fingerprints of {@link serviceFingerprints}, by authority. */
 export type Fingerprints = Map<string, { routing: string; endpoints: string }>;
 
@@ -123,7 +151,8 @@ function shallowSame(a: object | undefined, b: object | undefined): boolean {
 
 /**
  * Per service, a fingerprint of what a node's routing depends on (the service with its routes,
- * and its port clusters without endpoints) and, separately, of its endpoints: a change of only
+ * and its port clusters and the {@link referencedClusters} without endpoints) and, separately, of
+ * their endpoints: a change of only
  * the second needs EDS alone. With the `previous` mesh's index and fingerprints, a service that
  * is the same object (resolve hands an unchanged one over as the same object) with clusters of
  * the same field values (the same endpoint list) keeps its previous fingerprint, unserialized.
@@ -134,7 +163,7 @@ export function serviceFingerprints(
 ): Fingerprints {
   const out: Fingerprints = new Map();
   for (const s of index.mesh.services) {
-    const names = s.ports.flatMap(portOwnedClusters);
+    const names = [...s.ports.flatMap(portOwnedClusters), ...referencedClusters(index, s)];
     const clusters = names.map((n) => index.clusters.get(n));
     const kept = previous?.index.services.get(s.authority) === s &&
         names.every((n, i) => shallowSame(clusters[i], previous.index.clusters.get(n)))

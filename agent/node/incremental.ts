@@ -7,7 +7,8 @@
  * @module
  */
 import type { MeshIR, NodeView } from "../../lib/ir/mod.ts";
-import type { IRCluster } from "../../lib/ir/mod.ts";
+import type { IRCluster, IREndpoint } from "../../lib/ir/mod.ts";
+import { IdentityMemo } from "../../lib/memo/mod.ts";
 import { portOwnedClusters } from "../../lib/ir/mod.ts";
 import type { NamedResource } from "../xds/translate/mod.ts";
 import {
@@ -20,21 +21,42 @@ import {
 } from "../xds/translate/node/mod.ts";
 import { translateEndpoints } from "../xds/translate/mod.ts";
 import { sortedByName } from "../xds/translate/mod.ts";
-import { type MeshIndex, serviceDependencies } from "./demand.ts";
+import { type MeshIndex, referencedClusters, serviceDependencies } from "./demand.ts";
 
 /**
- * ClusterLoadAssignments by IR cluster, shared by every node within one mesh change: the same
- * cluster gives the same resource object, so it is encoded once, not once per node.
+ * ClusterLoadAssignments by the IR cluster's endpoints array (resolve keeps an unchanged
+ * cluster's; withIdentities too), then its name, shared by every node and kept across mesh
+ * changes (owned by one NodeSnapshots): an unchanged cluster gives the same resource object, so
+ * it is encoded once, not once per node nor again on each change.
  */
-export type EndpointMemo = Map<IRCluster, NamedResource>;
+export class EndpointMemo {
+  readonly memo = new IdentityMemo<IREndpoint[], NamedResource>();
+
+  /** The cluster's assignment, the same object while its endpoints array and name are. */
+  get(c: IRCluster): NamedResource {
+    const seen = this.memo.peek(c.endpoints);
+    const hit = seen?.name === c.name;
+    this.memo.count(hit);
+    if (hit) return seen!;
+    const out = translateEndpoints([c])[0];
+    this.memo.set(c.endpoints, out);
+    return out;
+  }
+}
 
 function sharedEndpoints(memo: EndpointMemo | undefined, clusters: IRCluster[]): NamedResource[] {
   if (!memo) return translateEndpoints(clusters);
-  return sortedByName(clusters).map((c) => {
-    let r = memo.get(c);
-    if (!r) memo.set(c, r = translateEndpoints([c])[0]);
-    return r;
-  });
+  return sortedByName(clusters).map((c) => memo.get(c));
+}
+
+/** The {@link referencedClusters} of the `changed` services in `index`, sorted. */
+function referenced(index: MeshIndex, changed: Iterable<string>): string[] {
+  const out = new Set<string>();
+  for (const a of changed) {
+    const s = index.services.get(a);
+    for (const c of s ? referencedClusters(index, s) : []) out.add(c);
+  }
+  return [...out].sort();
 }
 
 /**
@@ -102,8 +124,15 @@ export function retranslateNode(
     },
     { ...view, dependencies: touched },
     options,
+    memo && ((c) => memo.get(c)),
   );
+  // The clusters no service owns (ServiceImports') the touched services route to: when that set
+  // changed, another service may still route to one dropped (translate in full); else those the
+  // node reaches are the touched services' too.
+  const refs = referenced(index, touched);
+  if (refs.join("\n") !== referenced(before, touched).join("\n")) return undefined;
   const owned = ownedClusters(index, before, touched);
+  for (const n of refs) if (reach.has(n)) owned.add(n);
   const ownsCluster = (name: string) => owned.has(name);
   const ownsVhost = (name: string) => ownsCluster(name.slice(name.indexOf("/") + 1));
   const clusters = splice(prev.clusters, part.clusters, ownsCluster);
@@ -138,6 +167,8 @@ export function retranslateEndpoints(
   memo?: EndpointMemo,
 ): NodeResources {
   const mine = ownedClusters(index, before, changed);
+  // And the ServiceImports' clusters they route to (only those the node has are made).
+  for (const n of referenced(index, changed)) mine.add(n);
   const owned = (name: string) => mine.has(name);
   const stale = prev.endpoints.filter((e) => owned(e.name)).map((e) => e.name);
   if (stale.length === 0) return prev;

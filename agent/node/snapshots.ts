@@ -33,12 +33,7 @@ import {
   translateNode,
 } from "../xds/translate/node/mod.ts";
 import { vhdsNamespace } from "../xds/server/mod.ts";
-import {
-  type EndpointMemo,
-  retranslateEndpoints,
-  retranslateNode,
-  sameClosure,
-} from "./incremental.ts";
+import { EndpointMemo, retranslateEndpoints, retranslateNode, sameClosure } from "./incremental.ts";
 import {
   indexMesh,
   type MeshIndex,
@@ -119,6 +114,8 @@ export class NodeSnapshots {
   #certified: readonly string[] | undefined;
   /** What each node's Envoy advertised on its latest xDS stream (capabilities.ts), sorted. */
   #capabilities = new Map<string, readonly string[]>();
+  /** ClusterLoadAssignments by endpoints array, shared by every node and kept across changes. */
+  readonly #endpointMemo = new EndpointMemo();
   /** Encodings shared by every node's snapshots (equal resources are often the same objects). */
   readonly #encodings: Encodings;
 
@@ -180,7 +177,7 @@ export class NodeSnapshots {
       ? udpAuthorities(udpTargets(mesh), index.clusterAuthority)
       : [];
     const changed = new Set([...routing, ...endpoints]);
-    const memo: EndpointMemo = new Map();
+    const memo = this.#endpointMemo;
     const touched: string[] = [];
     // Capture listeners and their route tables cover every VIP service of the mesh: a routing
     // change anywhere re-translates every node in full (clusters stay demand-scoped).
@@ -381,7 +378,12 @@ export class NodeSnapshots {
       ...this.#udpWatch,
     ]);
     st.closed = view.dependencies;
-    const fresh = translateNode(this.#mesh, view, this.#optionsFor(st.view.nodeId));
+    const fresh = translateNode(
+      this.#mesh,
+      view,
+      this.#optionsFor(st.view.nodeId),
+      (c) => this.#endpointMemo.get(c),
+    );
     st.reuse ??= new ResourceReuse();
     st.resources = { ...(st.reuse ? st.reuse.apply(fresh) : fresh), secrets: this.#secrets };
     this.#publish(st);

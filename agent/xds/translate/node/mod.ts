@@ -51,7 +51,7 @@ import {
 } from "../../../../lib/ir/mod.ts";
 import type { IRCluster } from "../../../../lib/ir/mod.ts";
 import { cluster, refusingCluster } from "../cluster.ts";
-import { translateEndpoints } from "../endpoint.ts";
+import { loadAssignment } from "../endpoint.ts";
 import type { EnvoyResources, NamedResource } from "../types.ts";
 import { sortedByName } from "../util.ts";
 import { outboundListener } from "./listener.ts";
@@ -241,11 +241,16 @@ export function nodeClusterNames(
   return names;
 }
 
-/** Translates one node's view of the mesh into Envoy resources, each kind sorted by name. */
+/**
+ * Translates one node's view of the mesh into Envoy resources, each kind sorted by name. A
+ * caller's `assignment` may give an unchanged cluster's ClusterLoadAssignment as the object it
+ * made before (agent/node's memo by endpoints array), so encoding skips it.
+ */
 export function translateNode(
   mesh: MeshIR,
   view: NodeView,
   options: NodeTranslateOptions = {},
+  assignment: (c: IRCluster) => NamedResource = loadAssignment,
 ): NodeResources {
   const statPrefix = options.statPrefix ?? "aether";
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
@@ -349,7 +354,11 @@ export function translateNode(
     routes: sortedByName(routes),
     virtualHosts: sortedByName(callers.flatMap((c) => outboundVirtualHosts(c, services))),
     clusters: sortedByName(clusters),
-    endpoints: localizeEndpoints(translateEndpoints(irClusters), clustersByName, listeners),
+    endpoints: localizeEndpoints(
+      sortedByName(irClusters).map(assignment),
+      clustersByName,
+      listeners,
+    ),
     secrets: [],
   };
 }
