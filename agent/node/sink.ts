@@ -15,6 +15,8 @@ import {
   withIdentities,
 } from "../identity/mod.ts";
 import { podsOnNode } from "../../lib/gatewayapi/mod.ts";
+import { equalData } from "../../lib/data/mod.ts";
+import type { NodePod } from "../../lib/ir/mod.ts";
 import type { NodeSnapshots } from "./snapshots.ts";
 
 /** Options of {@link NodeMeshSink}. */
@@ -35,6 +37,8 @@ export interface NodeMeshSinkOptions {
 export class NodeMeshSink implements Sink {
   readonly name = "xds";
   #pods = 0;
+  /** The pods of the view last set. */
+  #served?: NodePod[];
   /** Keeps an unchanged cluster's decorated endpoints the same objects (see withIdentities). */
   readonly #identities = new IdentityDecorations();
 
@@ -60,7 +64,11 @@ export class NodeMeshSink implements Sink {
       : result.mesh;
     if (id?.setWanted(wantedIdentities(mine, id.scheme))) id.changed();
     o.snapshots.setMesh(mesh);
-    o.snapshots.setView({ nodeId: o.nodeName, pods: mine, dependencies: [] });
+    // The same pods: setMesh re-translated what the change touched (EDS alone for endpoints).
+    if (!this.#served || !equalData(mine, this.#served)) {
+      o.snapshots.setView({ nodeId: o.nodeName, pods: mine, dependencies: [] });
+      this.#served = mine;
+    }
     this.#pods = mine.length;
   }
 
