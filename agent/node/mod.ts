@@ -4,3 +4,4 @@
  */
 export { type NodeAgent, type NodeAgentOptions, nodeDefaults, runNode } from "./run.ts";
 export { NodeSnapshots } from "./snapshots.ts";
+export { NodeMeshSink } from "./sink.ts";
