@@ -12,16 +12,17 @@ const route = (name: string, parent: string, ns = "shop") =>
     },
     status: { parents: [] },
   });
-const published = new Map([
-  ["exports/shop/web", "{}"],
-  ["eps/shop/web/p1", "{}"],
-  ["exports/shop/api", "{}"],
-]);
+const published = () =>
+  new Map([
+    ["exports/shop/web", "{}"],
+    ["eps/shop/web/p1", "{}"],
+    ["exports/shop/api", "{}"],
+  ]);
 
 Deno.test("mcs routes: producer routes of exported Services, keyed under routes/", () => {
   const out = plannedRouteEntries({
     cluster: "b.eu",
-    published,
+    published: published(),
     routes: [route("split", "web"), route("other", "db"), route("mine", "web", "c")],
     current: [],
   });
@@ -35,7 +36,7 @@ Deno.test("mcs routes: producer routes of exported Services, keyed under routes/
 Deno.test("mcs routes: the route or its export gone, the record goes", () => {
   const routes = [route("split", "web")];
   assert.equal(
-    plannedRouteEntries({ cluster: "b.eu", published, routes: [], current: [] }).size,
+    plannedRouteEntries({ cluster: "b.eu", published: published(), routes: [], current: [] }).size,
     0,
   );
   const unexported = new Map([["exports/shop/api", "{}"]]);
@@ -48,12 +49,17 @@ Deno.test("mcs routes: the route or its export gone, the record goes", () => {
 Deno.test("mcs routes: before the routes are listed the published ones stay (exported only)", () => {
   const current = plannedRouteEntries({
     cluster: "b.eu",
-    published,
+    published: published(),
     routes: [route("split", "web"), route("a", "api")],
     current: [],
   });
   const all = [...current, ["exports/shop/web", "{}"] as const, ["routes/x", "garbage"] as const];
-  const kept = plannedRouteEntries({ cluster: "b.eu", published, routes: undefined, current: all });
+  const kept = plannedRouteEntries({
+    cluster: "b.eu",
+    published: published(),
+    routes: undefined,
+    current: all,
+  });
   assert.deepEqual([...kept.keys()].sort(), [
     "routes/HTTPRoute/shop/a",
     "routes/HTTPRoute/shop/split",

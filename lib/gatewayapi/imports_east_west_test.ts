@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { clusterSetEndpoints, endpointRecords } from "../mcs/mod.ts";
 import { importEndpoints } from "./imports.ts";
-import { pods, servicePorts, slices } from "../mcs/_east_west_test_utils.ts";
+import { eastWestFixture } from "../mcs/_east_west_test_utils.ts";
 
 Deno.test("east-west: another cluster's gatewayed pods are dialled at its gateway, same SNI port and identity; own cluster's directly", () => {
+  const { pods, servicePorts, slices } = eastWestFixture();
   const b = endpointRecords(
     "b.eu",
     new Set(["shop/web"]),

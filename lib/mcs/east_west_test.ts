@@ -6,7 +6,7 @@ import {
   parseGatewayAddress,
 } from "./east_west.ts";
 import { endpointRecords, parseEndpointRecord } from "./endpoints.ts";
-import { pods, servicePorts, slices } from "./_east_west_test_utils.ts";
+import { eastWestFixture } from "./_east_west_test_utils.ts";
 
 Deno.test("east-west: gateway addresses are <ip>:<port>", () => {
   assert.deepEqual(parseGatewayAddress("192.0.2.7:15443"), { address: "192.0.2.7", port: 15443 });
@@ -39,6 +39,7 @@ Deno.test("east-west: endpoints behind one gateway with one identity collapse, w
 });
 
 Deno.test("east-west: records carry the gateway, checked on read", () => {
+  const { pods, servicePorts, slices } = eastWestFixture();
   const recs = endpointRecords(
     "b.eu",
     new Set(["shop/web"]),

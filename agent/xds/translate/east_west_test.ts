@@ -12,47 +12,48 @@ const ep = (service: string, pod: string, ip: string, ports: unknown[]) =>
   JSON.stringify({ cluster: "b.eu", namespace: "shop", service, pod, ip, ports });
 
 /** Cluster b's origin: web (two pods, port http 80 → 8080, one named by its export only), db. */
-const entries = new Map([
-  [
-    "exports/shop/web",
-    JSON.stringify({
-      cluster: "b.eu",
-      namespace: "shop",
-      name: "web",
-      exportCreated: "2026-01-01T00:00:00Z",
-      type: "ClusterSetIP",
-      sessionAffinity: "None",
-      ipFamilies: ["IPv4"],
-      labels: {},
-      annotations: {},
-      ports: [{ name: "http", protocol: "TCP", port: 80 }],
-    }),
-  ],
-  [
-    "eps/shop/web/web-1",
-    ep("web", "web-1", "10.2.0.6", [{
-      name: "http",
-      protocol: "TCP",
-      port: 8080,
-      servicePort: 80,
-    }]),
-  ],
-  [
-    "eps/shop/web/web-0",
-    ep("web", "web-0", "10.2.0.5", [{ name: "http", protocol: "TCP", port: 8080 }]),
-  ],
-  [
-    "eps/shop/db/db-0",
-    ep("db", "db-0", "10.2.0.9", [
-      { name: "sql", protocol: "TCP", port: 5432, servicePort: 5432 },
-      { name: "dns", protocol: "UDP", port: 53, servicePort: 53 },
-    ]),
-  ],
-  ["eps/shop/db/broken", "{"],
-]);
+const entries = () =>
+  new Map([
+    [
+      "exports/shop/web",
+      JSON.stringify({
+        cluster: "b.eu",
+        namespace: "shop",
+        name: "web",
+        exportCreated: "2026-01-01T00:00:00Z",
+        type: "ClusterSetIP",
+        sessionAffinity: "None",
+        ipFamilies: ["IPv4"],
+        labels: {},
+        annotations: {},
+        ports: [{ name: "http", protocol: "TCP", port: 80 }],
+      }),
+    ],
+    [
+      "eps/shop/web/web-1",
+      ep("web", "web-1", "10.2.0.6", [{
+        name: "http",
+        protocol: "TCP",
+        port: 8080,
+        servicePort: 80,
+      }]),
+    ],
+    [
+      "eps/shop/web/web-0",
+      ep("web", "web-0", "10.2.0.5", [{ name: "http", protocol: "TCP", port: 8080 }]),
+    ],
+    [
+      "eps/shop/db/db-0",
+      ep("db", "db-0", "10.2.0.9", [
+        { name: "sql", protocol: "TCP", port: 5432, servicePort: 5432 },
+        { name: "dns", protocol: "UDP", port: 53, servicePort: 53 },
+      ]),
+    ],
+    ["eps/shop/db/broken", "{"],
+  ]);
 
 Deno.test("east-west translate: one SNI chain per exported port → its pods at :15008 (golden)", () => {
-  const got = translateEastWest(entries, {
+  const got = translateEastWest(entries(), {
     address: "0.0.0.0",
     port: 15443,
     meshDomain: "aether.internal",
@@ -79,7 +80,7 @@ Deno.test("east-west translate: one SNI chain per exported port → its pods at 
 });
 
 Deno.test("east-west translate: the listener passes TLS through unopened; nothing else is served", () => {
-  const { resources } = translateEastWest(entries, { address: "192.0.2.7", port: 15443 });
+  const { resources } = translateEastWest(entries(), { address: "192.0.2.7", port: 15443 });
   assert.equal(resources.listeners.length, 1);
   // deno-lint-ignore no-explicit-any
   const l = resources.listeners[0].resource as any;
