@@ -44,6 +44,8 @@ export async function createPod(prefix = "aether-pod"): Promise<TestPod> {
 export interface NetPod extends TestPod {
   /** The pod's address on the bridge (eth0). */
   ip: string;
+  /** The bridge plugin's ADD result (a chained plugin's `prevResult`). */
+  result: Record<string, unknown>;
 }
 
 /** A bridge network for test pods, made by the real CNI plugins (bridge + host-local). */
@@ -54,8 +56,22 @@ export interface PodNetwork {
   subnet: string;
   /** The bridge's (host side, gateway) address. */
   gateway: string;
-  /** A new pod: netns + veth on the bridge, address from host-local. */
-  addPod(prefix?: string): Promise<NetPod>;
+  /**
+   * The upper half of the subnet (`x.y.z.128/25`), which host-local never hands out (it gives
+   * `.2`–`.127`): addresses chosen elsewhere, e.g. a kwok node's `spec.podCIDR`, go there.
+   */
+  staticRange: string;
+  /**
+   * A new pod: netns + veth on the bridge, address from host-local, or exactly `ip` (static IPAM:
+   * an address someone else chose, e.g. the API server's pod IP; it must be in the subnet and not
+   * the gateway; see {@link PodNetwork.staticRange}).
+   */
+  addPod(prefix?: string, opts?: { ip?: string }): Promise<NetPod>;
+  /**
+   * Makes the bridge with its gateway address now (the bridge plugin makes it with the first
+   * pod otherwise), e.g. for a node agent to bind the gateway address before any pod exists.
+   */
+  up(): Promise<void>;
   /** CNI DEL of every pod, netns and bridge removed, IPAM state removed. */
   remove(): Promise<void>;
 }
@@ -120,33 +136,60 @@ export async function createPodNetwork(): Promise<PodNetwork> {
     ipam: {
       type: "host-local",
       subnet: `${subnet}.0/24`,
+      rangeEnd: `${subnet}.127`,
       dataDir,
       routes: [{ dst: "0.0.0.0/0" }],
     },
   };
-  const pods: TestPod[] = [];
+  const confOf = (ip?: string) =>
+    ip === undefined ? conf : {
+      ...conf,
+      ipam: { type: "static", addresses: [{ address: `${ip}/24` }], routes: conf.ipam.routes },
+    };
+  const pods: { pod: TestPod; conf: Record<string, unknown> }[] = [];
   return {
     bridge,
     subnet: `${subnet}.0/24`,
     gateway: `${subnet}.1`,
-    addPod: async (prefix = "aether-pod") => {
+    staticRange: `${subnet}.128/25`,
+    addPod: async (prefix = "aether-pod", opts = {}) => {
+      if (opts.ip !== undefined && !opts.ip.startsWith(`${subnet}.`)) {
+        throw new Error(`pod address ${opts.ip} is not in the bridge's ${subnet}.0/24`);
+      }
       const pod = await createPod(prefix);
-      pods.push(pod);
-      const result = await cni(bridgePlugin, "ADD", pod.netns, conf);
+      const podConf = confOf(opts.ip);
+      const entry = { pod, conf: podConf };
+      pods.push(entry);
+      let result: Record<string, unknown>;
+      try {
+        result = await cni(bridgePlugin, "ADD", pod.netns, podConf);
+      } catch (e) {
+        await pod.remove();
+        pods.splice(pods.indexOf(entry), 1);
+        throw e;
+      }
       const address = (result.ips as { address: string }[] | undefined)?.[0]?.address;
       if (!address) throw new Error(`CNI ADD gave no address: ${JSON.stringify(result)}`);
       return {
         ...pod,
         ip: address.split("/")[0],
+        result,
         remove: async () => {
-          await cni(bridgePlugin, "DEL", pod.netns, conf).catch(() => {});
+          const at = pods.indexOf(entry);
+          if (at >= 0) pods.splice(at, 1);
+          await cni(bridgePlugin, "DEL", pod.netns, podConf).catch(() => {});
           await pod.remove();
         },
       };
     },
+    up: async () => {
+      await run(ip, ["link", "add", bridge, "type", "bridge"]);
+      await run(ip, ["addr", "add", `${subnet}.1/24`, "dev", bridge]);
+      await run(ip, ["link", "set", bridge, "up"]);
+    },
     remove: async () => {
-      for (const p of pods) {
-        await cni(bridgePlugin, "DEL", p.netns, conf).catch(() => {});
+      for (const { pod: p, conf: c } of pods.splice(0)) {
+        await cni(bridgePlugin, "DEL", p.netns, c).catch(() => {});
         await p.remove();
       }
       await run(ip, ["link", "delete", bridge]).catch(() => {});
