@@ -1,0 +1,214 @@
+/**
+ * Process pods for a kwok node (e2e/peers/kwok_cluster.ts): kwok reports the node's pods Running
+ * with an IP and runs nothing; this runner watches the API server's Pods bound to the node and,
+ * for each Running pod with an IP, does what a kubelet and its container runtime would: a network
+ * namespace on the cluster's CNI bridge with exactly that IP (e2e/netns.ts, static IPAM), aether's
+ * CNI plugin chained after it when the node agent has a CNI socket (so the pod is captured before
+ * anything in it runs), then each container as a process inside the namespace — only images on an
+ * allowlist, mapped to local binaries (e2e/pod_images.ts). A deleted pod's processes are stopped
+ * and its namespace removed. A pod that cannot run (image not allowed, CNI failure) gets a Warning
+ * Event and a log line, and the runner goes on with the others.
+ * @module
+ */
+import { Logger } from "../lib/log/mod.ts";
+import { Registry } from "../lib/metrics/mod.ts";
+import { type KubeClient, Reflector } from "../lib/kube/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
+import type { NetPod, PodNetwork } from "./netns.ts";
+import { type Proc, spawn } from "./peers/proc.ts";
+import { aetherCni, type PodRef } from "./aether_cni.ts";
+import { containerRuns, type ImageAllowlist } from "./pod_images.ts";
+
+/** Options of {@link PodRunner}. */
+export interface PodRunnerOptions {
+  client: KubeClient;
+  /** The kwok node whose pods run here. */
+  nodeName: string;
+  /** The bridge the node's pod IPs are on. */
+  net: PodNetwork;
+  images: ImageAllowlist;
+  /** The node agent's CNI socket: aether's plugin is chained after the bridge. */
+  cniSocket?: string;
+  logger?: Logger;
+}
+
+/** A pod running here. */
+export interface RunningPod extends PodRef {
+  ip: string;
+  netns: NetPod;
+  /** Its containers' processes, by container name. */
+  containers: Record<string, Proc>;
+}
+
+// deno-lint-ignore no-explicit-any
+type Pod = any;
+
+const runnable = (p: Pod) =>
+  p.status?.phase === "Running" && !!p.status?.podIP && !p.metadata?.deletionTimestamp;
+
+/** Runs the pods the API server binds to one kwok node as processes in network namespaces. */
+export class PodRunner {
+  readonly #o: PodRunnerOptions;
+  readonly #log: Logger;
+  readonly #reflector: Reflector<Pod>;
+  /** By pod UID. */
+  readonly #running = new Map<string, RunningPod>();
+  /** Pod UIDs that could not run, with why (not retried: the pod must be recreated). */
+  readonly #refused = new Map<string, string>();
+  #pass: Promise<void> | undefined;
+  #dirty = false;
+  #stopped = false;
+
+  constructor(o: PodRunnerOptions) {
+    this.#o = o;
+    this.#log = o.logger ?? new Logger("pod-runner");
+    const metrics = new Registry();
+    this.#reflector = new Reflector<Pod>({
+      client: o.client,
+      path: "/api/v1/pods",
+      kind: "Pod",
+      fieldSelector: `spec.nodeName=${o.nodeName}`,
+      transform: (raw) => raw,
+      onChange: () => this.#kick(),
+      logger: this.#log.child("pods"),
+      metrics: {
+        events: metrics.counter("pod_runner_events_total", "Watch events."),
+        lists: metrics.counter("pod_runner_lists_total", "Lists."),
+        errors: metrics.counter("pod_runner_errors_total", "List and watch errors."),
+      },
+    });
+  }
+
+  /** Starts watching; resolves after the first list. */
+  async start(): Promise<void> {
+    await this.#reflector.start();
+    this.#kick();
+  }
+
+  /** The running pod `namespace/name`, if any. */
+  pod(namespace: string, name: string): RunningPod | undefined {
+    return [...this.#running.values()].find((p) => p.namespace === namespace && p.name === name);
+  }
+
+  /** Every running pod. */
+  pods(): RunningPod[] {
+    return [...this.#running.values()];
+  }
+
+  /** Pods that could not run, `namespace/name` → why. */
+  refused(): Map<string, string> {
+    return new Map(this.#refused.values().map((why) => [why.split(":")[0], why]));
+  }
+
+  /** Stops watching, then every pod (processes, CNI DEL, namespace). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#reflector.stop();
+    await this.#pass;
+    for (const p of [...this.#running.values()]) await this.#stopPod(p);
+  }
+
+  #kick(): void {
+    if (this.#stopped) return;
+    if (this.#pass) {
+      this.#dirty = true;
+      return;
+    }
+    this.#pass = (async () => {
+      do {
+        this.#dirty = false;
+        await this.#reconcile().catch((e) => this.#log.error("reconcile", { error: String(e) }));
+      } while (this.#dirty && !this.#stopped);
+      this.#pass = undefined;
+    })();
+  }
+
+  async #reconcile(): Promise<void> {
+    const want = new Map<string, Pod>();
+    for (const p of this.#reflector.values()) if (runnable(p)) want.set(p.metadata.uid, p);
+    for (const [uid, p] of this.#running) if (!want.has(uid)) await this.#stopPod(p);
+    for (const [uid, pod] of want) {
+      if (this.#stopped) return;
+      if (this.#running.has(uid) || this.#refused.has(uid)) continue;
+      await this.#startPod(pod);
+    }
+  }
+
+  async #startPod(pod: Pod): Promise<void> {
+    const ref: PodRef = {
+      namespace: pod.metadata.namespace,
+      name: pod.metadata.name,
+      uid: pod.metadata.uid,
+    };
+    const key = `${ref.namespace}/${ref.name}`;
+    const runs = containerRuns(pod, this.#o.images);
+    if (typeof runs === "string") return await this.#refuse(ref, "Failed", runs);
+    let netns: NetPod | undefined;
+    const containers: Record<string, Proc> = {};
+    try {
+      netns = await this.#o.net.addPod("aether-kp", { ip: pod.status.podIP });
+      if (this.#o.cniSocket) await aetherCni("ADD", netns, ref, this.#o.cniSocket);
+      const ip = await ensurePeer("ip");
+      for (const c of runs) {
+        const env = Object.entries(c.env).map(([k, v]) => `${k}=${v}`);
+        const args = ["netns", "exec", netns.netns, "/usr/bin/env", "-i", ...env, c.command];
+        const proc = spawn(`${key}/${c.name}`, ip, [...args, ...c.args]);
+        containers[c.name] = proc;
+        proc.child.status.then((s) => {
+          if (this.#running.get(ref.uid)?.containers[c.name] !== proc) return;
+          this.#log.warn("container exited", {
+            pod: key,
+            container: c.name,
+            code: s.code,
+            output: proc.output().slice(-2000),
+          });
+        });
+      }
+    } catch (e) {
+      for (const p of Object.values(containers)) await p.stop();
+      if (netns && this.#o.cniSocket) {
+        await aetherCni("DEL", netns, ref, this.#o.cniSocket).catch(() => {});
+      }
+      await netns?.remove();
+      return await this.#refuse(ref, "FailedCreatePodSandBox", (e as Error).message);
+    }
+    this.#running.set(ref.uid, { ...ref, ip: netns.ip, netns, containers });
+    this.#log.info("pod started", { pod: key, ip: netns.ip, containers: runs.map((c) => c.name) });
+  }
+
+  async #stopPod(p: RunningPod): Promise<void> {
+    this.#running.delete(p.uid);
+    for (const proc of Object.values(p.containers)) await proc.stop();
+    if (this.#o.cniSocket) {
+      await aetherCni("DEL", p.netns, p, this.#o.cniSocket).catch((e) =>
+        this.#log.warn("CNI DEL failed", { pod: `${p.namespace}/${p.name}`, error: String(e) })
+      );
+    }
+    await p.netns.remove();
+    this.#log.info("pod stopped", { pod: `${p.namespace}/${p.name}` });
+  }
+
+  /** Records that the pod cannot run: a log line and a Warning Event on the pod. */
+  async #refuse(ref: PodRef, reason: string, message: string): Promise<void> {
+    const key = `${ref.namespace}/${ref.name}`;
+    this.#refused.set(ref.uid, `${key}: ${message}`);
+    this.#log.warn("pod cannot run", { pod: key, reason, message });
+    const now = new Date().toISOString();
+    const res = await this.#o.client.request("POST", `/api/v1/namespaces/${ref.namespace}/events`, {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { generateName: `${ref.name}.`, namespace: ref.namespace },
+      involvedObject: { apiVersion: "v1", kind: "Pod", ...ref },
+      reason,
+      message,
+      type: "Warning",
+      source: { component: "aether-pod-runner", host: this.#o.nodeName },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    }).catch((e) => ({ status: 0, json: String(e) }));
+    if (res.status >= 300 || res.status === 0) {
+      this.#log.warn("event not written", { pod: key, status: res.status });
+    }
+  }
+}
