@@ -24,6 +24,13 @@ const [dnsIp, dnsPort] = values.dns!.split(":");
 const addresses = await Deno.resolveDns(values.name!, "A", {
   nameServer: { ipAddr: dnsIp, port: Number(dnsPort) },
 });
+/** Headers by lower-case name, several values comma-joined. */
+function flatHeaders(h: Record<string, string | string[]> | undefined): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(h ?? {}).map(([k, v]) => [k.toLowerCase(), [v].flat().join(",")]),
+  );
+}
+
 const counts: Record<string, number> = {};
 let first: { status: number; headers?: Record<string, string> } | undefined;
 for (let i = 0; i < Number(values.count); i++) {
@@ -35,8 +42,9 @@ for (let i = 0; i < Number(values.count); i++) {
     });
     const text = await res.text();
     const json = res.status === 200 ? JSON.parse(text) : undefined;
-    key = json ? String(json.backend) : `HTTP ${res.status}`;
-    first ??= { status: res.status, headers: json?.headers };
+    // e2e/echo answers `backend`; echo-basic (process pods) `pod`, with headers as arrays.
+    key = json ? String(json.backend ?? json.pod) : `HTTP ${res.status}`;
+    first ??= { status: res.status, headers: json && flatHeaders(json.headers) };
   } catch (e) {
     key = `error ${(e as Error).name}`;
     first ??= { status: 0 };

@@ -1,0 +1,168 @@
+/**
+ * Two clusters of one clusterset on one machine, each with its own real control plane (issue 20,
+ * item 7): per cluster an etcd, kube-apiserver, kube-controller-manager, kube-scheduler and a kwok
+ * node whose podCIDR lies on the cluster's own CNI bridge (e2e/peers/kwok_cluster.ts), process
+ * pods for that node (e2e/pod_runner.ts), and aether as it runs in a cluster: the controller
+ * (leader-elected; MCS and the registrar on the shared registry etcd) and the node agent reading
+ * the API server (not a config folder), with SPIRE identity, transparent capture through aether's
+ * CNI plugin, and its DNS responder on the bridge's gateway address. One registry etcd and one
+ * SPIRE (one trust domain) are shared. The host routes between the bridges (flat pod routing).
+ * @module
+ */
+import { join } from "node:path";
+import { Logger } from "../lib/log/mod.ts";
+import { KubeClient } from "../lib/kube/mod.ts";
+import { EtcdKv } from "../lib/registry/mod.ts";
+import { controllerDefaults, runController } from "../controller/mod.ts";
+import { type NodeAgent, nodeDefaults, runNode } from "../agent/node/mod.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
+import { createPodNetwork, type PodNetwork } from "./netns.ts";
+import { type KwokCluster, startKwokCluster } from "./peers/kwok_cluster.ts";
+import { type Etcd, startEtcd } from "./peers/etcd.ts";
+import { type Spire, startSpire } from "./spire.ts";
+import { PodRunner } from "./pod_runner.ts";
+import { defaultImages } from "./pod_images.ts";
+
+/** The region of both clusters; their MCS cluster ids are `<name>.eu`. */
+export const KUBE_REGION = "eu";
+
+/** A running aether controller. */
+export type Controller = Awaited<ReturnType<typeof runController>>;
+
+/** One cluster. */
+export interface KubeMcsCluster {
+  name: string;
+  net: PodNetwork;
+  kwok: KwokCluster;
+  client: KubeClient;
+  controller: Controller;
+  node: NodeAgent;
+  runner: PodRunner;
+  /** The DNS responder of the cluster's node agent (what its pods are configured with). */
+  dns: { ip: string; port: number };
+  /** POSTs an object to the cluster's API server (throws unless 2xx). */
+  create(path: string, body: unknown): Promise<unknown>;
+}
+
+/** The two clusters and what they share. */
+export interface KubeMcsClusters {
+  registry: Etcd;
+  spire: Spire;
+  a: KubeMcsCluster;
+  b: KubeMcsCluster;
+  /** Every component's log lines (shown when a test fails). */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** Options of {@link startKubeMcsClusters}. */
+export interface KubeMcsOptions {
+  /** Namespaces made in both clusters, with the ServiceAccounts in each (SPIRE entries too). */
+  serviceAccounts: Record<string, string[]>;
+}
+
+/** Starts the registry, SPIRE and both clusters; everything torn down on failure. */
+export async function startKubeMcsClusters(o: KubeMcsOptions): Promise<KubeMcsClusters> {
+  const root = await Deno.makeTempDir({ prefix: "aether-mcs-kube-" });
+  const logs: string[] = [];
+  const stops: (() => Promise<void>)[] = [];
+  const close = async () => {
+    for (const stop of stops.splice(0).reverse()) await stop().catch(() => {});
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  };
+  try {
+    const registry = await startEtcd(join(root, "registry"));
+    stops.push(() => registry.stop());
+    const spire = await startSpire();
+    stops.push(() => spire.stop());
+    for (const [ns, names] of Object.entries(o.serviceAccounts)) {
+      for (const sa of names) await spire.registerPod(ns, sa);
+    }
+    const images = await defaultImages();
+    const envoy = await ensurePeer("envoy");
+    const start = async (name: string): Promise<KubeMcsCluster> => {
+      const dir = join(root, name);
+      const log = (component: string) =>
+        new Logger(`${name}/${component}`, (l) => logs.push(l), "info");
+      const net = await createPodNetwork();
+      stops.push(() => net.remove());
+      await net.up();
+      const kwok = await startKwokCluster(dir, {
+        podCidr: net.staticRange,
+        nodeName: `node-${name}`,
+        namespaces: ["aether-system", ...Object.keys(o.serviceAccounts)],
+      });
+      stops.push(() => kwok.stop());
+      for (const [ns, names] of Object.entries(o.serviceAccounts)) {
+        for (const sa of names) {
+          await kwok.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: sa } });
+        }
+      }
+      const client = new KubeClient({ kubeconfig: kwok.kube.kubeconfig });
+      stops.push(() => Promise.resolve(client.close()));
+      const controller = await runController({
+        ...controllerDefaults,
+        client,
+        identity: `controller-${name}`,
+        leaseNamespace: "aether-system",
+        transparentCapture: true,
+        logger: log("controller"),
+        mcs: {
+          kv: new EtcdKv({ url: registry.url, timeoutMs: 5000 }),
+          origin: { region: KUBE_REGION, cluster: name },
+          ttlSeconds: 10,
+          trustDomain: spire.trustDomain,
+        },
+      });
+      stops.push(() => controller.close());
+      const cniSocket = join(dir, "cni.sock");
+      const node = await runNode({
+        ...nodeDefaults,
+        envoy,
+        kubeconfig: kwok.kube.kubeconfig,
+        nodeName: kwok.nodeName,
+        adminAddress: "127.0.0.1:0",
+        xdsAddress: "127.0.0.1:0",
+        dnsAddress: `${net.gateway}:0`,
+        stateDir: join(dir, "agent"),
+        spireAdminSocket: spire.adminSocket,
+        trustDomain: spire.trustDomain,
+        capture: true,
+        cniSocket,
+        registryUrl: registry.url,
+        region: KUBE_REGION,
+        cluster: name,
+        logger: log("agent"),
+      });
+      stops.push(() => node.close());
+      await node.waitReady(120_000);
+      const runner = new PodRunner({
+        client,
+        nodeName: kwok.nodeName,
+        net,
+        images,
+        cniSocket,
+        logger: log("pods"),
+      });
+      stops.push(() => runner.stop());
+      await runner.start();
+      return {
+        name,
+        net,
+        kwok,
+        client,
+        controller,
+        node,
+        runner,
+        dns: { ip: net.gateway, port: node.dns!.port },
+        create: kwok.create,
+      };
+    };
+    const a = await start("a");
+    const b = await start("b");
+    return { registry, spire, a, b, logs, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
