@@ -12,6 +12,7 @@ import { type ElementEncodings, encodeResource, TypeUrl } from "../proto.ts";
 import { IdentityMemo, type MemoStats } from "../../../lib/memo/mod.ts";
 import type { EncodeMetrics } from "./encode_metrics.ts";
 import { replaced } from "./overlay_map.ts";
+import { Templates } from "./templates.ts";
 
 /** One resource as the translator produces it (protobufjs `fromObject` form, snake_case). */
 export interface NamedResource {
@@ -43,7 +44,7 @@ export interface EncodedResource {
   readonly hash: string;
   /** The plain object it was encoded from (for `/debug/xds`); never mutate it. */
   readonly resource: Record<string, unknown>;
-  /** Its share of its type's version: 52 bits of a hash of its name and `hash`. */
+  /** Its share of its type's version: 52 bits of a (non-cryptographic) hash of its name and `hash`. */
   readonly share: number;
 }
 
@@ -90,9 +91,32 @@ export function hashOf(data: Uint8Array | string): string {
 /** Shares add up modulo 2^52, so every sum and difference of two stays an exact integer. */
 const SHARE_MOD = 2 ** 52;
 
-/** A resource's share of its type's version (see {@link EncodedResource.share}). */
+/**
+ * A resource's share of its type's version (see {@link EncodedResource.share}): 52 bits mixed
+ * from its name and content hash by two 32-bit multiply-xor lanes. The content hash is
+ * SHA-256-derived already, so this needs no second SHA-256 (that was a quarter of encoding a
+ * cold snapshot's clusters and load assignments).
+ */
 export function shareOf(name: string, hash: string): number {
-  return parseInt(hashOf(`${name}\u0000${hash}`).slice(0, 13), 16);
+  let a = 0x811c9dc5, b = 0x27d4eb2f;
+  const mix = (c: number) => {
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 13;
+  };
+  for (let i = 0; i < name.length; i++) mix(name.charCodeAt(i));
+  mix(0);
+  for (let i = 0; i < hash.length; i++) mix(hash.charCodeAt(i));
+  a = avalanche(a ^ Math.imul(b, 0x9e3779b1));
+  b = avalanche(b ^ a);
+  return (b >>> 0) * 2 ** 20 + (a >>> 12);
+}
+
+/** Spreads every input bit over the 32 output bits (a multiply-xorshift finalizer). */
+function avalanche(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
 }
 
 /** `sum + add - remove`, modulo {@link SHARE_MOD} (every argument below it). */
@@ -141,6 +165,8 @@ interface LastList {
 export class Encodings {
   readonly resources = new IdentityMemo<Record<string, unknown>, EncodedResource>();
   readonly elements: ElementEncodings = new IdentityMemo();
+  /** Resources encoded as an earlier one's bytes with field 1 replaced (templates.ts). */
+  readonly templates = new Templates();
   /**
    * Per type URL, the last list encoded and what it gave: a list with the same names at the same
    * positions is encoded in place over it (the very same resources give the same TypeResources).
@@ -218,7 +244,11 @@ function encoded(
 ): EncodedResource {
   let value: Uint8Array;
   try {
-    value = encodeResource(typeUrl, resource, encodings.elements);
+    value = encodings.templates.encode(
+      typeUrl,
+      resource,
+      () => encodeResource(typeUrl, resource, encodings.elements),
+    );
   } catch (e) {
     throw new Error(`resource "${name}": ${(e as Error).message}`);
   }

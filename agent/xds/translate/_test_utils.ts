@@ -23,9 +23,13 @@ export function goldenCases(): { name: string; ir: IR }[] {
   }));
 }
 
-/** Stable YAML text for golden files (no line folding). */
-export function toYaml(value: unknown): string {
-  return stringify(value, { lineWidth: 0 });
+/**
+ * Stable YAML text for golden files (no line folding). With `aliases` false, an object reached
+ * twice is written out in place each time (the edge's clusters of one protocol share their
+ * read-only parts; the text shows the content, not the sharing).
+ */
+export function toYaml(value: unknown, aliases = true): string {
+  return stringify(value, { aliasDuplicateObjects: aliases, lineWidth: 0 });
 }
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";

@@ -38,20 +38,47 @@ function protocolOptions(c: IRCluster, mtls: boolean): Record<string, unknown> {
 }
 
 /**
- * The Envoy Cluster for one IRCluster. With `mtls`, endpoints with an identity are matched by
- * their metadata to an mTLS socket expecting that identity (transport_socket_matches).
+ * The fields of an EDS cluster that depend only on its protocol, whether it dials mTLS and the
+ * connect timeout (and the EDS config, when the cluster is named as its service).
  */
-export function cluster(c: IRCluster, opts: ClusterOptions): NamedResource {
+export interface ClusterParts {
+  readonly eds: Record<string, unknown>;
+  readonly connectTimeout: ReturnType<typeof duration>;
+  readonly protocolOptions: Record<string, unknown>;
+}
+
+/** The key of the {@link ClusterParts} `c` gets with `opts`. */
+export const clusterPartsKey = (c: IRCluster, opts: ClusterOptions): string =>
+  `${c.protocol}|${opts.mtls !== undefined && !c.udp}|${opts.connectTimeoutMs}`;
+
+/** New {@link ClusterParts} for `c` with `opts` (the same for every cluster of the same key). */
+export function clusterParts(c: IRCluster, opts: ClusterOptions): ClusterParts {
+  return {
+    eds: { eds_config: adsConfigSource() },
+    connectTimeout: duration(opts.connectTimeoutMs),
+    protocolOptions: protocolOptions(c, opts.mtls !== undefined && !c.udp),
+  };
+}
+
+/**
+ * The Envoy Cluster for one IRCluster. With `mtls`, endpoints with an identity are matched by
+ * their metadata to an mTLS socket expecting that identity (transport_socket_matches). `parts`,
+ * when given, are {@link clusterParts} of the same key, shared by the clusters a caller makes
+ * (read-only): the snapshot then encodes them once (agent/xds/cache/templates.ts).
+ */
+export function cluster(
+  c: IRCluster,
+  opts: ClusterOptions,
+  parts: ClusterParts = clusterParts(c, opts),
+): NamedResource {
   const name = opts.name ?? c.name;
-  const eds: Record<string, unknown> = { eds_config: adsConfigSource() };
-  if (name !== c.name) eds.service_name = c.name;
   const resource: Record<string, unknown> = {
     name,
     type: DiscoveryType.EDS,
-    eds_cluster_config: eds,
-    connect_timeout: duration(opts.connectTimeoutMs),
+    eds_cluster_config: name === c.name ? parts.eds : { ...parts.eds, service_name: c.name },
+    connect_timeout: parts.connectTimeout,
     lb_policy: LbPolicy.ROUND_ROBIN,
-    typed_extension_protocol_options: protocolOptions(c, opts.mtls !== undefined && !c.udp),
+    typed_extension_protocol_options: parts.protocolOptions,
   };
   // A UDP cluster's datagrams are sent as they are (udp_proxy uses no transport socket).
   if (opts.mtls && !c.udp) {

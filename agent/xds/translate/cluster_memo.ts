@@ -10,7 +10,13 @@
  */
 import type { IRCluster, IREndpoint } from "../../../lib/ir/mod.ts";
 import { IdentityMemo, type MemoStats, sameItems } from "../../../lib/memo/mod.ts";
-import { cluster, type ClusterOptions } from "./cluster.ts";
+import {
+  cluster,
+  type ClusterOptions,
+  type ClusterParts,
+  clusterParts,
+  clusterPartsKey,
+} from "./cluster.ts";
 import { loadAssignment } from "./endpoint.ts";
 import type { NamedResource } from "./types.ts";
 
@@ -46,6 +52,8 @@ export class ClusterMemo {
   #byKey?: Map<string, ClusterEntry>;
   #next: ClusterEntry[] = [];
   readonly endpoints = new IdentityMemo<IREndpoint[], NamedResource>();
+  /** The parts clusters of one protocol and options share (cluster.ts), by their key. */
+  readonly #parts = new Map<string, ClusterParts>();
   /** Clusters given as last time (hits) and translated (misses). */
   readonly #clusters: MemoStats = { hits: 0, misses: 0 };
   /** Clusters found at their position of last time (hits) or by name (misses). */
@@ -63,9 +71,19 @@ export class ClusterMemo {
     const hit = seen !== undefined && sameClusterInputs(seen, c, opts);
     if (hit) this.#clusters.hits++;
     else this.#clusters.misses++;
-    const entry = hit ? seen! : { key, c, opts: { ...opts }, out: cluster(c, opts) };
+    const entry = hit
+      ? seen!
+      : { key, c, opts: { ...opts }, out: cluster(c, opts, this.#partsOf(c, opts)) };
     this.#next.push(entry);
     return entry.out;
+  }
+
+  /** The shared parts of `c`'s cluster with `opts`. */
+  #partsOf(c: IRCluster, opts: ClusterOptions): ClusterParts {
+    const key = clusterPartsKey(c, opts);
+    let parts = this.#parts.get(key);
+    if (!parts) this.#parts.set(key, parts = clusterParts(c, opts));
+    return parts;
   }
 
   /** Hits and misses of the look-up by position (else by name). */

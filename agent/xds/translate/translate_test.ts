@@ -11,7 +11,7 @@ Deno.test("translate golden files (UPDATE_GOLDEN=1 regenerates)", () => {
   for (const { name, ir } of cases) {
     checkGolden(
       join(testdataDir, `${name}.out.yaml`),
-      toYaml(translate(ir)),
+      toYaml(translate(ir), false),
       "deno test -A agent/xds/translate",
     );
   }
