@@ -4,7 +4,8 @@
  * - whole process: `egctl x translate --from gateway-api --to xds` and `agent translate
  *   --output json`, each to /dev/null, wall time and peak RSS (`/usr/bin/time`);
  * - core translation: Envoy Gateway's Gateway API → IR and IR → xDS stages alone
- *   (tools/peers/envoy-gateway-harness, built by bench/eg_harness.ts; median of its rounds) vs
+ *   (tools/peers/envoy-gateway-harness, built by bench/eg_harness.ts; median of its rounds; its
+ *   own loader builds the input in seconds at 10k, EG's YAML loader with AETHER_EG_LOADER=eg) vs
  *   aether's resolve + translate + encode without admission (bench/eg_core.ts); both sides as
  *   the median of `--rounds` rounds in one process, each on its own copy of the objects.
  *
@@ -95,6 +96,9 @@ try {
       egXdsMs: eg.irToXdsMs,
       egCoreMs: eg.totalMs,
       egPeakRssMiB: Math.round(eg.peakRssMiB),
+      // The harness's loader and its time (outside the timed part).
+      egLoader: eg.loader,
+      egLoadMs: eg.loadMs,
       ...core,
       aetherCoreMs: core.coreMs,
       speedup: +(eg.totalMs / core.coreMs).toFixed(2),
