@@ -107,15 +107,23 @@ async function cni(
 
 /**
  * A bridge network for pods (DESIGN "pods without a cluster"): a random bridge name and a random
- * 10.x.y.0/24 not routed on this host, so parallel tests do not collide. The host reaches every
- * pod through the bridge (its gateway address), which is how a node proxy in the host namespace
- * dials pod addresses.
+ * 10.x.y.0/24 not routed on this host, so parallel tests do not collide — or the `bridge` and
+ * `subnet` (`a.b.c.0/24`) given (a long-lived cluster's). The host reaches every pod through the
+ * bridge (its gateway address), which is how a node proxy in the host namespace dials pod
+ * addresses.
  */
-export async function createPodNetwork(): Promise<PodNetwork> {
+export async function createPodNetwork(
+  opts: { bridge?: string; subnet?: string } = {},
+): Promise<PodNetwork> {
   const ip = await ensurePeer("ip");
   const bridgePlugin = await ensurePeer("cni-plugins");
   const routes = await run(ip, ["-4", "route", "show", "table", "all"]);
   let subnet = "";
+  if (opts.subnet !== undefined) {
+    const m = /^(\d+\.\d+\.\d+)\.0\/24$/.exec(opts.subnet);
+    if (!m) throw new Error(`pod network subnet must be a.b.c.0/24, got ${opts.subnet}`);
+    subnet = m[1];
+  }
   for (let i = 0; i < 50 && !subnet; i++) {
     const [a, b] = crypto.getRandomValues(new Uint8Array(2));
     const candidate = `10.${100 + (a % 100)}.${b}`;
@@ -123,7 +131,7 @@ export async function createPodNetwork(): Promise<PodNetwork> {
   }
   if (!subnet) throw new Error("no free 10.x.y.0/24 for a test pod network");
   const id = crypto.randomUUID().slice(0, 8);
-  const bridge = `aeth${id.slice(0, 6)}`;
+  const bridge = opts.bridge ?? `aeth${id.slice(0, 6)}`;
   const dataDir = await Deno.makeTempDir({ prefix: "aether-cni-" });
   const conf = {
     cniVersion: "1.0.0",

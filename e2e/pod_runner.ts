@@ -29,6 +29,8 @@ export interface PodRunnerOptions {
   images: ImageAllowlist;
   /** The node agent's CNI socket: aether's plugin is chained after the bridge. */
   cniSocket?: string;
+  /** Prefix of the pods' netns names (default `aether-kp`). */
+  netnsPrefix?: string;
   logger?: Logger;
 }
 
@@ -146,7 +148,9 @@ export class PodRunner {
     let netns: NetPod | undefined;
     const containers: Record<string, Proc> = {};
     try {
-      netns = await this.#o.net.addPod("aether-kp", { ip: pod.status.podIP });
+      netns = await this.#o.net.addPod(this.#o.netnsPrefix ?? "aether-kp", {
+        ip: pod.status.podIP,
+      });
       if (this.#o.cniSocket) await aetherCni("ADD", netns, ref, this.#o.cniSocket);
       const ip = await ensurePeer("ip");
       for (const c of runs) {

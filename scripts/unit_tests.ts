@@ -69,6 +69,7 @@ export const PEER_TESTS: readonly string[] = [
   "lib/gatewayapi/admission/crd/vendored_test.ts",
   "lib/kube/source_scope_test.ts",
   "lib/kube/source_test.ts",
+  "scripts/second_cluster_test.ts",
   "testbed/cluster/aether_image_test.ts",
   "testbed/cluster/config_test.ts",
   "testbed/cluster/metallb_test.ts",
