@@ -92,9 +92,9 @@ try {
       : undefined;
     const row = {
       routes,
-      egIrMs: eg.gatewayApiToIrMs,
-      egXdsMs: eg.irToXdsMs,
-      egCoreMs: eg.totalMs,
+      egIrMs: +eg.gatewayApiToIrMs.toFixed(1),
+      egXdsMs: +eg.irToXdsMs.toFixed(1),
+      egCoreMs: +eg.totalMs.toFixed(1),
       egPeakRssMiB: Math.round(eg.peakRssMiB),
       // The harness's loader and its time (outside the timed part).
       egLoader: eg.loader,
