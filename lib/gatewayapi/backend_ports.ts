@@ -16,31 +16,42 @@ const SUPPORTED_APP_PROTOCOLS: ReadonlySet<string> = new Set([
   ...HTTP2_APP_PROTOCOLS,
 ]);
 
-/** The ready endpoints of `port` in `slices`, by address then port. */
+const byAddress = (a: IREndpoint, b: IREndpoint) =>
+  a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port;
+
+/**
+ * The ready endpoints of `port` in `slices`, by address then port; an address and port listed
+ * more than once is one endpoint, as its last listing has it.
+ */
 export function readyEndpoints(
   slices: readonly (KubeObject & EndpointSliceBody)[],
   port: ServicePort,
 ): IREndpoint[] {
-  const out = new Map<string, IREndpoint>();
+  const all: IREndpoint[] = [];
+  const name = port.name ?? "";
   for (const slice of slices) {
     if (slice.addressType === "FQDN") continue;
-    const slicePort = (slice.ports ?? []).find((p) => (p.name ?? "") === (port.name ?? ""));
-    if (slicePort?.port === undefined) continue;
+    const slicePort = slice.ports?.find((p) => (p.name ?? "") === name)?.port;
+    if (slicePort === undefined) continue;
     for (const ep of slice.endpoints ?? []) {
       if (ep.conditions?.ready === false) continue;
       for (const address of ep.addresses) {
-        out.set(`${address}|${slicePort.port}`, {
-          address,
-          port: slicePort.port,
-          ...(ep.zone ? { zone: ep.zone } : {}),
-        });
+        all.push(
+          ep.zone ? { address, port: slicePort, zone: ep.zone } : { address, port: slicePort },
+        );
       }
     }
   }
-  return [...out.values()].sort((
-    a,
-    b,
-  ) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.port - b.port));
+  // A stable sort keeps listings of one address and port in order: the last of each run stays.
+  all.sort(byAddress);
+  let kept = 0;
+  for (let i = 0; i < all.length; i++) {
+    const next = all[i + 1];
+    if (next && next.address === all[i].address && next.port === all[i].port) continue;
+    all[kept++] = all[i];
+  }
+  all.length = kept;
+  return all;
 }
 
 /**

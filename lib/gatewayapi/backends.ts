@@ -55,10 +55,14 @@ export interface ResolvedBackend {
   conflict?: NameConflict;
 }
 
-/** Endpoints by Service and port, with the slices they were read from. */
+/**
+ * Endpoints by Service port (a port object belongs to its Service object; the entry names the
+ * Service, in case a caller shares one port object between Services), with the slices they were
+ * read from.
+ */
 export type EndpointsMemo = IdentityMemo<
-  Obj<ServiceSpec>,
-  WeakMap<ServicePort, { slices: readonly KubeObject[]; endpoints: IREndpoint[] }>
+  ServicePort,
+  { svc: Obj<ServiceSpec>; slices: readonly KubeObject[]; endpoints: IREndpoint[] }
 >;
 
 /** What a Backends remembers across resolves (owned by a ResolveState). */
@@ -152,9 +156,8 @@ export class Backends {
     options: { mesh?: boolean; transport?: "TCP" | "UDP" } = {},
   ): ResolvedBackend {
     const ns = ref.namespace ?? routeNs;
-    const invalid = `aether.invalid/${ns}/${ref.name}/${ref.port ?? 0}`;
     const bad = (reason: string, message: string) => ({
-      cluster: invalid,
+      cluster: `aether.invalid/${ns}/${ref.name}/${ref.port ?? 0}`,
       error: fail(reason, message),
     });
     const group = ref.group ?? "", kind = ref.kind ?? "Service";
@@ -397,14 +400,12 @@ export class Backends {
   /** The ready endpoints of `port` of `svc`, remembered while its EndpointSlices are unchanged. */
   #endpoints(svc: Obj<ServiceSpec>, port: ServicePort): IREndpoint[] {
     const slices = this.#slices.get(this.indexed.keyOf(svc)) ?? [];
-    let byPort = this.#memo.endpoints.peek(svc);
-    if (!byPort) this.#memo.endpoints.set(svc, byPort = new WeakMap());
-    const seen = byPort.get(port);
-    const hit = seen !== undefined && sameItems(seen.slices, slices);
+    const seen = this.#memo.endpoints.peek(port);
+    const hit = seen !== undefined && seen.svc === svc && sameItems(seen.slices, slices);
     this.#memo.endpoints.count(hit);
     if (hit) return seen.endpoints;
     const endpoints = readyEndpoints(slices, port);
-    byPort.set(port, { slices, endpoints });
+    this.#memo.endpoints.set(port, { svc, slices, endpoints });
     return endpoints;
   }
 }

@@ -57,9 +57,6 @@ export function keyOf(o: KubeObject): string {
   return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
 }
 
-/** `<kind>/<namespace>/<name>` of an object. */
-const idOf = (o: KubeObject): string => `${o.kind}/${keyOf(o)}`;
-
 /** The sort keys of the age order: creationTimestamp (absent = oldest), then namespace/name. */
 const ageOf = (o: KubeObject): { t: string; k: string } => ({
   t: o.metadata.creationTimestamp ?? "",
@@ -73,51 +70,69 @@ export function byAge(a: KubeObject, b: KubeObject): number {
   return x.k < y.k ? -1 : x.k > y.k ? 1 : 0;
 }
 
+/** An item with its age order's sort keys. */
+interface Aged<T> {
+  item: T;
+  t: string;
+  k: string;
+}
+
+const byKeys = <T>(a: Aged<T>, b: Aged<T>) =>
+  a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.k < b.k ? -1 : a.k > b.k ? 1 : 0;
+
 /**
  * A copy of `list` in age order of `objectOf(item)` (the item itself by default), each key
- * computed once rather than per comparison. Stable: equal ages keep their order.
+ * computed once rather than per comparison (`key` gives an object's namespace/name). Stable:
+ * equal ages keep their order.
  */
 export function sortByAge<T>(
   list: Iterable<T>,
   objectOf: (item: T) => KubeObject = (item) => item as KubeObject,
+  key: (o: KubeObject) => string = keyOf,
 ): T[] {
-  const keyed = [...list].map((item) => ({ item, ...ageOf(objectOf(item)) }));
-  keyed.sort((a, b) => a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
+  const keyed: Aged<T>[] = [];
+  for (const item of list) {
+    const o = objectOf(item);
+    keyed.push({ item, t: o.metadata.creationTimestamp ?? "", k: key(o) });
+  }
+  keyed.sort(byKeys);
   return keyed.map((e) => e.item);
 }
 
-/** The last age order one owner computed: its input (ids and objects) and the sorted positions. */
+/** The last age order one owner computed: its input (objects) and the sorted positions. */
 export interface AgeOrderMemo {
-  last?: { ids: string[]; objects: KubeObject[]; order: number[] };
+  last?: { objects: KubeObject[]; order: number[] };
   /**
-   * `<kind>/<namespace>/<name>` and `<namespace>/<name>` by object: the same strings every
-   * resolve, so the Map lookups they are used in keep their hashes.
+   * `<namespace>/<name>` by object: the same string every resolve, so the Map lookups it is used
+   * in keep their hash.
    */
-  names?: IdentityMemo<KubeObject, { id: string; key: string }>;
+  names?: IdentityMemo<KubeObject, string>;
 }
 
 /**
- * The objects of `first` (by id) in age order. When the input has the same ids in the same order
- * as `memo`'s last, each object the same or as old (the same sort keys), the order is the same
- * and is not sorted again: after an edit only the edited object differs.
+ * `objects` (one per kind and key) in age order. When they are as many as `memo`'s last, each
+ * the same object or one of the same kind, key and age at its place, the order is the same and
+ * is not sorted again: after an edit only the edited object differs.
  */
-function ageOrder(first: Map<string, KubeObject>, memo: AgeOrderMemo): KubeObject[] {
-  const ids = [...first.keys()];
-  const objects = [...first.values()];
+function ageOrder(
+  objects: KubeObject[],
+  key: (o: KubeObject) => string,
+  memo: AgeOrderMemo,
+): KubeObject[] {
   const prev = memo.last;
   if (
-    prev && prev.ids.length === ids.length &&
-    objects.every((o, i) =>
-      o === prev.objects[i] ||
-      (ids[i] === prev.ids[i] &&
-        o.metadata.creationTimestamp === prev.objects[i].metadata.creationTimestamp)
-    )
+    prev && prev.objects.length === objects.length &&
+    objects.every((o, i) => {
+      const p = prev.objects[i];
+      return o === p || (o.kind === p.kind && key(o) === key(p) &&
+        o.metadata.creationTimestamp === p.metadata.creationTimestamp);
+    })
   ) {
-    memo.last = { ids, objects, order: prev.order };
+    memo.last = { objects, order: prev.order };
     return prev.order.map((i) => objects[i]);
   }
-  const order = sortByAge(objects.keys(), (i) => objects[i]);
-  memo.last = { ids, objects, order };
+  const order = sortByAge(objects.keys(), (i) => objects[i], key);
+  memo.last = { objects, order };
   return order.map((i) => objects[i]);
 }
 
@@ -131,17 +146,22 @@ export function indexObjects(
   order: AgeOrderMemo = {},
 ): { indexed: ObjectIndex; problems: Problem[] } {
   const problems: Problem[] = [];
-  const first = new Map<string, KubeObject>();
   const names = order.names ??= new IdentityMemo();
   const nameOf = (o: KubeObject) => {
     let n = names.peek(o);
-    if (n === undefined) names.set(o, n = { id: idOf(o), key: keyOf(o) });
+    if (n === undefined) names.set(o, n = keyOf(o));
     return n;
   };
+  // The first object of each kind and key, in input order.
+  const byKind = new Map<string, Set<string>>();
+  const first: KubeObject[] = [];
   for (const o of objects) {
-    const id = nameOf(o).id;
-    if (!first.has(id)) {
-      first.set(id, o);
+    const key = nameOf(o);
+    let keys = byKind.get(o.kind);
+    if (!keys) byKind.set(o.kind, keys = new Set());
+    if (!keys.has(key)) {
+      keys.add(key);
+      first.push(o);
       continue;
     }
     problems.push({
@@ -153,7 +173,7 @@ export function indexObjects(
     });
   }
   const s: ObjectIndex = {
-    keyOf: (o) => nameOf(o).key,
+    keyOf: nameOf,
     gatewayClasses: new Map(),
     meshes: new Map(),
     gateways: [],
@@ -166,7 +186,7 @@ export function indexObjects(
     serviceImports: new Map(),
     clusterSetEndpoints: new Map(),
   };
-  const sorted = ageOrder(first, order);
+  const sorted = ageOrder(first, nameOf, order);
   for (const o of sorted) {
     const ns = o.metadata.namespace ?? "";
     if (ns && !s.namespaces.has(ns)) s.namespaces.set(ns, { [NAMESPACE_NAME_LABEL]: ns });
@@ -184,19 +204,19 @@ export function indexObjects(
         s.grants.push(o as Obj<ReferenceGrantSpec>);
         break;
       case "Service":
-        s.services.set(nameOf(o).key, o as Obj<ServiceSpec>);
+        s.services.set(nameOf(o), o as Obj<ServiceSpec>);
         break;
       case "Secret":
-        s.secrets.set(nameOf(o).key, o as KubeObject & SecretBody);
+        s.secrets.set(nameOf(o), o as KubeObject & SecretBody);
         break;
       case "EndpointSlice":
         s.slices.push(o as KubeObject & EndpointSliceBody);
         break;
       case "ServiceImport":
-        s.serviceImports.set(nameOf(o).key, o as Obj<ServiceImportSpec>);
+        s.serviceImports.set(nameOf(o), o as Obj<ServiceImportSpec>);
         break;
       case "ClusterSetEndpoints":
-        s.clusterSetEndpoints.set(nameOf(o).key, o as Obj<ClusterSetEndpointsSpec>);
+        s.clusterSetEndpoints.set(nameOf(o), o as Obj<ClusterSetEndpointsSpec>);
         break;
       case "Namespace":
         s.namespaces.set(o.metadata.name, {

@@ -11,10 +11,20 @@
 import protobuf from "protobufjs";
 import { messageType, typeUrlPrefix } from "../proto.ts";
 
-/** An encoded resource and its bytes after field 1. */
+/** An encoded resource, its bytes, and its bytes after field 1 (found on first use). */
 interface Template {
   readonly resource: Record<string, unknown>;
-  readonly rest: Uint8Array;
+  readonly bytes: Uint8Array;
+  rest?: Uint8Array;
+}
+
+/** The bytes of `t` after field 1. */
+function restOf(t: Template): Uint8Array {
+  if (t.rest) return t.rest;
+  const reader = protobuf.Reader.create(t.bytes);
+  reader.uint32();
+  reader.skipType(2);
+  return t.rest = t.bytes.subarray(reader.pos);
 }
 
 /** How many recent templates of a type a resource is compared with. */
@@ -62,18 +72,18 @@ export class Templates {
     for (const t of type.recent) {
       if (!sameButFirst(t.resource, resource, first!)) continue;
       this.hits++;
+      const rest = restOf(t);
       const head = protobuf.Writer.create().uint32(FIELD_1_TAG).string(value).finish();
-      const out = new Uint8Array(head.length + t.rest.length);
+      const out = new Uint8Array(head.length + rest.length);
       out.set(head);
-      out.set(t.rest, head.length);
+      out.set(rest, head.length);
       return out;
     }
     this.misses++;
     const bytes = whole();
-    const reader = protobuf.Reader.create(bytes);
-    if (bytes.length > 0 && reader.uint32() === FIELD_1_TAG) {
-      reader.skipType(2);
-      type.recent.unshift({ resource, rest: bytes.subarray(reader.pos) });
+    // Field 1 leads the encoding (a one-byte tag) whenever it is set, as it is here.
+    if (bytes[0] === FIELD_1_TAG) {
+      type.recent.unshift({ resource, bytes });
       if (type.recent.length > KEEP) type.recent.pop();
     }
     return bytes;

@@ -8,7 +8,7 @@
  */
 import type { ServicePort, ServiceSpec } from "../core_types.ts";
 import { sameItems } from "../../memo/mod.ts";
-import { type Obj, sortByAge } from "../object_index.ts";
+import type { Obj } from "../object_index.ts";
 
 /** `<svc>.<meshDomain>`. */
 export const meshAuthority = (name: string, meshDomain: string): string => `${name}.${meshDomain}`;
@@ -43,8 +43,9 @@ export interface OwnersMemo {
 
 /**
  * The Service owning each mesh name (by Service name): the oldest Service of that name (Gateway
- * API age order; a missing creationTimestamp counts as oldest). The same (read-only) Map as
- * `memo`'s last call when the Services are the same objects in the same order.
+ * API age order; a missing creationTimestamp counts as oldest). `services` must be in age order
+ * (an ObjectIndex's are): the first of each name owns it. The same (read-only) Map as `memo`'s
+ * last call when the Services are the same objects in the same order.
  */
 export function meshNameOwners(
   services: Iterable<Obj<ServiceSpec>>,
@@ -54,7 +55,7 @@ export function meshNameOwners(
   const last = memo.last;
   if (last && sameItems(last.services, list)) return last.owners;
   const owners = new Map<string, Obj<ServiceSpec>>();
-  for (const svc of sortByAge(list)) {
+  for (const svc of list) {
     if (!owners.has(svc.metadata.name)) owners.set(svc.metadata.name, svc);
   }
   memo.last = { services: list, owners };
