@@ -198,6 +198,7 @@ Deno.test("mcs e2e: two API servers; web created in B only answers A's pod over 
         assertEquals(event.type, "Warning");
         assert(event.message.includes("not on the allowlist"), event.message);
         assertEquals(b.runner.pod(NS, "stray"), undefined);
+        assert(b.runner.refused().get(`${NS}/stray`)?.includes("not on the allowlist"));
         const r = await call(a, "caller", `web.${NS}.svc.clusterset.local`, 3);
         assertEquals(r.counts, { [webPod]: 3 });
       },
