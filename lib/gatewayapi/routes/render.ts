@@ -4,7 +4,6 @@
  * sorted by Gateway API precedence, and each is rendered for its context (redirect port).
  * @module
  */
-import { cloneData } from "../../data/mod.ts";
 import { compareRanked, type Ranked } from "./precedence.ts";
 import type { ConvertedMatch, ConvertedRoute, ConvertedRule, ListenerContext } from "./kind.ts";
 import type { KubeObject } from "../types.ts";
@@ -30,16 +29,24 @@ export function pushEntries(
   );
 }
 
-/** Sorts `entries` by precedence (in place) and renders them as IRRoutes for `context`. */
+/**
+ * Sorts `entries` by precedence (in place) and renders them as IRRoutes for `context`. A route's
+ * match, header modifiers and action are its converted rule's own (shared by every virtual host
+ * and resolve that renders the rule, as the IR is shared: read-only), not copies.
+ */
 export function renderRoutes(entries: RankedEntry[], context: ListenerContext): IRRoute[] {
   entries.sort(compareRanked);
-  return entries.map((e): IRRoute =>
-    cloneData({
-      name: e.cm.name,
-      match: e.cm.match,
-      ...(e.converted.requestHeaders ? { requestHeaders: e.converted.requestHeaders } : {}),
-      ...(e.converted.responseHeaders ? { responseHeaders: e.converted.responseHeaders } : {}),
-      action: e.converted.action(context),
-    })
-  );
+  return entries.map((e): IRRoute => {
+    const { name, match } = e.cm;
+    const { requestHeaders, responseHeaders } = e.converted;
+    const action = e.converted.action(context);
+    if (!requestHeaders && !responseHeaders) return { name, match, action };
+    return {
+      name,
+      match,
+      ...(requestHeaders ? { requestHeaders } : {}),
+      ...(responseHeaders ? { responseHeaders } : {}),
+      action,
+    };
+  });
 }
