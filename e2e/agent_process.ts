@@ -29,15 +29,15 @@ export async function stateRecord<T = AgentRecord | EnvoyRecord>(
 }
 
 /**
- * The Envoy record of the state directory once written (within `ms`). The agent starts Envoy beside
- * its first revision, so Envoy can ACK that revision — the agent ready — a moment before the agent
- * has recorded it.
+ * The Envoy record of the state directory once complete (within `ms`). The agent records Envoy as
+ * soon as it is spawned and adds its admin address once it answers; Envoy can ACK the first
+ * revision — the agent ready — a moment before that.
  */
 export async function envoyRecord(stateDir: string, ms = 60_000): Promise<EnvoyRecord> {
   const deadline = Date.now() + ms;
   for (;;) {
     const rec = await stateRecord<EnvoyRecord>(stateDir, "envoy");
-    if (rec) return rec;
+    if (rec?.adminAddress) return rec;
     if (Date.now() > deadline) throw new Error(`no Envoy record in ${stateDir} after ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }

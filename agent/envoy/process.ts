@@ -87,23 +87,64 @@ export class EnvoyProcess {
     const rec = await recordedEnvoy(this.options.stateDir);
     if (rec) {
       const same = (await Deno.readTextFile(paths.bootstrap).catch(() => "")) === bootstrap;
-      if (same && await this.#answers(rec.adminAddress)) {
+      // A record without an admin address: the last agent died while its Envoy was starting.
+      const admin = same ? await this.#recordedAdmin(rec, timeoutMs) : undefined;
+      if (admin) {
         this.#pid = rec.pid;
-        this.adminAddress = rec.adminAddress;
+        this.adminAddress = admin;
         this.adopted = true;
+        if (!rec.adminAddress) await writeRecord(paths.envoy, { ...rec, adminAddress: admin });
         onLaunched?.();
-        log.info("adopted the running envoy", { pid: rec.pid, admin: rec.adminAddress });
+        log.info("adopted the running envoy", { pid: rec.pid, admin });
         await this.#follow();
         this.#supervise();
         return;
       }
-      log.warn("the running envoy has another bootstrap (flags changed); replacing it", {
-        pid: rec.pid,
-      });
+      log.warn(
+        same
+          ? "the recorded envoy does not answer on its admin address; replacing it"
+          : "the running envoy has another bootstrap (flags changed); replacing it",
+        { pid: rec.pid },
+      );
       await this.#terminate(rec.pid);
     }
+    await this.#stopUnrecorded();
     await this.#cleanRecords();
     await this.#spawn(bootstrap, timeoutMs, onLaunched);
+  }
+
+  /**
+   * Stops an Envoy of this state directory that was never recorded: its keeper wrote its pid, but
+   * the agent died before reading it. Its xDS port is not known, so it is replaced, not adopted.
+   */
+  async #stopUnrecorded(): Promise<void> {
+    const paths = statePaths(this.options.stateDir);
+    const pid = Number((await Deno.readTextFile(`${paths.envoy}.pid`).catch(() => "")).trim());
+    if (!pid || !(await processCommandLine(pid)).includes(paths.bootstrap)) return;
+    this.options.logger.warn("an unrecorded envoy of this state directory runs; replacing it", {
+      pid,
+    });
+    await this.#terminate(pid);
+  }
+
+  /**
+   * The admin address of a recorded Envoy that answers there: the recorded one, or — for a record
+   * written before Envoy answered — the address Envoy writes to its admin address file, waited for
+   * up to `timeoutMs`.
+   */
+  async #recordedAdmin(rec: EnvoyRecord, timeoutMs: number): Promise<string | undefined> {
+    if (rec.adminAddress) {
+      return await this.#answers(rec.adminAddress) ? rec.adminAddress : undefined;
+    }
+    const file = statePaths(this.options.stateDir).adminAddress;
+    const deadline = Date.now() + timeoutMs;
+    while (await isSameProcess(rec)) {
+      const addr = (await Deno.readTextFile(file).catch(() => "")).trim();
+      if (addr && await this.#answers(addr)) return addr;
+      if (Date.now() >= deadline) return undefined;
+      await sleep(50);
+    }
+    return undefined;
   }
 
   async #answers(adminAddress: string): Promise<boolean> {
@@ -187,6 +228,10 @@ export class EnvoyProcess {
       if (pid && this.#pid !== pid) {
         this.#pid = pid;
         await Deno.remove(pidFile).catch(() => {});
+        // Recorded at once, without its admin address: an agent killed before Envoy answers
+        // leaves a record, so the next one adopts (or stops) this Envoy instead of starting a
+        // second one beside it.
+        await writeRecord(paths.envoy, await this.#record(pid, ""));
       }
       if (exited) {
         throw new Error(
@@ -196,17 +241,7 @@ export class EnvoyProcess {
       const addr = (await Deno.readTextFile(paths.adminAddress).catch(() => "")).trim();
       if (pid && addr && await this.#answers(addr)) {
         this.adminAddress = addr;
-        await writeRecord(
-          paths.envoy,
-          {
-            pid,
-            startTime: (await processStartTime(pid)) ?? "",
-            binary: this.options.binary,
-            adminAddress: addr,
-            xdsAddress: this.options.xdsAddress,
-            startedAt: new Date().toISOString(),
-          } satisfies EnvoyRecord,
-        );
+        await writeRecord(paths.envoy, await this.#record(pid, addr));
         this.#restarts = 0;
         this.#supervise();
         return;
@@ -215,6 +250,17 @@ export class EnvoyProcess {
     }
     if (pid) await this.#terminate(pid);
     throw new Error(`envoy did not come up within ${timeoutMs} ms; see ${paths.log}`);
+  }
+
+  async #record(pid: number, adminAddress: string): Promise<EnvoyRecord> {
+    return {
+      pid,
+      startTime: (await processStartTime(pid)) ?? "",
+      binary: this.options.binary,
+      adminAddress,
+      xdsAddress: this.options.xdsAddress,
+      startedAt: new Date().toISOString(),
+    };
   }
 
   async #follow(): Promise<void> {
