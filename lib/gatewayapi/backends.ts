@@ -172,7 +172,7 @@ export class Backends {
     }
     const reads = this.#reads;
     if (reads && !options.mesh && ns !== routeNs) reads.grants = true;
-    const allowed = options.mesh || referenceAllowed(
+    const allowed = options.mesh || ns === routeNs || referenceAllowed(
       this.indexed,
       { group: GATEWAY_GROUP, kind: routeKind, namespace: routeNs },
       { group, kind, namespace: ns, name: ref.name },
@@ -222,13 +222,14 @@ export class Backends {
     if (!port) return bad("BackendNotFound", `Service ${ns}/${ref.name} has no port ${ref.port}`);
     const wrong = protocolProblem(`Service ${ns}/${ref.name}`, port, options.transport);
     if (wrong) return bad("UnsupportedProtocol", wrong);
-    return {
+    const resolved: ResolvedBackend = {
       cluster: this.#clusterName(svc, port),
       use: { svc, port, http2: grpc },
-      // The edge serves it under a namespaced cluster name; the Service's missing mesh name is
-      // still reported on the Service.
-      ...(owner !== svc ? { conflict: [svc, owner] as const } : {}),
     };
+    // The edge serves it under a namespaced cluster name; the Service's missing mesh name is
+    // still reported on the Service.
+    if (owner !== svc) resolved.conflict = [svc, owner];
+    return resolved;
   }
 
   /** Makes the clusters and reports the conflicts a converted route's references need. */

@@ -178,23 +178,25 @@ export function resolve(
   // every placement of a route is made in its own iteration, so the dedup is per route.
   const placements: Placement[] = [];
   for (const r of settled) {
-    const mine = new Map<string, Placement>();
+    const first = placements.length; // this route's placements are placements[first..]
     for (const parent of r.parents) {
       if (!parent.accepted.ok) continue;
       for (const a of parent.attachments) {
-        const seen = mine.get(a.listenerId);
+        const listener = listenerById.get(a.listenerId)!;
+        let seen: Placement | undefined;
+        for (let i = first; i < placements.length && !seen; i++) {
+          if (placements[i].listener === listener) seen = placements[i];
+        }
         if (seen) {
           seen.hostnames = [...new Set([...seen.hostnames, ...a.hostnames])];
           continue;
         }
-        const p: Placement = {
+        placements.push({
           route: r.route,
           converted: r.converted,
-          listener: listenerById.get(a.listenerId)!,
+          listener,
           hostnames: a.hostnames,
-        };
-        mine.set(a.listenerId, p);
-        placements.push(p);
+        });
       }
     }
   }
