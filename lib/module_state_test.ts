@@ -22,8 +22,8 @@ const ALLOWED: Record<string, string> = {
   // The DNS answer allocator: a bump pointer into a byte slab that is never reused (a full one is
   // dropped for a fresh one). It holds no configuration, only fresh zeroed bytes; per-answer typed
   // arrays cost ten times more (docs/dns.md).
-  "agent/dns/wire.ts:let slab": "allocator, no configuration",
-  "agent/dns/wire.ts:let slabOff": "allocator, no configuration",
+  "agent/dns/wire_answer.ts:let slab": "allocator, no configuration",
+  "agent/dns/wire_answer.ts:let slabOff": "allocator, no configuration",
 };
 
 const STATE = /^(?:export\s+)?(let|var)\s+([A-Za-z_$][\w$]*)/;

@@ -10,17 +10,8 @@
  */
 import type { MeshRecords, RecordSet, SrvPort } from "./records.ts";
 import { ipv4Bytes, ipv6Bytes } from "./records.ts";
-import {
-  buildResponse,
-  CLASS_IN,
-  encodeName,
-  normalizeName,
-  put16,
-  put32,
-  type Query,
-  RCODE,
-  TYPE,
-} from "./wire.ts";
+import { CLASS_IN, put16, put32, type Query, RCODE, TYPE } from "./wire.ts";
+import { buildResponse, encodeName, normalizeName } from "./wire_answer.ts";
 
 /** Zone parameters. */
 export interface ZoneOptions {

@@ -17,21 +17,15 @@ import type { DnsMetrics } from "./metrics.ts";
 import type { RateLimiter } from "./rate_limit.ts";
 import type { MeshRecords } from "./records.ts";
 import { TransferTracker } from "./transfer.ts";
+import { type Edns, OPCODE, parseQuery, put16, type Query, RCODE, TYPE } from "./wire.ts";
 import {
-  type Edns,
   errorResponse,
   fitUdp,
-  OPCODE,
   opcodeLabel,
-  parseQuery,
-  put16,
-  type Query,
-  RCODE,
   rcodeLabel,
   truncatedResponse,
-  TYPE,
   udpLimit,
-} from "./wire.ts";
+} from "./wire_answer.ts";
 
 /** The transport a query arrived on. */
 export type Transport = "udp" | "tcp";

@@ -15,7 +15,7 @@
  * @module
  */
 import type { Counter, Gauge, Histogram, Registry } from "../../lib/metrics/mod.ts";
-import { rcodeLabel, typeLabel } from "./wire.ts";
+import { rcodeLabel, typeLabel } from "./wire_answer.ts";
 
 /** Where an answer came from. */
 export type AnswerSource = "mesh" | "cache" | "forward" | "error";

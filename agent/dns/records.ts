@@ -3,7 +3,7 @@
  * the next query.
  * @module
  */
-import { normalizeName } from "./wire.ts";
+import { normalizeName } from "./wire_answer.ts";
 
 /** One named port of a mesh service: answers SRV at `_<service>._<proto>.<mesh name>`. */
 export interface SrvPort {

@@ -18,7 +18,7 @@ import type { KubeObject } from "../../lib/gatewayapi/mod.ts";
 import type { Sink } from "../../lib/engine/mod.ts";
 import type { RecordSet, SrvPort } from "./records.ts";
 import { ipv4Bytes, ipv6Bytes } from "./records.ts";
-import { normalizeName } from "./wire.ts";
+import { normalizeName } from "./wire_answer.ts";
 
 interface ServicePortSpec {
   name?: string;

@@ -19,7 +19,8 @@ import {
   tcpQueries,
   udpQuery,
 } from "./_test_utils.ts";
-import { errorResponse, parseQuery, RCODE } from "./wire.ts";
+import { parseQuery, RCODE } from "./wire.ts";
+import { errorResponse } from "./wire_answer.ts";
 
 const ZONE = "upd.test";
 const bulk = Array.from({ length: 3000 }, (_, i) => `bulk${i} TXT "${"x".repeat(100)}"`);
