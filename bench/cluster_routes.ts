@@ -136,6 +136,10 @@ const result = await withCluster(async (c) => {
       controllerIdleCpuPct: idlePct("controller"),
       edgeRssMiB: loaded.edge.rssMiB,
       edgeRssBeforeMiB: before.edge.rssMiB,
+      // Anonymous memory apart (file pages are the shared deno/envoy binaries), per program.
+      edgeAnonMiB: loaded.edge.anonMiB,
+      edgeByProgram: loaded.edge.byProgram,
+      edgeByProgramBefore: before.edge.byProgram,
       edgeCpuS: Math.round((loaded.edge.cpuS - before.edge.cpuS) * 10) / 10,
       edgeIdleCpuPct: idlePct("edge"),
       acceptedP50Ms: pct(toAccepted, 0.5),

@@ -335,16 +335,41 @@ export function startLoad(
   return { done };
 }
 
-/** RSS (MiB) and CPU seconds of every process of a pod (by uid), read from the host's /proc. */
-export async function podUsage(uid: string): Promise<{ rssMiB: number; cpuS: number }> {
+/** A pod's processes: RSS (anonymous part apart: file pages are shared binaries), CPU, per program. */
+export interface PodUsage {
+  rssMiB: number;
+  anonMiB: number;
+  cpuS: number;
+  /** By process name (`deno`, `envoy`, `pause`, …). */
+  byProgram: Record<string, { rssMiB: number; anonMiB: number }>;
+}
+
+/** RSS and CPU seconds of every process of a pod (by uid), read from the host's /proc. */
+export async function podUsage(uid: string): Promise<PodUsage> {
   const clockTicks = 100; // USER_HZ on Linux
-  let rss = 0, ticks = 0;
+  let rss = 0, anon = 0, ticks = 0;
+  const byProgram: PodUsage["byProgram"] = {};
   for (const pid of await podPids(uid)) {
     const status = await Deno.readTextFile(`/proc/${pid}/status`).catch(() => "");
-    rss += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    rss += kb("VmRSS");
+    anon += kb("RssAnon");
+    const program = /Name:\s+(\S+)/.exec(status)?.[1] ?? "?";
+    const mine = byProgram[program] ??= { rssMiB: 0, anonMiB: 0 };
+    mine.rssMiB += kb("VmRSS") / 1024;
+    mine.anonMiB += kb("RssAnon") / 1024;
     const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     ticks += Number(f[11] ?? 0) + Number(f[12] ?? 0); // utime, stime
   }
-  return { rssMiB: Math.round(rss / 1024), cpuS: ticks / clockTicks };
+  for (const v of Object.values(byProgram)) {
+    v.rssMiB = Math.round(v.rssMiB);
+    v.anonMiB = Math.round(v.anonMiB);
+  }
+  return {
+    rssMiB: Math.round(rss / 1024),
+    anonMiB: Math.round(anon / 1024),
+    cpuS: ticks / clockTicks,
+    byProgram,
+  };
 }
