@@ -27,6 +27,8 @@ export const limitFlagSpecs = {
   "keep-envoy": { type: "boolean" },
   "shutdown-drain": { type: "string" },
   "envoy-eager-stats": { type: "boolean" },
+  "envoy-all-stats": { type: "boolean" },
+  "envoy-eager-clusters": { type: "boolean" },
 } as const;
 
 const d = edgeLimitDefaults;
@@ -56,6 +58,11 @@ envoy supervision (Envoy outlives the agent; a restarted agent adopts it):
   --envoy-eager-stats  create every cluster's stats when it is configured (Envoy's default);
                       without it they are created on the cluster's first use, so idle clusters
                       cost no stats memory (bootstrap deferred_stat_options)
+  --envoy-all-stats   make every stat Envoy has; without it the per-cluster stats nothing of
+                      aether reads (circuit_breakers.*, lb_zone_*, lb_subsets_*, update_* but
+                      update_rejected, version, …) are not made (docs/performance.md)
+  --envoy-eager-clusters  create every cluster on every worker when it is configured (Envoy's
+                      default); without it a worker creates one on its first request through it
 `;
 
 /** A duration flag: "10s", "250ms", "5m", "1h" or plain milliseconds. */
@@ -84,6 +91,10 @@ export interface LimitFlags {
   shutdownDrainMs: number;
   /** --envoy-eager-stats: Envoy creates every cluster's stats up front (default: on first use). */
   envoyEagerStats: boolean;
+  /** --envoy-all-stats: no stats_matcher; Envoy makes every stat (default: the unread are not). */
+  envoyAllStats: boolean;
+  /** --envoy-eager-clusters: every cluster on every worker up front (default: on first use). */
+  envoyEagerClusters: boolean;
 }
 
 /** Converts parsed flag values; throws RangeError naming the flag for a bad value. */
@@ -125,5 +136,7 @@ export function limitsFromFlags(
     keepEnvoy: v["keep-envoy"] === true,
     shutdownDrainMs: dur("shutdown-drain", 0),
     envoyEagerStats: v["envoy-eager-stats"] === true,
+    envoyAllStats: v["envoy-all-stats"] === true,
+    envoyEagerClusters: v["envoy-eager-clusters"] === true,
   };
 }

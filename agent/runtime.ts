@@ -53,6 +53,10 @@ export interface RuntimeOptions {
    * clusters cost no stats memory (the bootstrap's `deferred_stat_options`).
    */
   envoyEagerStats?: boolean;
+  /** Every stat Envoy has (`--envoy-all-stats`); default: per-cluster stats nothing reads are not made. */
+  envoyAllStats?: boolean;
+  /** Every cluster on every worker up front (`--envoy-eager-clusters`); default: on first use. */
+  envoyEagerClusters?: boolean;
   /** Use delta xDS (needed for on-demand CDS and for VHDS, which the edge and node proxies use). */
   delta?: boolean;
   /** DNS responder `host:port` (with `dns`). */
@@ -250,6 +254,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
           delta: o.delta,
           maxDownstreamConnections: o.maxDownstreamConnections,
           eagerStats: o.envoyEagerStats,
+          allStats: o.envoyAllStats,
+          eagerClusters: o.envoyEagerClusters,
         }),
       });
       try {

@@ -1,6 +1,7 @@
 /**
  * `agent bootstrap --node-name <n> [--xds-address h:p] [--envoy-admin-address h:p]
- * [--max-downstream-connections n] [--envoy-eager-stats]`: prints the Envoy bootstrap (JSON) that points an Envoy the agent
+ * [--max-downstream-connections n] [--envoy-eager-stats] [--envoy-all-stats]
+ * [--envoy-eager-clusters]`: prints the Envoy bootstrap (JSON) that points an Envoy the agent
  * does not start itself at the node agent's xDS server — the chart's node-proxy DaemonSet runs its
  * Envoy from it, in its own pod, so the node agent's pod can be replaced while Envoy keeps
  * serving (docs/kubernetes.md). The same {@link envoyBootstrap} as the agent's own Envoy.
@@ -13,7 +14,9 @@ import { envoyBootstrap } from "../xds/server/mod.ts";
 
 const usage = `usage: agent bootstrap --node-name <name>
        [--xds-address <h:p>] [--envoy-admin-address <h:p>] [--max-downstream-connections <n>]
-       [--envoy-eager-stats]   (every cluster's stats up front; default: on first use)`;
+       [--envoy-eager-stats]   (every cluster's stats up front; default: on first use)
+       [--envoy-all-stats]     (every stat; default: the per-cluster stats nothing reads are not made)
+       [--envoy-eager-clusters]  (every cluster on every worker up front; default: on first use)`;
 
 /** The bootstrap for `args`, or an error message. Pure. */
 export function bootstrapFor(args: string[]): Record<string, unknown> | string {
@@ -28,6 +31,8 @@ export function bootstrapFor(args: string[]): Record<string, unknown> | string {
         default: String(defaultMaxDownstreamConnections),
       },
       "envoy-eager-stats": { type: "boolean" },
+      "envoy-all-stats": { type: "boolean" },
+      "envoy-eager-clusters": { type: "boolean" },
     },
   });
   const nodeId = values["node-name"];
@@ -48,6 +53,8 @@ export function bootstrapFor(args: string[]): Record<string, unknown> | string {
     delta: true,
     maxDownstreamConnections: max,
     eagerStats: values["envoy-eager-stats"] === true,
+    allStats: values["envoy-all-stats"] === true,
+    eagerClusters: values["envoy-eager-clusters"] === true,
   });
 }
 

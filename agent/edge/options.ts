@@ -49,6 +49,10 @@ export interface StandaloneOptions extends SourceFlags {
   shutdownDrainMs?: number;
   /** --envoy-eager-stats: Envoy creates every cluster's stats up front (default: on first use). */
   envoyEagerStats?: boolean;
+  /** --envoy-all-stats: Envoy makes every stat (default: the per-cluster stats nothing reads are not). */
+  envoyAllStats?: boolean;
+  /** --envoy-eager-clusters: every cluster on every worker up front (default: on first use). */
+  envoyEagerClusters?: boolean;
   /**
    * --spire-socket: the SPIFFE Workload API socket. With it (and --trust-domain) the edge dials
    * every pod endpoint with a known identity over SPIFFE mTLS presenting its own SVID.

@@ -59,6 +59,10 @@ export interface NodeAgentOptions extends SourceFlags {
   maxDownstreamConnections?: number;
   /** --envoy-eager-stats: Envoy creates every cluster's stats up front (default: on first use). */
   envoyEagerStats?: boolean;
+  /** --envoy-all-stats: Envoy makes every stat (default: the per-cluster stats nothing reads are not). */
+  envoyAllStats?: boolean;
+  /** --envoy-eager-clusters: every cluster on every worker up front (default: on first use). */
+  envoyEagerClusters?: boolean;
   /** --state-dir: where Envoy is recorded for adoption by a restarted agent (unset: a temp dir). */
   stateDir?: string;
   /** --keep-envoy: leave Envoy running when the agent stops. */

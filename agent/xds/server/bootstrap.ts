@@ -1,13 +1,16 @@
 /**
  * The Envoy bootstrap that points an Envoy at aether's ADS server: node identity, ADS over gRPC
  * (SotW or delta), LDS and CDS from ADS, the admin listener, and the internal-listener bootstrap
- * extension (user-space connections between listeners and clusters of the same Envoy), and
- * cluster stats created on first use (unless `eagerStats`). The node metadata advertises what the
+ * extension (user-space connections between listeners and clusters of the same Envoy), cluster
+ * stats created on first use (unless `eagerStats`), the per-cluster stats nothing reads not made
+ * (unless `allStats`, stats_matcher.ts) and clusters created on a worker when it first needs them
+ * (unless `eagerClusters`). The node metadata advertises what the
  * bootstrap enables (`aether.capabilities`, capabilities.ts), so a later agent that adopts this
  * Envoy knows what it may push to it.
  * @module
  */
 import { bootstrapCapabilities, CAPABILITIES_KEY } from "./capabilities.ts";
+import { statsConfig } from "./stats_matcher.ts";
 
 /** Options of {@link envoyBootstrap}. */
 export interface EnvoyBootstrapOptions {
@@ -38,6 +41,18 @@ export interface EnvoyBootstrapOptions {
    * clusters of idle backends cost no stats memory.
    */
   eagerStats?: boolean;
+  /**
+   * Make every stat Envoy has (`--envoy-all-stats`). Default false: the per-cluster stats that
+   * nothing of aether reads are not made (`stats_config.stats_matcher`, stats_matcher.ts).
+   */
+  allStats?: boolean;
+  /**
+   * Create every cluster on every worker thread when CDS adds it, as Envoy does by default
+   * (`--envoy-eager-clusters`). Default false: a worker creates its copy of an EDS or static
+   * cluster on the first request through it (`cluster_manager.enable_deferred_cluster_creation`);
+   * the main thread (EDS, health checks, stats, `/clusters`) holds every cluster either way.
+   */
+  eagerClusters?: boolean;
 }
 
 /** The overload manager with only the downstream connection limit. */
@@ -90,6 +105,10 @@ export function envoyBootstrap(o: EnvoyBootstrapOptions): Record<string, unknown
     // Bootstrap.deferred_stat_options (field 39): a cluster's traffic stats (upstream_rq_*,
     // upstream_cx_*, …) are allocated when it is first used, not for every cluster at CDS time.
     ...(o.eagerStats ? {} : { deferred_stat_options: { enable_deferred_creation_stats: true } }),
+    ...(o.allStats ? {} : { stats_config: statsConfig() }),
+    // Bootstrap.cluster_manager.enable_deferred_cluster_creation: a worker's thread-local copy of
+    // an EDS or STATIC cluster (load balancer, host sets) is made on its first request through it.
+    ...(o.eagerClusters ? {} : { cluster_manager: { enable_deferred_cluster_creation: true } }),
     dynamic_resources: {
       ads_config: {
         api_type: o.delta ? "DELTA_GRPC" : "GRPC",

@@ -1,7 +1,10 @@
 /**
  * Envoy's stats on first use (`deferred_stat_options`, the bootstrap's default) against a real
  * Envoy 1.40: an idle cluster has no traffic stats, a used one gets them; `eagerStats`
- * (`--envoy-eager-stats`) gives every cluster its stats up front.
+ * (`--envoy-eager-stats`) gives every cluster its stats up front. With them the bootstrap's stats
+ * matcher (stats_matcher.ts; `--envoy-all-stats` off) and deferred cluster creation on the workers
+ * (`--envoy-eager-clusters` off): an idle cluster keeps 6 stats and no worker creates it, while
+ * the used one serves.
  */
 import assert from "node:assert/strict";
 import { Logger } from "../../../lib/log/mod.ts";
@@ -32,9 +35,21 @@ Deno.test("bootstrap: stats on first use unless eagerStats", () => {
   assert.deepEqual(rest, eager);
 });
 
-/** Which of the clusters `used` and `idle` have an `upstream_rq_total` stat after one request. */
-async function statsAfterOneRequest(eagerStats: boolean): Promise<string[]> {
-  const nodeId = `deferred-stats-${eagerStats ? "eager" : "deferred"}`;
+/** What Envoy holds after one request through cluster `used` (none through `idle`). */
+interface AfterOneRequest {
+  /** Which of `used` and `idle` have an `upstream_rq_total` stat. */
+  withTrafficStats: string[];
+  /** The names of `idle`'s stats (without `cluster.idle.`). */
+  idleStats: string[];
+  /** Clusters the (only) worker has created. */
+  workerClusters: number;
+}
+
+/** One request through cluster `used` of an Envoy with these bootstrap options. */
+async function afterOneRequest(
+  o: { eagerStats?: boolean; allStats?: boolean; eagerClusters?: boolean },
+): Promise<AfterOneRequest> {
+  const nodeId = `deferred-stats-${Object.entries(o).filter(([, v]) => v).map(([k]) => k)}`;
   const backend = startBackend("used");
   const port = freePort();
   const cache = new SnapshotCache();
@@ -46,7 +61,7 @@ async function statsAfterOneRequest(eagerStats: boolean): Promise<string[]> {
   }));
   const server = new XdsServer({ cache, logger: quiet, metrics: new Registry() });
   const xdsPort = await server.listen({ port: 0 });
-  const envoy = await startEnvoy({ nodeId, xdsPort, delta: true, eagerStats });
+  const envoy = await startEnvoy({ nodeId, xdsPort, delta: true, ...o });
   try {
     await waitFor("envoy ACKs the config", () => server.isReady(nodeId), 120_000)
       .catch((e) => assert.fail(`${e.message}\n${envoy.logs()}`));
@@ -62,9 +77,18 @@ async function statsAfterOneRequest(eagerStats: boolean): Promise<string[]> {
       const { body } = await stats();
       return /^cluster\.used\.upstream_rq_total: [1-9]/m.test(body) && body;
     }, 120_000);
-    return ["used", "idle"].filter((c) =>
-      new RegExp(`^cluster\\.${c}\\.upstream_rq_total:`, "m").test(text)
-    );
+    const all = (await get(`${envoy.adminUrl}/stats`)).body.split("\n");
+    return {
+      withTrafficStats: ["used", "idle"].filter((c) =>
+        new RegExp(`^cluster\\.${c}\\.upstream_rq_total:`, "m").test(text)
+      ),
+      idleStats: all.filter((l) => l.startsWith("cluster.idle."))
+        .map((l) => l.slice("cluster.idle.".length).split(":")[0]).sort(),
+      workerClusters: Number(
+        /^thread_local_cluster_manager\.worker_0\.clusters_inflated: (\d+)/m
+          .exec(all.join("\n"))?.[1],
+      ),
+    };
   } finally {
     await envoy.stop();
     await server.close();
@@ -77,7 +101,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    assert.deepEqual(await statsAfterOneRequest(false), ["used"]);
+    assert.deepEqual((await afterOneRequest({})).withTrafficStats, ["used"]);
   },
 });
 
@@ -86,6 +110,41 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    assert.deepEqual(await statsAfterOneRequest(true), ["used", "idle"]);
+    assert.deepEqual((await afterOneRequest({ eagerStats: true })).withTrafficStats, [
+      "used",
+      "idle",
+    ]);
+  },
+});
+
+Deno.test({
+  name: "real Envoy: the defaults keep 6 stats of an idle cluster and create it on no worker",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const r = await afterOneRequest({});
+    assert.deepEqual(r.idleStats, [
+      "assignment_use_cached",
+      "init_fetch_timeout",
+      "lb_healthy_panic",
+      "membership_healthy",
+      "membership_total",
+      "update_rejected",
+    ]);
+    // The worker created `used` when the request came; `idle` and the xDS cluster never.
+    assert.equal(r.workerClusters, 1);
+  },
+});
+
+Deno.test({
+  name: "real Envoy: --envoy-all-stats --envoy-eager-clusters give Envoy's own defaults",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const r = await afterOneRequest({ allStats: true, eagerClusters: true });
+    assert.equal(r.idleStats.length, 46, r.idleStats.join(" "));
+    assert.ok(r.idleStats.includes("circuit_breakers.default.rq_open"));
+    // Every cluster on the worker: the xDS cluster, used and idle.
+    assert.equal(r.workerClusters, 3);
   },
 });
