@@ -2,11 +2,14 @@
  * Edge memory: the standalone edge (`agent standalone`, a real Envoy, `--dns-address none` as
  * in-cluster edges run) on the load bench's config (1 Gateway, 5,000 Services + EndpointSlices,
  * N HTTPRoutes), once Envoy has ACKed it: Envoy's RSS and its allocator's view (admin `/memory`),
- * the agent's RSS and V8 heap (its `/metrics`), with Envoy's cluster stats on first use (the
- * default, bootstrap `deferred_stat_options`) and with `--envoy-eager-stats`. The modes alternate
- * over the rounds; each figure is the median of its rounds.
+ * the agent's RSS and V8 heap (its `/metrics`), Envoy's stats (all, and those of one idle cluster)
+ * and the clusters its workers created, for each mode: a name and the agent flags it adds. By
+ * default the agent's defaults and `--envoy-eager-stats`; `--mode name=flag,flag` (repeatable)
+ * names others, e.g. `--mode before=--envoy-all-stats,--envoy-eager-clusters --mode default=`.
+ * The modes alternate over the rounds (the first of a round rotates); each figure is the median
+ * of its rounds.
  *
- *   deno run -A bench/edge_memory.ts [--routes 1000] [--services 5000] [--rounds 3]
+ *   deno run -A bench/edge_memory.ts [--routes 1000] [--services 5000] [--rounds 3] [--mode n=f,…]
  *
  * The agent runs with the V8 flags of the `agent` task in deno.json (the way users start it).
  * Prints one JSON line per run, a Markdown table, and a last JSON line with every figure.
@@ -25,8 +28,15 @@ const { values } = parseArgs({
     routes: { type: "string", default: "1000" },
     services: { type: "string", default: "5000" },
     rounds: { type: "string", default: "3" },
+    mode: { type: "string", multiple: true },
   },
 });
+/** Each mode's name and agent flags. */
+const modes: { name: string; flags: string[] }[] =
+  (values.mode?.length ? values.mode : ["default=", "eager-stats=--envoy-eager-stats"]).map((m) => {
+    const [name, flags = ""] = m.split(/=(.*)/s);
+    return { name, flags: flags.split(",").filter(Boolean) };
+  });
 const routes = Number(values.routes), services = Number(values.services);
 const rounds = Number(values.rounds);
 const envoy = await ensurePeer("envoy");
@@ -51,18 +61,22 @@ function metric(text: string, name: string): number {
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
 interface Run {
-  mode: "deferred" | "eager";
+  mode: string;
   readyS: number;
   envoyRssMiB: number;
   envoyAllocatedMiB: number;
   envoyHeapMiB: number;
   envoyStats: number;
+  /** Stats under `cluster.<name>.` of the idle cluster with the fewest (none used). */
+  idleClusterStats: number;
+  /** Clusters Envoy's first worker has created (`thread_local_cluster_manager.worker_0`). */
+  workerClusters: number;
   agentRssMiB: number;
   agentHeapUsedMiB: number;
 }
 
 /** Starts the edge, waits for /readyz, lets it settle, reads memory, stops it. */
-async function run(file: string, dir: string, mode: Run["mode"]): Promise<Run> {
+async function run(file: string, dir: string, mode: (typeof modes)[number]): Promise<Run> {
   const admin = freePort();
   const state = join(dir, `state-${admin}`);
   const started = performance.now();
@@ -76,7 +90,7 @@ async function run(file: string, dir: string, mode: Run["mode"]): Promise<Run> {
       ...["--config", file, "--envoy", envoy, "--admin-address", `127.0.0.1:${admin}`],
       ...["--xds-address", "127.0.0.1:0", "--dns-address", "none", "--state-dir", state],
       ...["--node-id", `edgemem-${admin}`],
-      ...(mode === "eager" ? ["--envoy-eager-stats"] : []),
+      ...mode.flags,
     ],
     stdout: "null",
     stderr: "null",
@@ -92,7 +106,12 @@ async function run(file: string, dir: string, mode: Run["mode"]): Promise<Run> {
       await new Promise((res) => setTimeout(res, 50));
     }
     const readyS = (performance.now() - started) / 1000;
-    const record = JSON.parse(await Deno.readTextFile(join(state, "envoy.json")));
+    // The record gets Envoy's admin address once the agent has read it back from Envoy.
+    let record = JSON.parse(await Deno.readTextFile(join(state, "envoy.json")));
+    while (!record.adminAddress) {
+      await new Promise((res) => setTimeout(res, 100));
+      record = JSON.parse(await Deno.readTextFile(join(state, "envoy.json")));
+    }
     const envoyAdmin = `http://${record.adminAddress}`;
     // Settled: the agent's post-start garbage collected, Envoy's clusters warmed. Polled until
     // two readings 2 s apart differ by under 1 MiB each (at most a minute).
@@ -107,13 +126,34 @@ async function run(file: string, dir: string, mode: Run["mode"]): Promise<Run> {
     const memory = await (await fetch(`${envoyAdmin}/memory`)).json();
     const stats = await (await fetch(`${envoyAdmin}/stats`)).text();
     const agentMetrics = await (await fetch(`${base}/metrics`)).text();
+    // Each stat under `cluster.` counted to the cluster whose name is its longest dotted prefix.
+    const { cluster_statuses } = await (await fetch(`${envoyAdmin}/clusters?format=json`))
+      .json() as { cluster_statuses: { name: string }[] };
+    const perCluster = new Map(cluster_statuses.map((c) => [c.name, 0]));
+    for (const line of stats.split("\n")) {
+      if (!line.startsWith("cluster.")) continue;
+      const parts = line.slice("cluster.".length).split(":")[0].split(".");
+      for (let n = parts.length - 1; n > 0; n--) {
+        const name = parts.slice(0, n).join(".");
+        const count = perCluster.get(name);
+        if (count !== undefined) {
+          perCluster.set(name, count + 1);
+          break;
+        }
+      }
+    }
     return {
-      mode,
+      mode: mode.name,
       readyS: Math.round(readyS * 100) / 100,
       envoyRssMiB: round1(await rssMiB(record.pid)),
       envoyAllocatedMiB: round1(Number(memory.allocated) / MiB),
       envoyHeapMiB: round1(Number(memory.heap_size) / MiB),
       envoyStats: stats.trim().split("\n").length,
+      idleClusterStats: Math.min(...perCluster.values()),
+      workerClusters: Number(
+        /^thread_local_cluster_manager\.worker_0\.clusters_inflated: (\d+)/m.exec(stats)?.[1] ??
+          Number.NaN,
+      ),
       agentRssMiB: round1(metric(agentMetrics, "process_resident_memory_bytes") / MiB),
       agentHeapUsedMiB: round1(metric(agentMetrics, "deno_heap_used_bytes") / MiB),
     };
@@ -135,8 +175,8 @@ try {
   const objects = syntheticConfig({ services, routes, port: freePort() });
   await Deno.writeTextFile(file, objects.map((o) => stringify(o)).join("---\n"));
   for (let r = 0; r < rounds; r++) {
-    // ABBA-ish: the first mode alternates, so neither always runs on a cold page cache.
-    const order: Run["mode"][] = r % 2 ? ["eager", "deferred"] : ["deferred", "eager"];
+    // The first mode rotates, so none always runs on a cold page cache.
+    const order = modes.map((_, i) => modes[(i + r) % modes.length]);
     for (const mode of order) {
       const one = await run(file, dir, mode);
       console.log(JSON.stringify(one));
@@ -152,32 +192,34 @@ const keys = [
   "envoyAllocatedMiB",
   "envoyHeapMiB",
   "envoyStats",
+  "idleClusterStats",
+  "workerClusters",
   "agentRssMiB",
   "agentHeapUsedMiB",
 ] as const;
 const summary = Object.fromEntries(
-  (["deferred", "eager"] as const).map((mode) => [
-    mode,
+  modes.map(({ name }) => [
+    name,
     Object.fromEntries(
-      keys.map((k) => [k, median(runs.filter((x) => x.mode === mode).map((x) => x[k]))]),
+      keys.map((k) => [k, median(runs.filter((x) => x.mode === name).map((x) => x[k]))]),
     ),
   ]),
-) as Record<Run["mode"], Record<(typeof keys)[number], number>>;
+) as Record<string, Record<(typeof keys)[number], number>>;
 const load = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
 console.log(
   `\nStandalone edge, ${routes} HTTPRoutes, ${services} Services, ready and settled; median of ` +
     `${rounds} runs per mode; load average at the end ${load}`,
 );
 console.log(
-  "\n| Envoy cluster stats | Envoy RSS MiB | Envoy allocated / heap MiB | Envoy stats | agent RSS MiB | agent V8 heap used MiB | start → ready s |",
+  "\n| mode (agent flags) | Envoy RSS MiB | Envoy allocated / heap MiB | Envoy stats | idle cluster's stats | clusters on worker 0 | agent RSS MiB | agent V8 heap used MiB | start → ready s |",
 );
-console.log("|---|---|---|---|---|---|---|");
-for (const mode of ["deferred", "eager"] as const) {
-  const s = summary[mode];
+console.log("|---|---|---|---|---|---|---|---|---|");
+for (const { name, flags } of modes) {
+  const s = summary[name];
   console.log(
-    `| ${
-      mode === "deferred" ? "on first use (default)" : "eager (--envoy-eager-stats)"
-    } | ${s.envoyRssMiB} | ${s.envoyAllocatedMiB} / ${s.envoyHeapMiB} | ${s.envoyStats} | ${s.agentRssMiB} | ${s.agentHeapUsedMiB} | ${s.readyS} |`,
+    `| ${name} (${
+      flags.join(" ") || "defaults"
+    }) | ${s.envoyRssMiB} | ${s.envoyAllocatedMiB} / ${s.envoyHeapMiB} | ${s.envoyStats} | ${s.idleClusterStats} | ${s.workerClusters} | ${s.agentRssMiB} | ${s.agentHeapUsedMiB} | ${s.readyS} |`,
   );
 }
 console.log(JSON.stringify({ bench: "edgemem", routes, services, rounds, load, ...summary }));
