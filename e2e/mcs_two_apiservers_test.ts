@@ -9,108 +9,32 @@
  * answers both over SPIFFE mTLS, XFCC carrying B's pod's ID (By=) and the caller's (URI=).
  */
 import { assert, assertEquals } from "../testbed/assert.ts";
-import { ensurePeer } from "../testbed/peers/mod.ts";
 import { waitFor } from "./peers/proc.ts";
-import { type KubeMcsCluster, startKubeMcsClusters } from "./mcs_kube_clusters.ts";
-import { ECHO_HTTP_PORT, ECHO_IMAGE, PAUSE_IMAGE } from "./pod_images.ts";
+import { startKubeMcsClusters } from "./mcs_kube_clusters.ts";
+import {
+  call,
+  type CallResult,
+  exportWeb,
+  HTTP,
+  importVip,
+  NS,
+  pod,
+  startCaller,
+  stepWithLogs,
+  WEB_CLUSTERSET,
+} from "./mcs_kube_scene.ts";
 
-const NS = "shop";
-const MCS = "/apis/multicluster.x-k8s.io/v1beta1";
 const GW = "/apis/gateway.networking.k8s.io/v1";
-const HTTP = { name: "http", protocol: "TCP", port: 8080, appProtocol: "http" };
-
-interface CallResult {
-  addresses: string[];
-  counts: Record<string, number>;
-  first: { status: number; headers?: Record<string, string> };
-}
-
-/** Runs e2e/mcs_client.ts in `cluster`'s running pod `name` (as `kubectl exec` would). */
-async function call(cluster: KubeMcsCluster, pod: string, name: string, count = 1) {
-  const running = cluster.runner.pod(NS, pod);
-  if (!running) throw new Error(`pod ${NS}/${pod} is not running in ${cluster.name}`);
-  const out = await new Deno.Command(await ensurePeer("ip"), {
-    args: ["netns", "exec", running.netns.netns, Deno.execPath(), "run", "-A"]
-      .concat([
-        "e2e/mcs_client.ts",
-        "--name",
-        name,
-        "--dns",
-        `${cluster.dns.ip}:${cluster.dns.port}`,
-      ])
-      .concat(["--count", String(count)]),
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) throw new Error(`mcs_client: ${new TextDecoder().decode(out.stderr)}`);
-  const text = new TextDecoder().decode(out.stdout).trim();
-  return JSON.parse(text.split("\n").pop()!) as CallResult;
-}
-
-const webDeployment = {
-  apiVersion: "apps/v1",
-  kind: "Deployment",
-  metadata: { name: "web", namespace: NS },
-  spec: {
-    replicas: 1,
-    selector: { matchLabels: { app: "web" } },
-    template: {
-      metadata: { labels: { app: "web" } },
-      spec: {
-        serviceAccountName: "web",
-        containers: [{
-          name: "echo",
-          image: ECHO_IMAGE,
-          env: [
-            { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
-            { name: "NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
-            { name: "SERVICE_NAME", value: "web" },
-          ],
-        }],
-      },
-    },
-  },
-};
-
-const pod = (name: string, sa: string, image: string) => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { name, namespace: NS },
-  spec: { serviceAccountName: sa, containers: [{ name: "main", image }] },
-});
 
 Deno.test("mcs e2e: two API servers; web created in B only answers A's pod over mTLS", async (t) => {
   const scene = await startKubeMcsClusters({ serviceAccounts: { [NS]: ["web", "caller"] } });
   const { a, b, spire } = scene;
   const td = spire.trustDomain;
-  const step = (name: string, fn: () => Promise<void>) =>
-    t.step(name, async () => {
-      try {
-        await fn();
-      } catch (e) {
-        console.error(
-          `step "${name}" failed; the last log lines:\n${scene.logs.slice(-80).join("\n")}`,
-        );
-        throw e;
-      }
-    });
+  const step = stepWithLogs(t, scene.logs);
   try {
     let webPod = "", vip = "", frontIp = "";
     await step("B's API server: web's Deployment, Service and ServiceExport", async () => {
-      await b.create(`/apis/apps/v1/namespaces/${NS}/deployments`, webDeployment);
-      await b.create(`/api/v1/namespaces/${NS}/services`, {
-        metadata: { name: "web", namespace: NS },
-        spec: { selector: { app: "web" }, ports: [{ ...HTTP, targetPort: ECHO_HTTP_PORT }] },
-      });
-      await b.create(`${MCS}/namespaces/${NS}/serviceexports`, {
-        apiVersion: "multicluster.x-k8s.io/v1beta1",
-        kind: "ServiceExport",
-        metadata: { name: "web", namespace: NS },
-      });
-      webPod = await waitFor("web's pod running on B's kwok node", () => {
-        const p = b.runner.pods().find((x) => x.name.startsWith("web-"));
-        return Promise.resolve(p?.name);
-      }, 90_000);
+      webPod = await exportWeb(b);
       // kwok's IP for it, from B's node podCIDR: on B's bridge.
       const ip = b.runner.pod(NS, webPod)!.ip;
       assert(ip.startsWith(b.net.subnet.replace(/0\/24$/, "")), `${ip} not in ${b.net.subnet}`);
@@ -118,11 +42,7 @@ Deno.test("mcs e2e: two API servers; web created in B only answers A's pod over 
     await step(
       "A's API server: the ServiceImport, front's HTTPRoute to it, the caller pod",
       async () => {
-        const si = await waitFor("ServiceImport web in A with a VIP", async () => {
-          const r = await a.kwok.kube.request("GET", `${MCS}/namespaces/${NS}/serviceimports/web`);
-          return r.json?.spec?.ips?.length ? r.json : undefined;
-        }, 60_000);
-        vip = si.spec.ips[0];
+        vip = await importVip(a);
         const noWeb = await a.kwok.kube.request("GET", `/api/v1/namespaces/${NS}/services/web`);
         assertEquals(noWeb.status, 404, "web exists in B only");
         const front = await a.create(`/api/v1/namespaces/${NS}/services`, {
@@ -146,12 +66,7 @@ Deno.test("mcs e2e: two API servers; web created in B only answers A's pod over 
             }],
           },
         });
-        await a.create(`/api/v1/namespaces/${NS}/pods`, pod("caller", "caller", PAUSE_IMAGE));
-        await waitFor(
-          "caller running in A",
-          () => Promise.resolve(a.runner.pod(NS, "caller")),
-          90_000,
-        );
+        await startCaller(a);
       },
     );
     const xfccOk = (r: CallResult) => {
@@ -160,7 +75,7 @@ Deno.test("mcs e2e: two API servers; web created in B only answers A's pod over 
       assert(xfcc.includes(`URI=spiffe://${td}/ns/${NS}/sa/caller`), xfcc);
     };
     await step("web.shop.svc.clusterset.local from A's pod: answered by B's pod", async () => {
-      const name = `web.${NS}.svc.clusterset.local`;
+      const name = WEB_CLUSTERSET;
       await waitFor("B's web answers A's caller", async () => {
         const r = await call(a, "caller", name);
         return r.counts[webPod] === 1 ? true : undefined;
@@ -199,7 +114,7 @@ Deno.test("mcs e2e: two API servers; web created in B only answers A's pod over 
         assert(event.message.includes("not on the allowlist"), event.message);
         assertEquals(b.runner.pod(NS, "stray"), undefined);
         assert(b.runner.refused().get(`${NS}/stray`)?.includes("not on the allowlist"));
-        const r = await call(a, "caller", `web.${NS}.svc.clusterset.local`, 3);
+        const r = await call(a, "caller", WEB_CLUSTERSET, 3);
         assertEquals(r.counts, { [webPod]: 3 });
       },
     );
