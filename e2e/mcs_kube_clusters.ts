@@ -22,6 +22,9 @@ import { type Etcd, startEtcd } from "./peers/etcd.ts";
 import { type Spire, startSpire } from "./spire.ts";
 import { PodRunner } from "./pod_runner.ts";
 import { defaultImages } from "./pod_images.ts";
+import { gatewayPod } from "./east_west_pod.ts";
+import type { EastWestGateway } from "../agent/east_west/mod.ts";
+import type { NetPod } from "./netns.ts";
 
 /** The region of both clusters; their MCS cluster ids are `<name>.eu`. */
 export const KUBE_REGION = "eu";
@@ -42,6 +45,8 @@ export interface KubeMcsCluster {
   dns: { ip: string; port: number };
   /** POSTs an object to the cluster's API server (throws unless 2xx). */
   create(path: string, body: unknown): Promise<unknown>;
+  /** Its east-west gateway (a pod on its bridge), when asked for. */
+  gateway?: { pod: NetPod; address: string; runtime: EastWestGateway };
 }
 
 /** The two clusters and what they share. */
@@ -59,6 +64,11 @@ export interface KubeMcsClusters {
 export interface KubeMcsOptions {
   /** Namespaces made in both clusters, with the ServiceAccounts in each (SPIRE entries too). */
   serviceAccounts: Record<string, string[]>;
+  /**
+   * Clusters (`a`, `b`) with an east-west gateway: a pod on the cluster's bridge running the
+   * gateway, its address given to the cluster's controller, so every endpoint record carries it.
+   */
+  gateways?: string[];
 }
 
 /** Starts the registry, SPIRE and both clusters; everything torn down on failure. */
@@ -87,6 +97,8 @@ export async function startKubeMcsClusters(o: KubeMcsOptions): Promise<KubeMcsCl
       const net = await createPodNetwork();
       stops.push(() => net.remove());
       await net.up();
+      await Deno.mkdir(dir, { recursive: true });
+      const gwPod = o.gateways?.includes(name) ? await gatewayPod(net, dir) : undefined;
       const kwok = await startKwokCluster(dir, {
         podCidr: net.staticRange,
         nodeName: `node-${name}`,
@@ -112,9 +124,21 @@ export async function startKubeMcsClusters(o: KubeMcsOptions): Promise<KubeMcsCl
           origin: { region: KUBE_REGION, cluster: name },
           ttlSeconds: 10,
           trustDomain: spire.trustDomain,
+          ...(gwPod ? { eastWestGateway: gwPod.address } : {}),
         },
       });
       stops.push(() => controller.close());
+      const gateway = gwPod && {
+        pod: gwPod.pod,
+        address: gwPod.address,
+        runtime: await gwPod.start(
+          new EtcdKv({ url: registry.url, timeoutMs: 5000 }),
+          KUBE_REGION,
+          name,
+          logs,
+        ),
+      };
+      if (gateway) stops.push(() => gateway.runtime.close());
       const cniSocket = join(dir, "cni.sock");
       const node = await runNode({
         ...nodeDefaults,
@@ -156,6 +180,7 @@ export async function startKubeMcsClusters(o: KubeMcsOptions): Promise<KubeMcsCl
         runner,
         dns: { ip: net.gateway, port: node.dns!.port },
         create: kwok.create,
+        ...(gateway ? { gateway } : {}),
       };
     };
     const a = await start("a");
