@@ -28,10 +28,21 @@ export function applyHeaderModifiers(
   request: IRHeaderModifier | undefined,
   response: IRHeaderModifier | undefined,
 ): void {
-  for (const [dir, mod] of [["request", request], ["response", response]] as const) {
-    if (!mod) continue;
-    const add = headerValueOptions(mod);
-    if (add.length) target[`${dir}_headers_to_add`] = add;
-    if (mod.remove.length) target[`${dir}_headers_to_remove`] = [...mod.remove];
+  if (request) {
+    applyModifier(target, "request_headers_to_add", "request_headers_to_remove", request);
   }
+  if (response) {
+    applyModifier(target, "response_headers_to_add", "response_headers_to_remove", response);
+  }
+}
+
+function applyModifier(
+  target: Record<string, unknown>,
+  addField: string,
+  removeField: string,
+  mod: IRHeaderModifier,
+): void {
+  const add = headerValueOptions(mod);
+  if (add.length) target[addField] = add;
+  if (mod.remove.length) target[removeField] = [...mod.remove];
 }

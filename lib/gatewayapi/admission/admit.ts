@@ -50,7 +50,8 @@ export function admit(
   cel?: CelEvaluator,
 ): KubeObject[] {
   const valid: KubeObject[] = [];
-  for (const [i, raw] of objects.entries()) {
+  for (let i = 0; i < objects.length; i++) {
+    const raw = objects[i];
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
       problems.push({
         kind: "(unknown)",

@@ -18,8 +18,10 @@ const TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "status"]);
 /** Strips the top-level envelope, keeping the body the kind's schema describes. */
 function bodyOf(obj: KubeObject): Record<string, unknown> {
   const body: Record<string, unknown> = {};
-  for (const key of Object.keys(obj)) {
-    if (!TOP_LEVEL.has(key)) body[key] = (obj as Record<string, unknown>)[key];
+  for (const key in obj) {
+    if (Object.hasOwn(obj, key) && !TOP_LEVEL.has(key)) {
+      body[key] = (obj as Record<string, unknown>)[key];
+    }
   }
   return body;
 }
