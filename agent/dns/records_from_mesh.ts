@@ -7,7 +7,8 @@
  * the same revision) answer SRV at `_<port>._<proto>.<svc>.<meshDomain>`, as Kubernetes DNS names
  * Service ports. In a clusterset, each ServiceImport answers at
  * `<name>.<ns>.svc.clusterset.local` (KEP-1645 DNS): its clusterset VIPs (`spec.ips`), or for a
- * headless import every exporting cluster's endpoint addresses (from ClusterSetEndpoints); an
+ * headless import every exporting cluster's endpoint addresses (from ClusterSetEndpoints; not
+ * those behind another cluster's east-west gateway, which this cluster's pods cannot dial); an
  * import with no address gets no record (NXDOMAIN), as the spec asks. SRV at the name itself: a
  * ClusterSetIP import's port numbers, each once, target the name; a headless import's endpoints,
  * each at `<hostname>.<clusterid>.<name>` (hostname: the address with dashes), which answers A/AAAA.
@@ -77,7 +78,13 @@ export function recordsFromClusterSet(objects: readonly KubeObject[]): Map<strin
   const hosts = new Map<string, Map<string, string>>();
   for (const o of objects) {
     if (o.kind !== "ClusterSetEndpoints") continue;
-    const list = (o.spec?.endpoints ?? []) as { address?: unknown; cluster?: unknown }[];
+    // An endpoint behind another cluster's east-west gateway is left out: its pod address is
+    // not routed from here, and a plain dial carries no SNI for the gateway to route by.
+    const list = ((o.spec?.endpoints ?? []) as {
+      address?: unknown;
+      cluster?: unknown;
+      gateway?: unknown;
+    }[]).filter((e) => e.gateway === undefined);
     const key = `${o.metadata.namespace}/${o.metadata.name}`;
     endpoints.set(
       key,

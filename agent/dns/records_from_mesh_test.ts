@@ -145,3 +145,43 @@ Deno.test("recordsFromClusterSet: ServiceImports answer at <name>.<ns>.svc.clust
   // The zone's schema version (KEP-1645 DNS specification 2.2).
   assert.deepEqual(m.get("dns-version.clusterset.local")?.txt, ["1.0.0"]);
 });
+
+/**
+ * East-west gateway mode: a headless import's endpoints of another cluster behind its gateway are
+ * not routed from here (and a plain dial to a pod address carries no SNI the gateway could route
+ * by), so DNS leaves them out; this cluster's own endpoints and flat clusters' are answered.
+ */
+Deno.test("recordsFromClusterSet: headless endpoints behind another cluster's gateway are left out", () => {
+  const imp = (name: string): KubeObject => ({
+    apiVersion: "multicluster.x-k8s.io/v1beta1",
+    kind: "ServiceImport",
+    metadata: { namespace: "shop", name },
+    spec: { type: "Headless", ports: [{ name: "pg", protocol: "TCP", port: 5432 }] },
+  });
+  const cse = (name: string, endpoints: Record<string, unknown>[]): KubeObject => ({
+    apiVersion: "aether.io/v1alpha1",
+    kind: "ClusterSetEndpoints",
+    metadata: { namespace: "shop", name },
+    spec: { endpoints },
+  });
+  const gw = "192.0.2.7:15443";
+  const m = recordsFromClusterSet([
+    imp("db"),
+    imp("remote"),
+    cse("db", [
+      { cluster: "a.eu", address: "10.1.0.5", ports: [], priority: 0 },
+      { cluster: "b.eu", address: "10.2.0.9", ports: [], priority: 1, gateway: gw },
+      { cluster: "c.eu", address: "10.3.0.4", ports: [], priority: 1 },
+    ]),
+    cse("remote", [{ cluster: "b.eu", address: "10.2.0.8", ports: [], priority: 1, gateway: gw }]),
+  ]);
+  const db = "db.shop.svc.clusterset.local";
+  assert.deepEqual(m.get(db)?.a, ["10.1.0.5", "10.3.0.4"]);
+  assert.deepEqual(m.get(db)?.nameSrv, [
+    { port: 5432, target: `10-1-0-5.a.eu.${db}` },
+    { port: 5432, target: `10-3-0-4.c.eu.${db}` },
+  ]);
+  assert.equal(m.has(`10-2-0-9.b.eu.${db}`), false);
+  // Every endpoint behind a gateway: no address, so NXDOMAIN (as with no endpoints).
+  assert.equal(m.has("remote.shop.svc.clusterset.local"), false);
+});
