@@ -1,8 +1,8 @@
 /**
  * A client run inside a pod's network namespace that calls a service by name the way an
  * application does: resolves `--name` (A record) through the DNS server it is configured with
- * (`--dns ip:port`), then sends `--count` HTTP requests to the first address at `--port` (the
- * pod's capture takes them to the node proxy). Prints one JSON object: the addresses, counts by
+ * (`--dns ip:port`, else the system's: the pod's resolv.conf), then sends `--count` HTTP
+ * requests to the first address at `--port` (the pod's capture takes them to the node proxy). Prints one JSON object: the addresses, counts by
  * echo backend (or "HTTP <status>" / the error), and the first reply's echoed request headers.
  *
  * deno run -A e2e/mcs_client.ts --name web.shop.svc.clusterset.local --dns 10.1.2.1:5353 --port 8080
@@ -20,10 +20,13 @@ const { values } = parseArgs({
     count: { type: "string", default: "1" },
   },
 });
-const [dnsIp, dnsPort] = values.dns!.split(":");
-const addresses = await Deno.resolveDns(values.name!, "A", {
-  nameServer: { ipAddr: dnsIp, port: Number(dnsPort) },
-});
+// Without --dns: the pod's own resolv.conf (the system resolver).
+const [dnsIp, dnsPort] = values.dns?.split(":") ?? [];
+const addresses = await Deno.resolveDns(
+  values.name!,
+  "A",
+  dnsIp ? { nameServer: { ipAddr: dnsIp, port: Number(dnsPort) } } : {},
+);
 /** Headers by lower-case name, several values comma-joined. */
 function flatHeaders(h: Record<string, string | string[]> | undefined): Record<string, string> {
   return Object.fromEntries(

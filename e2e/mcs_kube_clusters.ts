@@ -19,6 +19,7 @@ import { ensurePeer } from "../testbed/peers/mod.ts";
 import { createPodNetwork, type PodNetwork } from "./netns.ts";
 import { type KwokCluster, startKwokCluster } from "./peers/kwok_cluster.ts";
 import { type Etcd, startEtcd } from "./peers/etcd.ts";
+import { freePort } from "./peers/proc.ts";
 import { type Spire, startSpire } from "./spire.ts";
 import { PodRunner } from "./pod_runner.ts";
 import { defaultImages } from "./pod_images.ts";
@@ -28,6 +29,12 @@ import type { NetPod } from "./netns.ts";
 
 /** The region of both clusters; their MCS cluster ids are `<name>.eu`. */
 export const KUBE_REGION = "eu";
+
+/**
+ * The cluster DNS address in the pods' resolv.conf (kubelet `--cluster-dns`; nothing listens
+ * there: the node agent's capture sends each pod's queries to it to the agent's responder).
+ */
+export const CLUSTER_DNS = "10.96.0.10";
 
 /** A running aether controller. */
 export type Controller = Awaited<ReturnType<typeof runController>>;
@@ -41,7 +48,7 @@ export interface KubeMcsCluster {
   controller: Controller;
   node: NodeAgent;
   runner: PodRunner;
-  /** The DNS responder of the cluster's node agent (what its pods are configured with). */
+  /** The DNS responder of the cluster's node agent (its pods' queries to CLUSTER_DNS go there). */
   dns: { ip: string; port: number };
   /** POSTs an object to the cluster's API server (throws unless 2xx). */
   create(path: string, body: unknown): Promise<unknown>;
@@ -147,7 +154,8 @@ export async function startKubeMcsClusters(o: KubeMcsOptions): Promise<KubeMcsCl
         nodeName: kwok.nodeName,
         adminAddress: "127.0.0.1:0",
         xdsAddress: "127.0.0.1:0",
-        dnsAddress: `${net.gateway}:0`,
+        dnsAddress: `${net.gateway}:${freePort()}`,
+        captureDns: [CLUSTER_DNS],
         stateDir: join(dir, "agent"),
         spireAdminSocket: spire.adminSocket,
         trustDomain: spire.trustDomain,
@@ -166,6 +174,7 @@ export async function startKubeMcsClusters(o: KubeMcsOptions): Promise<KubeMcsCl
         net,
         images,
         cniSocket,
+        clusterDns: CLUSTER_DNS,
         logger: log("pods"),
       });
       stops.push(() => runner.stop());

@@ -26,7 +26,10 @@ export interface CallResult {
   first: { status: number; headers?: Record<string, string> };
 }
 
-/** Runs e2e/mcs_client.ts in `cluster`'s running pod `pod` against `name`. */
+/**
+ * Runs e2e/mcs_client.ts in `cluster`'s running pod `pod` against `name`, resolved as the pod's
+ * processes resolve: its resolv.conf's cluster DNS, captured to the node agent's responder.
+ */
 export async function call(
   cluster: KubeMcsCluster,
   pod: string,
@@ -37,8 +40,7 @@ export async function call(
   if (!running) throw new Error(`pod ${NS}/${pod} is not running in ${cluster.name}`);
   const out = await new Deno.Command(await ensurePeer("ip"), {
     args: ["netns", "exec", running.netns.netns, Deno.execPath(), "run", "-A"]
-      .concat(["e2e/mcs_client.ts", "--name", name])
-      .concat(["--dns", `${cluster.dns.ip}:${cluster.dns.port}`, "--count", String(count)]),
+      .concat(["e2e/mcs_client.ts", "--name", name, "--count", String(count)]),
     stdout: "piped",
     stderr: "piped",
   }).output();

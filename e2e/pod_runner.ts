@@ -31,6 +31,11 @@ export interface PodRunnerOptions {
   cniSocket?: string;
   /** Prefix of the pods' netns names (default `aether-kp`). */
   netnsPrefix?: string;
+  /**
+   * The cluster DNS server (kubelet `--cluster-dns`): each pod's `resolv.conf` (in
+   * `/etc/netns/<netns>/`, which `ip netns exec` mounts over `/etc/resolv.conf`) names it.
+   */
+  clusterDns?: string;
   logger?: Logger;
 }
 
@@ -44,6 +49,21 @@ export interface RunningPod extends PodRef {
 
 // deno-lint-ignore no-explicit-any
 type Pod = any;
+
+/** A kubelet's resolv.conf for a pod of `namespace` (search list of cluster.local). */
+async function writeResolvConf(netns: string, namespace: string, server: string): Promise<void> {
+  const dir = `/etc/netns/${netns}`;
+  await Deno.mkdir(dir, { recursive: true });
+  const search = [`${namespace}.svc.cluster.local`, "svc.cluster.local", "cluster.local"];
+  await Deno.writeTextFile(
+    `${dir}/resolv.conf`,
+    `nameserver ${server}\nsearch ${search.join(" ")}\n`,
+  );
+}
+
+async function removeResolvConf(netns: string): Promise<void> {
+  await Deno.remove(`/etc/netns/${netns}`, { recursive: true }).catch(() => {});
+}
 
 const runnable = (p: Pod) =>
   p.status?.phase === "Running" && !!p.status?.podIP && !p.metadata?.deletionTimestamp;
@@ -151,6 +171,7 @@ export class PodRunner {
       netns = await this.#o.net.addPod(this.#o.netnsPrefix ?? "aether-kp", {
         ip: pod.status.podIP,
       });
+      if (this.#o.clusterDns) await writeResolvConf(netns.netns, ref.namespace, this.#o.clusterDns);
       if (this.#o.cniSocket) await aetherCni("ADD", netns, ref, this.#o.cniSocket);
       const ip = await ensurePeer("ip");
       for (const c of runs) {
@@ -174,6 +195,7 @@ export class PodRunner {
         await aetherCni("DEL", netns, ref, this.#o.cniSocket).catch(() => {});
       }
       await netns?.remove();
+      if (netns) await removeResolvConf(netns.netns);
       return await this.#refuse(ref, "FailedCreatePodSandBox", (e as Error).message);
     }
     this.#running.set(ref.uid, { ...ref, ip: netns.ip, netns, containers });
@@ -189,6 +211,7 @@ export class PodRunner {
       );
     }
     await p.netns.remove();
+    await removeResolvConf(p.netns.netns);
     this.#log.info("pod stopped", { pod: `${p.namespace}/${p.name}` });
   }
 
