@@ -186,7 +186,7 @@ export class Backends {
     const key = `${ns}/${ref.name}`;
     if (imported) {
       const si = this.indexed.serviceImports.get(key);
-      reads?.imports.set(key, si);
+      reads?.import(key, si);
       if (!si) return bad("BackendNotFound", `ServiceImport ${ns}/${ref.name} not found`);
       const port = (si.spec?.ports ?? []).find((p) => p.port === ref.port);
       if (!port) {
@@ -200,10 +200,10 @@ export class Backends {
       };
     }
     const svc = this.indexed.services.get(key);
-    reads?.services.set(key, svc);
+    reads?.service(key, svc);
     if (!svc) return bad("BackendNotFound", `Service ${ns}/${ref.name} not found`);
     const owner = this.#owners.get(svc.metadata.name)!;
-    reads?.owners.set(svc.metadata.name, owner);
+    reads?.owner(svc.metadata.name, owner);
     if (owner !== svc && options.mesh) {
       return {
         ...bad(

@@ -22,16 +22,42 @@ export interface LookupWorld {
   grants: readonly KubeObject[];
 }
 
-/** The lookups of one computation (filled while it runs, read-only afterwards). */
+/** Which lookup of a {@link LookupWorld} a recorded read was. */
+type Lookup = "services" | "imports" | "owners";
+
+/**
+ * The lookups of one computation (filled while it runs, read-only afterwards): one flat list of
+ * (lookup, key, result) triples rather than a Map per lookup kind — a route converts with a few
+ * lookups, and a resolve converts thousands of routes, each with its own Reads.
+ */
 export class Reads {
-  /** Each Service key looked up, with what it gave. */
-  readonly services = new Map<string, KubeObject | undefined>();
-  /** Each ServiceImport key looked up, with what it gave. */
-  readonly imports = new Map<string, KubeObject | undefined>();
-  /** Each mesh name whose owner was looked up, with the owner. */
-  readonly owners = new Map<string, KubeObject | undefined>();
+  #list: (string | KubeObject | undefined)[] = [];
   /** ReferenceGrants were consulted (a cross-namespace reference). */
   grants = false;
+
+  /** Records that the Service `key` (`<ns>/<name>`) was looked up and gave `svc`. */
+  service(key: string, svc: KubeObject | undefined): void {
+    this.#list.push("services", key, svc);
+  }
+
+  /** Records that the ServiceImport `key` was looked up and gave `si`. */
+  import(key: string, si: KubeObject | undefined): void {
+    this.#list.push("imports", key, si);
+  }
+
+  /** Records that the owner of mesh name `name` was looked up and was `owner`. */
+  owner(name: string, owner: KubeObject | undefined): void {
+    this.#list.push("owners", name, owner);
+  }
+
+  /** Whether every recorded lookup gives the same object in `world`. */
+  holdIn(world: LookupWorld): boolean {
+    const list = this.#list;
+    for (let i = 0; i < list.length; i += 3) {
+      if (world[list[i] as Lookup].get(list[i + 1] as string) !== list[i + 2]) return false;
+    }
+    return true;
+  }
 }
 
 /**
@@ -42,8 +68,5 @@ export function readsHold(reads: Reads, then: LookupWorld, now: LookupWorld): bo
   if (then === now) return true;
   if (then.meshDomain !== now.meshDomain) return false;
   if (reads.grants && then.grants !== now.grants) return false;
-  for (const [key, svc] of reads.services) if (now.services.get(key) !== svc) return false;
-  for (const [key, si] of reads.imports) if (now.imports.get(key) !== si) return false;
-  for (const [name, owner] of reads.owners) if (now.owners.get(name) !== owner) return false;
-  return true;
+  return reads.holdIn(now);
 }

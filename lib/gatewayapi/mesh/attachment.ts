@@ -91,7 +91,7 @@ export function attachMeshRoute(
     let key = `${ns}/${parentRef.name}`;
     if (isServiceImportParent(parentRef)) {
       const si = index.imports?.get(key);
-      reads?.imports.set(key, si);
+      reads?.import(key, si);
       if (!si) {
         out.push({
           ...base,
@@ -101,7 +101,7 @@ export function attachMeshRoute(
       }
       key = `${ns}/${vipServiceName(ns, parentRef.name)}`;
       if (!index.services.has(key)) {
-        reads?.services.set(key, undefined);
+        reads?.service(key, undefined);
         out.push({
           ...base,
           accepted: fail(
@@ -114,7 +114,7 @@ export function attachMeshRoute(
       }
     }
     const svc = index.services.get(key);
-    reads?.services.set(key, svc);
+    reads?.service(key, svc);
     if (!svc) {
       out.push({
         ...base,
@@ -123,7 +123,7 @@ export function attachMeshRoute(
       return;
     }
     const owner = index.owners.get(svc.metadata.name);
-    reads?.owners.set(svc.metadata.name, owner);
+    reads?.owner(svc.metadata.name, owner);
     if (owner !== svc) {
       out.push({
         ...base,
