@@ -77,6 +77,8 @@ export class PodRunner {
   readonly #running = new Map<string, RunningPod>();
   /** Pod UIDs that could not run, with why (not retried: the pod must be recreated). */
   readonly #refused = new Map<string, string>();
+  /** Event writes under way. */
+  readonly #events = new Set<Promise<void>>();
   #pass: Promise<void> | undefined;
   #dirty = false;
   #stopped = false;
@@ -128,6 +130,7 @@ export class PodRunner {
     await this.#reflector.stop();
     await this.#pass;
     for (const p of [...this.#running.values()]) await this.#stopPod(p);
+    await Promise.all(this.#events);
   }
 
   #kick(): void {
@@ -173,6 +176,8 @@ export class PodRunner {
       });
       if (this.#o.clusterDns) await writeResolvConf(netns.netns, ref.namespace, this.#o.clusterDns);
       if (this.#o.cniSocket) await aetherCni("ADD", netns, ref, this.#o.cniSocket);
+      // Running from here: a container that exits (even at once) is reported, a stop is not.
+      this.#running.set(ref.uid, { ...ref, ip: netns.ip, netns, containers });
       const ip = await ensurePeer("ip");
       for (const c of runs) {
         const env = Object.entries(c.env).map(([k, v]) => `${k}=${v}`);
@@ -181,15 +186,18 @@ export class PodRunner {
         containers[c.name] = proc;
         proc.child.status.then((s) => {
           if (this.#running.get(ref.uid)?.containers[c.name] !== proc) return;
-          this.#log.warn("container exited", {
-            pod: key,
-            container: c.name,
-            code: s.code,
-            output: proc.output().slice(-2000),
-          });
+          const output = proc.output().slice(-1000);
+          this.#log.warn("container exited", { pod: key, container: c.name, code: s.code, output });
+          this.#event(
+            ref,
+            "ContainerExited",
+            `container ${c.name} exited with code ${s.code} (process pods are not restarted); ` +
+              `its last output: ${output}`,
+          );
         });
       }
     } catch (e) {
+      this.#running.delete(ref.uid);
       for (const p of Object.values(containers)) await p.stop();
       if (netns && this.#o.cniSocket) {
         await aetherCni("DEL", netns, ref, this.#o.cniSocket).catch(() => {});
@@ -198,7 +206,6 @@ export class PodRunner {
       if (netns) await removeResolvConf(netns.netns);
       return await this.#refuse(ref, "FailedCreatePodSandBox", (e as Error).message);
     }
-    this.#running.set(ref.uid, { ...ref, ip: netns.ip, netns, containers });
     this.#log.info("pod started", { pod: key, ip: netns.ip, containers: runs.map((c) => c.name) });
   }
 
@@ -220,8 +227,13 @@ export class PodRunner {
     const key = `${ref.namespace}/${ref.name}`;
     this.#refused.set(ref.uid, `${key}: ${message}`);
     this.#log.warn("pod cannot run", { pod: key, reason, message });
+    await this.#event(ref, reason, message);
+  }
+
+  /** Writes a Warning Event on the pod (awaited by {@link stop} when not by the caller). */
+  #event(ref: PodRef, reason: string, message: string): Promise<void> {
     const now = new Date().toISOString();
-    const res = await this.#o.client.request("POST", `/api/v1/namespaces/${ref.namespace}/events`, {
+    const written = this.#o.client.request("POST", `/api/v1/namespaces/${ref.namespace}/events`, {
       apiVersion: "v1",
       kind: "Event",
       metadata: { generateName: `${ref.name}.`, namespace: ref.namespace },
@@ -233,9 +245,12 @@ export class PodRunner {
       firstTimestamp: now,
       lastTimestamp: now,
       count: 1,
-    }).catch((e) => ({ status: 0, json: String(e) }));
-    if (res.status >= 300 || res.status === 0) {
-      this.#log.warn("event not written", { pod: key, status: res.status });
-    }
+    }).catch((e) => ({ status: 0, json: String(e) })).then((res) => {
+      if (res.status >= 300 || res.status === 0) {
+        this.#log.warn("event not written", { pod: `${ref.namespace}/${ref.name}`, reason });
+      }
+    }).finally(() => this.#events.delete(written));
+    this.#events.add(written);
+    return written;
   }
 }

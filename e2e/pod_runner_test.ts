@@ -1,0 +1,100 @@
+/**
+ * The pod runner (e2e/pod_runner.ts) on a real control plane with a kwok node
+ * (e2e/peers/kwok_cluster.ts): a pod runs as a process in a netns at exactly the IP kwok gave it,
+ * with its resolv.conf; a container that exits and an image off the allowlist each give a Warning
+ * Event with the reason, and the runner goes on; a deleted pod's netns and resolv.conf go.
+ */
+import { join } from "node:path";
+import { assert, assertEquals } from "../testbed/assert.ts";
+import { ensurePeer } from "../testbed/peers/mod.ts";
+import { Logger } from "../lib/log/mod.ts";
+import { KubeClient } from "../lib/kube/mod.ts";
+import { createPodNetwork, type PodNetwork } from "./netns.ts";
+import { type KwokCluster, startKwokCluster } from "./peers/kwok_cluster.ts";
+import { waitFor } from "./peers/proc.ts";
+import { PodRunner } from "./pod_runner.ts";
+import { ECHO_IMAGE } from "./pod_images.ts";
+
+const pod = (name: string, image: string, env: unknown[] = []) => ({
+  metadata: { name, namespace: "default" },
+  spec: { containers: [{ name: "main", image, env }] },
+});
+
+Deno.test("pod runner: kwok's pods as processes at their IPs; bad pods get Events", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "aether-pod-runner-" });
+  let net: PodNetwork | undefined, kwok: KwokCluster | undefined;
+  let client: KubeClient | undefined, runner: PodRunner | undefined;
+  const logs: string[] = [];
+  try {
+    net = await createPodNetwork();
+    await net.up();
+    kwok = await startKwokCluster(join(dir, "kube"), { podCidr: net.staticRange, crds: false });
+    client = new KubeClient({ kubeconfig: kwok.kube.kubeconfig });
+    const c = client;
+    runner = new PodRunner({
+      client: c,
+      nodeName: kwok.nodeName,
+      net,
+      images: new Map([
+        ["gcr.io/k8s-staging-gateway-api/echo-basic", { command: await ensurePeer("echo-basic") }],
+        ["example.test/exits", { command: "/bin/false" }],
+      ]),
+      clusterDns: "10.96.0.10",
+      logger: new Logger("pods", (l) => logs.push(l), "info"),
+    });
+    await runner.start();
+    const r = runner;
+    const events = async (name: string) => {
+      const res = await c.get(
+        `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D${name}`,
+      );
+      return (res.items ?? []) as { reason: string; type: string; message: string }[];
+    };
+
+    await kwok.create("/api/v1/namespaces/default/pods", pod("echo", ECHO_IMAGE));
+    const running = await waitFor("echo running", () => Promise.resolve(r.pod("default", "echo")));
+    const status = await c.get("/api/v1/namespaces/default/pods/echo");
+    assertEquals(running.ip, status.status.podIP, "the netns has kwok's IP");
+    const answer = await waitFor("echo answering at its IP", async () => {
+      const res = await fetch(`http://${running.ip}:3000/`, { signal: AbortSignal.timeout(2000) });
+      return res.status === 200 ? await res.json() : undefined;
+    });
+    assertEquals(answer.namespace, "", "no env asked for, none given");
+    const resolv = await Deno.readTextFile(`/etc/netns/${running.netns.netns}/resolv.conf`);
+    assert(resolv.startsWith("nameserver 10.96.0.10\n"), resolv);
+
+    await kwok.create("/api/v1/namespaces/default/pods", pod("exits", "example.test/exits:1"));
+    const exited = await waitFor("the exit's Event", async () => {
+      return (await events("exits")).find((e) => e.reason === "ContainerExited");
+    });
+    assertEquals(exited.type, "Warning");
+    assert(exited.message.startsWith("container main exited with code 1"), exited.message);
+
+    await kwok.create("/api/v1/namespaces/default/pods", pod("nginx", "nginx:1"));
+    const refused = await waitFor("the refusal's Event", async () => {
+      return (await events("nginx")).find((e) => e.reason === "Failed");
+    });
+    assert(refused.message.includes("not on the allowlist"), refused.message);
+    assertEquals(r.pod("default", "nginx"), undefined);
+
+    const del = await c.request("DELETE", "/api/v1/namespaces/default/pods/echo");
+    assert(del.status < 300, JSON.stringify(del.json));
+    const ip = await ensurePeer("ip");
+    await waitFor("echo's netns and resolv.conf removed", async () => {
+      const list = await new Deno.Command(ip, { args: ["netns", "list"] }).output();
+      const netns = new TextDecoder().decode(list.stdout).includes(running.netns.netns);
+      const resolv = await Deno.stat(`/etc/netns/${running.netns.netns}`).then(() => 1, () => 0);
+      return !netns && !resolv && !r.pod("default", "echo") ? true : undefined;
+    });
+    assert(r.pod("default", "exits"), "a pod whose container exited stays (not restarted)");
+  } catch (e) {
+    console.error(logs.slice(-40).join("\n"));
+    throw e;
+  } finally {
+    await runner?.stop();
+    client?.close();
+    await kwok?.stop();
+    await net?.remove();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
