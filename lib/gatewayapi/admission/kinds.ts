@@ -25,6 +25,23 @@ export interface KindInfo {
   body: Schema;
   /** The body's defaulting and validation walk, per apiVersion. */
   checks: Readonly<Record<string, SchemaChecker>>;
+  /**
+   * The body schema keeps unknown fields and says nothing of the envelope (apiVersion, kind,
+   * metadata, status: no property, rule or property count of it could see them), so walking
+   * the whole object is walking its body: admission then copies no body out and back.
+   */
+  envelopeBlind?: boolean;
+}
+
+/** The top-level keys that are not part of a kind's body schema. */
+export const ENVELOPE: ReadonlySet<string> = new Set(["apiVersion", "kind", "metadata", "status"]);
+
+/** Whether `body` is {@link KindInfo.envelopeBlind}. */
+function envelopeBlind(body: Schema): boolean {
+  return body.t === "object" && body.open === true && (body.rules ?? []).length === 0 &&
+    body.maxProps === undefined && body.default === undefined &&
+    !Object.keys(body.props).some((k) => ENVELOPE.has(k)) &&
+    !(body.required ?? []).some((k) => ENVELOPE.has(k));
 }
 
 /** The kinds a caller admits, by kind name. */
@@ -65,6 +82,7 @@ export function admissionKinds(
       namespaced: e.namespaced,
       body,
       checks: Object.fromEntries(apiVersions.map((v) => [v, check])),
+      ...(envelopeBlind(body) ? { envelopeBlind: true } : {}),
     };
   }
   return Object.freeze(table);

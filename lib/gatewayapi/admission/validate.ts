@@ -8,18 +8,17 @@
  * @module
  */
 import type { FieldError } from "./compile_checker.ts";
-import { type AdmissionKinds, checkerFor, type KindInfo } from "./kinds.ts";
+import { type AdmissionKinds, checkerFor, ENVELOPE, type KindInfo } from "./kinds.ts";
 import type { CelEvaluator } from "./structural_schema.ts";
 import type { KubeObject, Problem } from "../types.ts";
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const TOP_LEVEL = new Set(["apiVersion", "kind", "metadata", "status"]);
 
 /** Strips the top-level envelope, keeping the body the kind's schema describes. */
 function bodyOf(obj: KubeObject): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const key in obj) {
-    if (Object.hasOwn(obj, key) && !TOP_LEVEL.has(key)) {
+    if (Object.hasOwn(obj, key) && !ENVELOPE.has(key)) {
       body[key] = (obj as Record<string, unknown>)[key];
     }
   }
@@ -38,6 +37,14 @@ function defaultedWithErrors(
   const meta = obj.metadata;
   const namespaced = info.namespaced && typeof meta === "object" && meta !== null &&
     !meta.namespace;
+  if (info.envelopeBlind) {
+    // The walk passes the envelope by (an unknown field of an open schema): no body copy.
+    const checked = checkerFor(info, obj.apiVersion)(obj, true, cel);
+    if (!namespaced) return { obj: checked.value as KubeObject, errors: checked.errors };
+    const out = { ...checked.value as KubeObject };
+    out.metadata = { ...meta, namespace: "default" };
+    return { obj: out, errors: checked.errors };
+  }
   const body = bodyOf(obj);
   const checked = checkerFor(info, obj.apiVersion)(body, true, cel);
   if (!namespaced && checked.value === body) return { obj, errors: checked.errors };
