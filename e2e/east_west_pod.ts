@@ -11,9 +11,7 @@ import { type EastWestGateway, runEastWestGateway } from "../agent/east_west/mod
 import { nodeDefaults } from "../agent/node/mod.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import type { NetPod, PodNetwork } from "./netns.ts";
-
-/** The port the gateways listen on in their pods. */
-export const GATEWAY_PORT = 15443;
+import { GATEWAY_PORT, nft } from "./mcs_east_west_scene.ts";
 
 /**
  * The Envoy of a pod: a wrapper that runs the real Envoy in `pod`'s netns, its admin on the
@@ -74,15 +72,6 @@ export async function gatewayPod(net: PodNetwork, dir: string): Promise<GatewayP
   };
 }
 
-/** Whether a TCP connection to `ip:port` opens within 5 s, dialled in `netns` (or the host). */
-export async function dials(ip: string, port: number, netns?: string): Promise<boolean> {
-  const probe = ["timeout", "5", "bash", "-c", `exec 3<>/dev/tcp/${ip}/${port}`];
-  const cmd = netns ? [await ensurePeer("ip"), "netns", "exec", netns, ...probe] : probe;
-  const out = await new Deno.Command(cmd[0], { args: cmd.slice(1), stdout: "null", stderr: "null" })
-    .output();
-  return out.success;
-}
-
 /**
  * Only `gateway` of `subnet` is routed from `from` (another cluster's pod subnet): new connections
  * to any other address of `subnet` are dropped in the host's forward hook; from the host itself
@@ -95,8 +84,9 @@ export async function onlyGatewayRouted(
   gateway: string,
   from: string,
 ): Promise<() => Promise<void>> {
-  const nft = await ensurePeer("nft");
-  const rules = `table ip ${table} {
+  await nft(
+    ["-f", "-"],
+    `table ip ${table} {
   chain egress {
     type filter hook output priority 0; policy accept;
     ip daddr ${subnet} ip daddr != ${gateway} tcp dport 15008 ct state new counter drop
@@ -106,21 +96,9 @@ export async function onlyGatewayRouted(
     ip saddr ${from} ip daddr ${subnet} ip daddr != ${gateway} ct state new counter drop
   }
 }
-`;
-  const child = new Deno.Command(nft, {
-    args: ["-f", "-"],
-    stdin: "piped",
-    stdout: "null",
-    stderr: "piped",
-  })
-    .spawn();
-  const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(rules));
-  await w.close();
-  const out = await child.output();
-  if (!out.success) throw new Error(`nft: ${new TextDecoder().decode(out.stderr)}`);
+`,
+  );
   return async () => {
-    await new Deno.Command(nft, { args: ["delete", "table", "ip", table], stderr: "null" })
-      .output();
+    await nft(["delete", "table", "ip", table]).catch(() => "");
   };
 }

@@ -21,7 +21,8 @@ import {
   stepWithLogs,
   WEB_CLUSTERSET,
 } from "./mcs_kube_scene.ts";
-import { dials, GATEWAY_PORT, onlyGatewayRouted } from "./east_west_pod.ts";
+import { onlyGatewayRouted } from "./east_west_pod.ts";
+import { dials, GATEWAY_PORT } from "./mcs_east_west_scene.ts";
 import { ECHO_HTTP_PORT } from "./pod_images.ts";
 
 Deno.test("mcs e2e: two API servers, east-west mode — A reaches B's web only through B's gateway", async (t) => {
