@@ -140,6 +140,10 @@ const result = await withCluster(async (c) => {
       edgeAnonMiB: loaded.edge.anonMiB,
       edgeByProgram: loaded.edge.byProgram,
       edgeByProgramBefore: before.edge.byProgram,
+      // After the 30 s idle: what the pods hold once the burst is over.
+      controllerSettledRssMiB: idleEnd.controller.rssMiB,
+      edgeSettledRssMiB: idleEnd.edge.rssMiB,
+      edgeSettledByProgram: idleEnd.edge.byProgram,
       edgeCpuS: Math.round((loaded.edge.cpuS - before.edge.cpuS) * 10) / 10,
       edgeIdleCpuPct: idlePct("edge"),
       acceptedP50Ms: pct(toAccepted, 0.5),
