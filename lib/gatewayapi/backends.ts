@@ -115,7 +115,8 @@ export class Backends {
   ) {
     this.#memo = memo;
     this.#owners = meshNameOwners(indexed.services.values(), memo.owners);
-    for (const slice of indexed.slices) {
+    for (let i = 0; i < indexed.slices.length; i++) {
+      const slice = indexed.slices[i];
       const service = slice.metadata.labels?.[SERVICE_NAME_LABEL];
       if (service === undefined) continue;
       const key = `${slice.metadata.namespace}/${service}`;

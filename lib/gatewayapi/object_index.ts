@@ -120,18 +120,23 @@ function ageOrder(
   memo: AgeOrderMemo,
 ): KubeObject[] {
   const prev = memo.last;
+  const same = (o: KubeObject, p: KubeObject) =>
+    o === p || (o.kind === p.kind && key(o) === key(p) &&
+      o.metadata.creationTimestamp === p.metadata.creationTimestamp);
   if (
     prev && prev.objects.length === objects.length &&
-    objects.every((o, i) => {
-      const p = prev.objects[i];
-      return o === p || (o.kind === p.kind && key(o) === key(p) &&
-        o.metadata.creationTimestamp === p.metadata.creationTimestamp);
-    })
+    objects.every((o, i) => same(o, prev.objects[i]))
   ) {
     memo.last = { objects, order: prev.order };
     return prev.order.map((i) => objects[i]);
   }
-  const order = sortByAge(objects.keys(), (i) => objects[i], key);
+  const keyed: Aged<number>[] = new Array(objects.length);
+  for (let i = 0; i < objects.length; i++) {
+    const o = objects[i];
+    keyed[i] = { item: i, t: o.metadata.creationTimestamp ?? "", k: key(o) };
+  }
+  keyed.sort(byKeys);
+  const order = keyed.map((e) => e.item);
   memo.last = { objects, order };
   return order.map((i) => objects[i]);
 }
@@ -155,7 +160,8 @@ export function indexObjects(
   // The first object of each kind and key, in input order.
   const byKind = new Map<string, Set<string>>();
   const first: KubeObject[] = [];
-  for (const o of objects) {
+  for (let i = 0; i < objects.length; i++) {
+    const o = objects[i];
     const key = nameOf(o);
     let keys = byKind.get(o.kind);
     if (!keys) byKind.set(o.kind, keys = new Set());
@@ -187,7 +193,8 @@ export function indexObjects(
     clusterSetEndpoints: new Map(),
   };
   const sorted = ageOrder(first, nameOf, order);
-  for (const o of sorted) {
+  for (let i = 0; i < sorted.length; i++) {
+    const o = sorted[i];
     const ns = o.metadata.namespace ?? "";
     if (ns && !s.namespaces.has(ns)) s.namespaces.set(ns, { [NAMESPACE_NAME_LABEL]: ns });
     switch (o.kind) {

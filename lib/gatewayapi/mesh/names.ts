@@ -55,8 +55,9 @@ export function meshNameOwners(
   const last = memo.last;
   if (last && sameItems(last.services, list)) return last.owners;
   const owners = new Map<string, Obj<ServiceSpec>>();
-  for (const svc of list) {
-    if (!owners.has(svc.metadata.name)) owners.set(svc.metadata.name, svc);
+  for (let i = 0; i < list.length; i++) {
+    const name = list[i].metadata.name;
+    if (!owners.has(name)) owners.set(name, list[i]);
   }
   memo.last = { services: list, owners };
   return owners;

@@ -54,7 +54,8 @@ export class RuleContext {
       if (r.error) this.refErrors.push(r.error);
       const backend: IRBackend = { cluster: r.cluster, weight: ref.weight ?? 1 };
       if (r.error) backend.invalid = `${r.error.reason}: ${r.error.message}`;
-      for (const [j, f] of (ref.filters ?? []).entries()) {
+      for (let j = 0; j < (ref.filters?.length ?? 0); j++) {
+        const f = ref.filters![j];
         if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
           backend.requestHeaders = headerModifier(f.requestHeaderModifier);
         } else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
@@ -100,9 +101,10 @@ export class RuleContext {
 
   /** Marks filter types this kind does not implement (ExtensionRef, CORS) as unsupported. */
   checkFilters(filters: HTTPRouteFilter[] | undefined, field: string, supported: string[]) {
-    for (const [i, f] of (filters ?? []).entries()) {
-      if (!supported.includes(f.type)) {
-        this.unsupported.push(`${field}[${i}]: filter type ${f.type} is not supported`);
+    for (let i = 0; i < (filters?.length ?? 0); i++) {
+      const type = filters![i].type;
+      if (!supported.includes(type)) {
+        this.unsupported.push(`${field}[${i}]: filter type ${type} is not supported`);
       }
     }
   }
