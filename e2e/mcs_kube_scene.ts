@@ -73,6 +73,8 @@ const webDeployment = {
         containers: [{
           name: "echo",
           image: ECHO_IMAGE,
+          // Ready once it listens (the pod runner's readiness): only then an endpoint anywhere.
+          ports: [{ containerPort: ECHO_HTTP_PORT }],
           env: [
             { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
             { name: "NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },

@@ -18,6 +18,7 @@ import type { NetPod, PodNetwork } from "./netns.ts";
 import { type Proc, spawn } from "./peers/proc.ts";
 import { aetherCni, type PodRef } from "./aether_cni.ts";
 import { containerRuns, type ImageAllowlist } from "./pod_images.ts";
+import { type Exited, readinessPatch, readinessPorts } from "./pod_status.ts";
 
 /** Options of {@link PodRunner}. */
 export interface PodRunnerOptions {
@@ -45,6 +46,8 @@ export interface RunningPod extends PodRef {
   netns: NetPod;
   /** Its containers' processes, by container name. */
   containers: Record<string, Proc>;
+  /** Reported Ready: every declared TCP containerPort accepted a connection, none exited. */
+  ready: boolean;
 }
 
 // deno-lint-ignore no-explicit-any
@@ -77,8 +80,12 @@ export class PodRunner {
   readonly #running = new Map<string, RunningPod>();
   /** Pod UIDs that could not run, with why (not retried: the pod must be recreated). */
   readonly #refused = new Map<string, string>();
-  /** Event writes under way. */
+  /** Event and status writes under way. */
   readonly #events = new Set<Promise<void>>();
+  /** Status writes, one after another. */
+  #statusQueue: Promise<void> = Promise.resolve();
+  /** Readiness probes, by pod UID. */
+  readonly #probes = new Map<string, { abort: AbortController; done: Promise<void> }>();
   #pass: Promise<void> | undefined;
   #dirty = false;
   #stopped = false;
@@ -177,7 +184,7 @@ export class PodRunner {
       if (this.#o.clusterDns) await writeResolvConf(netns.netns, ref.namespace, this.#o.clusterDns);
       if (this.#o.cniSocket) await aetherCni("ADD", netns, ref, this.#o.cniSocket);
       // Running from here: a container that exits (even at once) is reported, a stop is not.
-      this.#running.set(ref.uid, { ...ref, ip: netns.ip, netns, containers });
+      this.#running.set(ref.uid, { ...ref, ip: netns.ip, netns, containers, ready: false });
       const ip = await ensurePeer("ip");
       for (const c of runs) {
         const env = Object.entries(c.env).map(([k, v]) => `${k}=${v}`);
@@ -188,6 +195,8 @@ export class PodRunner {
           if (this.#running.get(ref.uid)?.containers[c.name] !== proc) return;
           const output = proc.output().slice(-1000);
           this.#log.warn("container exited", { pod: key, container: c.name, code: s.code, output });
+          this.#probes.get(ref.uid)?.abort.abort();
+          this.#report(ref, false, "ContainerExited", { name: c.name, code: s.code ?? -1 });
           this.#event(
             ref,
             "ContainerExited",
@@ -207,10 +216,67 @@ export class PodRunner {
       return await this.#refuse(ref, "FailedCreatePodSandBox", (e as Error).message);
     }
     this.#log.info("pod started", { pod: key, ip: netns.ip, containers: runs.map((c) => c.name) });
+    this.#probe(ref, netns.ip, readinessPorts(pod));
+  }
+
+  /** Reports the pod Ready once each of `ports` accepts a connection at `ip` (polled, 200 ms). */
+  #probe(ref: PodRef, ip: string, ports: number[]): void {
+    const abort = new AbortController();
+    const listens = async (port: number) => {
+      try {
+        const conn = await Deno.connect({ hostname: ip, port, signal: AbortSignal.timeout(1000) });
+        conn.close();
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const done = (async () => {
+      while (!abort.signal.aborted) {
+        if ((await Promise.all(ports.map(listens))).every((x) => x)) {
+          if (abort.signal.aborted || !this.#running.has(ref.uid)) return;
+          this.#running.get(ref.uid)!.ready = true;
+          await this.#report(ref, true);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    this.#probes.set(ref.uid, { abort, done });
+  }
+
+  /**
+   * PATCHes the pod's readiness into its status (kwok no longer writes it once it is Running);
+   * one write at a time, in order, each from the pod as last seen.
+   */
+  #report(ref: PodRef, ready: boolean, reason?: string, exited?: Exited): Promise<void> {
+    const running = this.#running.get(ref.uid);
+    if (running && !ready) running.ready = false;
+    const key = `${ref.namespace}/${ref.name}`;
+    const write = async () => {
+      const pod = this.#reflector.values().find((p) => p.metadata?.uid === ref.uid);
+      if (!pod) return;
+      const patch = readinessPatch(pod, ready, new Date().toISOString(), reason, exited);
+      const path = `/api/v1/namespaces/${ref.namespace}/pods/${ref.name}/status`;
+      const res = await this.#o.client.request("PATCH", path, patch)
+        .catch((e) => ({ status: 0, json: String(e) }));
+      if (res.status >= 300 || res.status === 0) {
+        const answer = JSON.stringify(res.json).slice(0, 500);
+        this.#log.warn("pod status not written", { pod: key, status: res.status, answer });
+      } else this.#log.info("pod status written", { pod: key, ready });
+    };
+    const written = this.#statusQueue = this.#statusQueue.then(write);
+    this.#events.add(written);
+    written.finally(() => this.#events.delete(written));
+    return written;
   }
 
   async #stopPod(p: RunningPod): Promise<void> {
     this.#running.delete(p.uid);
+    const probe = this.#probes.get(p.uid);
+    this.#probes.delete(p.uid);
+    probe?.abort.abort();
+    await probe?.done;
     for (const proc of Object.values(p.containers)) await proc.stop();
     if (this.#o.cniSocket) {
       await aetherCni("DEL", p.netns, p, this.#o.cniSocket).catch((e) =>

@@ -1,8 +1,9 @@
 /**
  * The pod runner (e2e/pod_runner.ts) on a real control plane with a kwok node
  * (e2e/peers/kwok_cluster.ts): a pod runs as a process in a netns at exactly the IP kwok gave it,
- * with its resolv.conf; a container that exits and an image off the allowlist each give a Warning
- * Event with the reason, and the runner goes on; a deleted pod's netns and resolv.conf go.
+ * with its resolv.conf, and is Ready once its containerPort listens (a port that never does: never
+ * Ready); a container that exits (then not Ready) and an image off the allowlist each give a
+ * Warning Event with the reason, and the runner goes on; a deleted pod's netns and resolv.conf go.
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../testbed/assert.ts";
@@ -15,10 +16,16 @@ import { waitFor } from "./peers/proc.ts";
 import { PodRunner } from "./pod_runner.ts";
 import { ECHO_IMAGE } from "./pod_images.ts";
 
-const pod = (name: string, image: string, env: unknown[] = []) => ({
+const pod = (name: string, image: string, ports: number[] = []) => ({
   metadata: { name, namespace: "default" },
-  spec: { containers: [{ name: "main", image, env }] },
+  spec: {
+    containers: [{ name: "main", image, ports: ports.map((containerPort) => ({ containerPort })) }],
+  },
 });
+
+// deno-lint-ignore no-explicit-any
+const condition = (p: any, type: string) =>
+  (p.status?.conditions ?? []).find((c: { type: string }) => c.type === type);
 
 Deno.test("pod runner: kwok's pods as processes at their IPs; bad pods get Events", async () => {
   const dir = await Deno.makeTempDir({ prefix: "aether-pod-runner-" });
@@ -38,6 +45,7 @@ Deno.test("pod runner: kwok's pods as processes at their IPs; bad pods get Event
       images: new Map([
         ["gcr.io/k8s-staging-gateway-api/echo-basic", { command: await ensurePeer("echo-basic") }],
         ["example.test/exits", { command: "/bin/false" }],
+        ["example.test/mute", { command: await ensurePeer("pause") }],
       ]),
       clusterDns: "10.96.0.10",
       logger: new Logger("pods", (l) => logs.push(l), "info"),
@@ -51,10 +59,15 @@ Deno.test("pod runner: kwok's pods as processes at their IPs; bad pods get Event
       return (res.items ?? []) as { reason: string; type: string; message: string }[];
     };
 
-    await kwok.create("/api/v1/namespaces/default/pods", pod("echo", ECHO_IMAGE));
+    await kwok.create("/api/v1/namespaces/default/pods", pod("echo", ECHO_IMAGE, [3000]));
     const running = await waitFor("echo running", () => Promise.resolve(r.pod("default", "echo")));
-    const status = await c.get("/api/v1/namespaces/default/pods/echo");
+    // Ready is the runner's: once its containerPort listens (kwok makes it Running, not Ready).
+    const status = await waitFor("echo Ready in the API server", async () => {
+      const p = await c.get("/api/v1/namespaces/default/pods/echo");
+      return condition(p, "Ready")?.status === "True" ? p : undefined;
+    });
     assertEquals(running.ip, status.status.podIP, "the netns has kwok's IP");
+    assertEquals(status.status.containerStatuses[0].ready, true);
     const answer = await waitFor("echo answering at its IP", async () => {
       const res = await fetch(`http://${running.ip}:3000/`, { signal: AbortSignal.timeout(2000) });
       return res.status === 200 ? await res.json() : undefined;
@@ -69,6 +82,19 @@ Deno.test("pod runner: kwok's pods as processes at their IPs; bad pods get Event
     });
     assertEquals(exited.type, "Warning");
     assert(exited.message.startsWith("container main exited with code 1"), exited.message);
+    const down = await waitFor("the exited pod not Ready", async () => {
+      const p = await c.get("/api/v1/namespaces/default/pods/exits");
+      const ready = condition(p, "Ready");
+      return ready?.status === "False" && ready.reason === "ContainerExited" ? p : undefined;
+    });
+    assertEquals(down.status.containerStatuses[0].state.terminated.exitCode, 1);
+
+    // A port that never listens: Running, never Ready.
+    await kwok.create("/api/v1/namespaces/default/pods", pod("mute", "example.test/mute:1", [9]));
+    const mute = await waitFor("mute running", () => Promise.resolve(r.pod("default", "mute")));
+    assertEquals(mute.ready, false);
+    const muteStatus = await c.get("/api/v1/namespaces/default/pods/mute");
+    assertEquals(condition(muteStatus, "Ready")?.status, "False");
 
     await kwok.create("/api/v1/namespaces/default/pods", pod("nginx", "nginx:1"));
     const refused = await waitFor("the refusal's Event", async () => {

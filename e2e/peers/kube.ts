@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { ensurePeer } from "../../testbed/peers/mod.ts";
 import { startEtcd } from "./etcd.ts";
@@ -185,10 +186,15 @@ export async function startKube(
 /**
  * Starts the rest of a control plane on `kube`: kube-controller-manager, kube-scheduler and kwok
  * (fake kubelets for Nodes annotated `kwok.x-k8s.io/node: fake`, with kwok's "fast" stages: pods
- * become Running and Ready with an IP from 10.244.0.0/24, nothing is executed). The processes are
+ * become Running and Ready with an IP from 10.244.0.0/24, nothing is executed). With
+ * `processPods`, kwok's pod-ready stage is replaced by aether's `kwok/pod-started.yaml`: pods
+ * become Running with their IP but not Ready, which e2e/pod_runner.ts reports. The processes are
  * added to `kube.procs`, so `kube.stop()` stops them.
  */
-export async function startControllers(kube: Kube): Promise<void> {
+export async function startControllers(
+  kube: Kube,
+  opts: { processPods?: boolean } = {},
+): Promise<void> {
   const [kcm, scheduler, kwok, stages] = [
     await ensurePeer("kube-controller-manager"),
     await ensurePeer("kube-scheduler"),
@@ -208,8 +214,12 @@ export async function startControllers(kube: Kube): Promise<void> {
   const configs: string[] = [];
   for (const folder of ["node", "node-heartbeat", "pod"]) {
     for (const e of Deno.readDirSync(join(stages, folder))) {
+      if (opts.processPods && folder === "pod" && e.name === "pod-ready.yaml") continue;
       configs.push(`--config=${join(stages, folder, e.name)}`);
     }
+  }
+  if (opts.processPods) {
+    configs.push(`--config=${fileURLToPath(new URL("kwok/pod-started.yaml", import.meta.url))}`);
   }
   kube.procs.push(spawn("kwok", kwok, [
     `--kubeconfig=${kube.kubeconfig}`,

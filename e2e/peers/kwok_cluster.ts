@@ -5,8 +5,9 @@
  * `spec.podCIDR` when the node has one (`--cidr` only otherwise), handing out the range's
  * addresses from its first host address up, so a podCIDR inside a CNI bridge's subnet that leaves
  * out the bridge's gateway (e.g. the bridge's upper half, e2e/netns.ts `staticRange`) gives pods
- * addresses a pod runner (e2e/pod_runner.ts) can put on that bridge. kwok fakes the kubelet:
- * pods are Running and Ready as soon as they are bound, whatever runs.
+ * addresses a pod runner (e2e/pod_runner.ts) can put on that bridge. kwok fakes the kubelet's
+ * API side: pods are Running with their IP as soon as they are bound, but not Ready (aether's
+ * kwok/pod-started.yaml stage instead of kwok's pod-ready): their readiness is the pod runner's.
  * @module
  */
 import { join } from "node:path";
@@ -54,7 +55,7 @@ export async function startKwokCluster(dir: string, o: KwokClusterOptions): Prom
     return res.json;
   };
   try {
-    await startControllers(kube);
+    await startControllers(kube, { processPods: true });
     if (o.crds ?? true) {
       await installCrds(kube, join(await ensurePeer("gateway-api-crds"), "standard"));
       await installCrds(kube, join(await ensurePeer("mcs-api-crds"), "crds"));
