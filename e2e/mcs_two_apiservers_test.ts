@@ -6,7 +6,9 @@
  * B's API server only. A process pod in A calls `web.shop.svc.clusterset.local` (A's DNS answers
  * the VIP of the ServiceImport A's MCS controller made; A's node proxy captures the call) and a
  * Service `front` whose HTTPRoute (in A's API server) has the ServiceImport as backendRef: B's pod
- * answers both over SPIFFE mTLS, XFCC carrying B's pod's ID (By=) and the caller's (URI=).
+ * answers both over SPIFFE mTLS, XFCC carrying B's pod's ID (By=) and the caller's (URI=). A pod
+ * with an image off the allowlist is refused with an Event; B's pod deleted, the Deployment's new
+ * pod answers.
  */
 import { assert, assertEquals } from "../testbed/assert.ts";
 import { waitFor } from "./peers/proc.ts";
@@ -118,6 +120,18 @@ Deno.test("mcs e2e: two API servers; web created in B only answers A's pod over 
         assertEquals(r.counts, { [webPod]: 3 });
       },
     );
+    await step("B's pod deleted: the Deployment's new pod answers A's caller", async () => {
+      const del = await b.kwok.kube.request("DELETE", `/api/v1/namespaces/${NS}/pods/${webPod}`);
+      assert(del.status < 300, JSON.stringify(del.json));
+      // B's ReplicaSet, scheduler and kwok, the pod runner, B's registrar, A's node proxy.
+      const next = await waitFor("a new web pod answering A's caller", async () => {
+        const name = Object.keys((await call(a, "caller", WEB_CLUSTERSET)).counts)[0];
+        return name?.startsWith("web-") && name !== webPod ? name : undefined;
+      }, 120_000);
+      const r = await call(a, "caller", WEB_CLUSTERSET, 10);
+      assertEquals(r.counts, { [next]: 10 });
+      assertEquals(b.runner.pod(NS, webPod), undefined);
+    });
   } finally {
     await scene.close();
   }
