@@ -68,6 +68,7 @@ export class HostnameIndex<T> {
   covering(name: string): HostEntry<T>[] {
     if (name === "*") return [...this.#star];
     const out = [...this.#star, ...(this.#exact.get(name) ?? [])];
+    if (this.#wildcards.size === 0) return out;
     for (const suffix of dotSuffixes(name)) out.push(...(this.#wildcards.get(suffix) ?? []));
     return out;
   }

@@ -57,17 +57,12 @@ export function keyOf(o: KubeObject): string {
   return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
 }
 
-/** The sort keys of the age order: creationTimestamp (absent = oldest), then namespace/name. */
-const ageOf = (o: KubeObject): { t: string; k: string } => ({
-  t: o.metadata.creationTimestamp ?? "",
-  k: keyOf(o),
-});
-
 /** Gateway API age order: oldest creationTimestamp first (absent = oldest), then namespace/name. */
 export function byAge(a: KubeObject, b: KubeObject): number {
-  const x = ageOf(a), y = ageOf(b);
-  if (x.t !== y.t) return x.t < y.t ? -1 : 1;
-  return x.k < y.k ? -1 : x.k > y.k ? 1 : 0;
+  const ta = a.metadata.creationTimestamp ?? "", tb = b.metadata.creationTimestamp ?? "";
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const ka = keyOf(a), kb = keyOf(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
 /** An item with its age order's sort keys. */

@@ -54,6 +54,9 @@ export function compareRanked(a: Ranked, b: Ranked): number {
     const d = (a.key[i] ?? 0) - (b.key[i] ?? 0);
     if (d !== 0) return d;
   }
-  return byAge(a.route, b.route) || a.route.kind.localeCompare(b.route.kind) || a.rule - b.rule ||
-    a.match - b.match;
+  // Matches of one route tie on age and kind: skip comparing them (keys, collation).
+  const route = a.route === b.route
+    ? 0
+    : byAge(a.route, b.route) || a.route.kind.localeCompare(b.route.kind);
+  return route || a.rule - b.rule || a.match - b.match;
 }

@@ -111,6 +111,7 @@ export class RuleContext {
 
   /** Marks regular expressions Envoy's RE2 cannot compile as unsupported. */
   checkRegexes(match: IRRouteMatch, field: string): void {
+    if (!hasRegex(match)) return;
     this.unsupported.push(...matchRegexProblems(match, field));
   }
 
@@ -131,6 +132,12 @@ export class RuleContext {
     return route;
   }
 }
+
+const isRegex = (m: { type: string }) => m.type === "RegularExpression";
+
+/** Whether a match has a regular expression (the path, a header or a query parameter). */
+const hasRegex = (m: IRRouteMatch) =>
+  isRegex(m.path) || m.headers.some(isRegex) || m.queryParams.some(isRegex);
 
 /** An IR header modifier with lower-cased header names. */
 export function headerModifier(f: HTTPHeaderFilter): IRHeaderModifier {
