@@ -12,7 +12,7 @@ import { Logger } from "../lib/log/mod.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { createPodNetwork, type PodNetwork } from "./netns.ts";
 import { type KwokCluster, startKwokCluster } from "./peers/kwok_cluster.ts";
-import { waitFor } from "./peers/proc.ts";
+import { waitFor as wait } from "./peers/proc.ts";
 import { PodRunner } from "./pod_runner.ts";
 import { ECHO_IMAGE } from "./pod_images.ts";
 
@@ -22,6 +22,9 @@ const pod = (name: string, image: string, ports: number[] = []) => ({
     containers: [{ name: "main", image, ports: ports.map((containerPort) => ({ containerPort })) }],
   },
 });
+
+/** Generous: the parallel group runs hundreds of tests beside this one on two cores. */
+const waitFor = <T>(what: string, fn: () => Promise<T | undefined>) => wait(what, fn, 180_000);
 
 // deno-lint-ignore no-explicit-any
 const condition = (p: any, type: string) =>

@@ -47,19 +47,23 @@ Deno.test("second cluster: up, a process pod answers on its bridge, down leaves 
     const podIp = await waitFor("the pod's IP", async () => {
       const p = await c.get("/api/v1/namespaces/default/pods/echo");
       return p.status?.podIP as string | undefined;
-    }, 60_000);
+    }, 180_000);
     assert(podIp.startsWith(`${subnet}.`) && Number(podIp.split(".")[3]) > 128, podIp);
     const body = await waitFor("echo answering on the bridge", async () => {
       const res = await fetch(`http://${podIp}:3000/`, { signal: AbortSignal.timeout(2000) });
       return res.status === 200 ? await res.json() : undefined;
-    }, 60_000);
+    }, 180_000);
     assertEquals(body.pod, "echo");
     const netns = async () =>
       (await run(ip, ["netns", "list"])).split("\n").filter((n) => n.startsWith(l.netnsPrefix));
     assertEquals((await netns()).length, 1);
     const del = await c.request("DELETE", "/api/v1/namespaces/default/pods/echo");
     assert(del.status < 300, JSON.stringify(del.json));
-    await waitFor("the pod's netns removed", async () => (await netns()).length ? undefined : true);
+    await waitFor(
+      "the pod's netns removed",
+      async () => (await netns()).length ? undefined : true,
+      180_000,
+    );
     c.close();
     client = undefined;
     await secondDown(l);
