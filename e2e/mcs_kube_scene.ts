@@ -104,7 +104,7 @@ export async function exportWeb(cluster: KubeMcsCluster): Promise<string> {
   return await waitFor(`web's pod running in ${cluster.name}`, () => {
     const p = cluster.runner.pods().find((x) => x.name.startsWith("web-"));
     return Promise.resolve(p?.name);
-  }, 90_000);
+  }, 180_000);
 }
 
 /** Creates the caller pod (service account `caller`) and waits until it runs. */
@@ -113,7 +113,7 @@ export async function startCaller(cluster: KubeMcsCluster): Promise<void> {
   await waitFor(
     `caller running in ${cluster.name}`,
     () => Promise.resolve(cluster.runner.pod(NS, "caller")),
-    90_000,
+    180_000,
   );
 }
 
@@ -122,7 +122,7 @@ export async function importVip(cluster: KubeMcsCluster): Promise<string> {
   const si = await waitFor(`ServiceImport web in ${cluster.name} with a VIP`, async () => {
     const r = await cluster.kwok.kube.request("GET", `${MCS}/namespaces/${NS}/serviceimports/web`);
     return r.json?.spec?.ips?.length ? r.json : undefined;
-  }, 60_000);
+  }, 120_000);
   return si.spec.ips[0];
 }
 

@@ -53,7 +53,7 @@ Deno.test("mcs e2e: two API servers, east-west mode — A reaches B's web only t
       const record = await waitFor("web's endpoint record", async () => {
         const kvs = (await kv.range(prefix)).kvs;
         return kvs.length ? JSON.parse(kvs[0].value) : undefined;
-      }, 60_000);
+      }, 120_000);
       assertEquals(record.gateway, gw.address, JSON.stringify(record));
       vip = await importVip(a);
       await startCaller(a);

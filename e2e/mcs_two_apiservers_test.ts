@@ -93,7 +93,7 @@ Deno.test("mcs e2e: two API servers; web created in B only answers A's pod over 
         const r = await waitFor("front routes to B's web", async () => {
           const r = await call(a, "caller", "front.aether.internal", 10);
           return r.counts[webPod] === 10 ? r : undefined;
-        }, 60_000);
+        }, 120_000);
         assertEquals(r.addresses, [frontIp]);
         xfccOk(r);
       },
@@ -111,7 +111,7 @@ Deno.test("mcs e2e: two API servers; web created in B only answers A's pod over 
             `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3Dstray`,
           );
           return r.json?.items?.find((e: { reason: string }) => e.reason === "Failed");
-        }, 60_000);
+        }, 120_000);
         assertEquals(event.type, "Warning");
         assert(event.message.includes("not on the allowlist"), event.message);
         assertEquals(b.runner.pod(NS, "stray"), undefined);

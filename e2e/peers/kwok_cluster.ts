@@ -81,7 +81,7 @@ export async function startKwokCluster(dir: string, o: KwokClusterOptions): Prom
         const conds: { type: string; status: string }[] = n.json?.status?.conditions ?? [];
         return conds.some((c) => c.type === "Ready" && c.status === "True") ? true : undefined;
       },
-      60_000,
+      120_000,
       kube.procs,
     );
     for (const ns of o.namespaces ?? []) {
