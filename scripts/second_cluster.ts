@@ -111,7 +111,20 @@ export async function secondUp(l: SecondLayout, cniSocket?: string): Promise<Sec
   throw new Error(`the second cluster did not come up:\n${tail.join("\n")}`);
 }
 
-/** Stops the second cluster and removes its traces and state folder. */
+/** Kills `pids` (SIGKILL; a negative one is a process group; already gone is fine). */
+function killAll(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch { /* gone */ }
+  }
+}
+
+/**
+ * Stops the second cluster and removes its traces and state folder: the serving process
+ * (SIGTERM), then what is left of its process group (a stuck or crashed serve's control plane),
+ * its pods' processes (by their netns) and netns, its bridge.
+ */
 export async function secondDown(l: SecondLayout): Promise<void> {
   const pid = await livePid(l);
   if (pid) {
@@ -120,15 +133,17 @@ export async function secondDown(l: SecondLayout): Promise<void> {
     while (Date.now() < deadline && await livePid(l)) {
       await new Promise((r) => setTimeout(r, 200));
     }
-    // Its session's process group: control-plane processes a stuck serve left.
-    try {
-      Deno.kill(-pid, "SIGKILL");
-    } catch { /* all gone */ }
   }
+  // The recorded serve's session (setsid: its pid is the group's id), even when serve is gone.
+  const recorded = Number((await Deno.readTextFile(pidFile(l)).catch(() => "")).trim());
+  if (Number.isInteger(recorded) && recorded > 0) killAll([-recorded]);
   const ip = await ensurePeer("ip");
   for (const line of (await run(ip, ["netns", "list"])).split("\n")) {
     const name = line.split(" ")[0];
-    if (name.startsWith(`${l.netnsPrefix}-`)) await run(ip, ["netns", "del", name]).catch(() => {});
+    if (!name.startsWith(`${l.netnsPrefix}-`)) continue;
+    const pids = await run(ip, ["netns", "pids", name]).catch(() => "");
+    killAll(pids.split("\n").filter((x) => x.trim()).map(Number));
+    await run(ip, ["netns", "del", name]).catch(() => {});
   }
   await run(ip, ["link", "del", l.bridge]).catch(() => {});
   await Deno.remove(l.dir, { recursive: true }).catch(() => {});
