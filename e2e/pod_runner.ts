@@ -78,7 +78,7 @@ export class PodRunner {
   readonly #reflector: Reflector<Pod>;
   /** By pod UID. */
   readonly #running = new Map<string, RunningPod>();
-  /** Pod UIDs that could not run, with why (not retried: the pod must be recreated). */
+  /** Pods (by UID, while they exist) that could not run, with why (not retried: recreate it). */
   readonly #refused = new Map<string, string>();
   /** Event and status writes under way. */
   readonly #events = new Set<Promise<void>>();
@@ -159,6 +159,8 @@ export class PodRunner {
     const want = new Map<string, Pod>();
     for (const p of this.#reflector.values()) if (runnable(p)) want.set(p.metadata.uid, p);
     for (const [uid, p] of this.#running) if (!want.has(uid)) await this.#stopPod(p);
+    const seen = new Set(this.#reflector.values().map((p) => p.metadata?.uid));
+    for (const uid of [...this.#refused.keys()]) if (!seen.has(uid)) this.#refused.delete(uid);
     for (const [uid, pod] of want) {
       if (this.#stopped) return;
       if (this.#running.has(uid) || this.#refused.has(uid)) continue;
