@@ -216,7 +216,9 @@ function encodeInChunks(
   for (const f of long) delete rest[f.name];
   const err = type.verify(rest);
   if (err) throw new DoesNotFit(err);
-  const head = type.encode(type.fromObject(rest)).finish();
+  // The plain Writer, not the Buffer one protobufjs picks where `Buffer` exists: that one asks
+  // the runtime for every string's UTF-8 length (a call into Deno per string written).
+  const head = type.encode(type.fromObject(rest), new protobuf.Writer()).finish();
   if (long.length === 0) return head;
   const parts: Uint8Array[] = [];
   let at = 0;
@@ -231,7 +233,7 @@ function encodeInChunks(
       }
       const bytes = encodeElement(element, item, f.name, elements);
       parts.push(
-        protobuf.Writer.create().uint32(((f.id << 3) | 2) >>> 0).uint32(bytes.length).finish(),
+        new protobuf.Writer().uint32(((f.id << 3) | 2) >>> 0).uint32(bytes.length).finish(),
       );
       parts.push(bytes);
     }

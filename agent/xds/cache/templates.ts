@@ -73,7 +73,7 @@ export class Templates {
       if (!sameButFirst(t.resource, resource, first!)) continue;
       this.hits++;
       const rest = restOf(t);
-      const head = protobuf.Writer.create().uint32(FIELD_1_TAG).string(value).finish();
+      const head = new protobuf.Writer().uint32(FIELD_1_TAG).string(value).finish();
       const out = new Uint8Array(head.length + rest.length);
       out.set(head);
       out.set(rest, head.length);
