@@ -78,8 +78,13 @@ export class PodRunner {
   readonly #reflector: Reflector<Pod>;
   /** By pod UID. */
   readonly #running = new Map<string, RunningPod>();
-  /** Pods (by UID, while they exist) that could not run, with why (not retried: recreate it). */
-  readonly #refused = new Map<string, string>();
+  /**
+   * Pods (by UID, while they exist) that could not run, with why; a sandbox failure (netns, CNI)
+   * is tried again at `retryAt` (1 s, doubling to 30 s, as a kubelet backs off), the rest never.
+   */
+  readonly #refused = new Map<string, { why: string; retryAt?: number; failures: number }>();
+  /** Timers of those retries. */
+  readonly #retries = new Set<ReturnType<typeof setTimeout>>();
   /** Event and status writes under way. */
   readonly #events = new Set<Promise<void>>();
   /** Status writes, one after another. */
@@ -128,12 +133,13 @@ export class PodRunner {
 
   /** Pods that could not run, `namespace/name` → why. */
   refused(): Map<string, string> {
-    return new Map(this.#refused.values().map((why) => [why.split(":")[0], why]));
+    return new Map(this.#refused.values().map(({ why }) => [why.split(":")[0], why]));
   }
 
   /** Stops watching, then every pod (processes, CNI DEL, namespace). */
   async stop(): Promise<void> {
     this.#stopped = true;
+    for (const t of this.#retries) clearTimeout(t);
     await this.#reflector.stop();
     await this.#pass;
     for (const p of [...this.#running.values()]) await this.#stopPod(p);
@@ -163,7 +169,9 @@ export class PodRunner {
     for (const uid of [...this.#refused.keys()]) if (!seen.has(uid)) this.#refused.delete(uid);
     for (const [uid, pod] of want) {
       if (this.#stopped) return;
-      if (this.#running.has(uid) || this.#refused.has(uid)) continue;
+      if (this.#running.has(uid)) continue;
+      const refused = this.#refused.get(uid);
+      if (refused && !(refused.retryAt !== undefined && Date.now() >= refused.retryAt)) continue;
       await this.#startPod(pod);
     }
   }
@@ -215,7 +223,7 @@ export class PodRunner {
       }
       await netns?.remove();
       if (netns) await removeResolvConf(netns.netns);
-      return await this.#refuse(ref, "FailedCreatePodSandBox", (e as Error).message);
+      return await this.#refuse(ref, "FailedCreatePodSandBox", (e as Error).message, true);
     }
     this.#log.info("pod started", { pod: key, ip: netns.ip, containers: runs.map((c) => c.name) });
     this.#probe(ref, netns.ip, readinessPorts(pod));
@@ -290,11 +298,27 @@ export class PodRunner {
     this.#log.info("pod stopped", { pod: `${p.namespace}/${p.name}` });
   }
 
-  /** Records that the pod cannot run: a log line and a Warning Event on the pod. */
-  async #refuse(ref: PodRef, reason: string, message: string): Promise<void> {
+  /**
+   * Records that the pod cannot run: a log line and a Warning Event on the pod; `retry`: tried
+   * again after a back-off.
+   */
+  async #refuse(ref: PodRef, reason: string, message: string, retry = false): Promise<void> {
     const key = `${ref.namespace}/${ref.name}`;
-    this.#refused.set(ref.uid, `${key}: ${message}`);
-    this.#log.warn("pod cannot run", { pod: key, reason, message });
+    const failures = (this.#refused.get(ref.uid)?.failures ?? 0) + 1;
+    const delay = Math.min(1000 * 2 ** (failures - 1), 30_000);
+    this.#refused.set(ref.uid, {
+      why: `${key}: ${message}`,
+      failures,
+      ...(retry ? { retryAt: Date.now() + delay } : {}),
+    });
+    if (retry && !this.#stopped) {
+      const timer = setTimeout(() => {
+        this.#retries.delete(timer);
+        this.#kick();
+      }, delay);
+      this.#retries.add(timer);
+    }
+    this.#log.warn("pod cannot run", { pod: key, reason, message, ...(retry ? { delay } : {}) });
     await this.#event(ref, reason, message);
   }
 

@@ -1,9 +1,11 @@
 /**
  * The pod runner (e2e/pod_runner.ts) on a real control plane with a kwok node
  * (e2e/peers/kwok_cluster.ts): a pod runs as a process in a netns at exactly the IP kwok gave it,
- * with its resolv.conf, and is Ready once its containerPort listens (a port that never does: never
- * Ready); a container that exits (then not Ready) and an image off the allowlist each give a
- * Warning Event with the reason, and the runner goes on; a deleted pod's netns and resolv.conf go.
+ * with its resolv.conf, after aether's CNI plugin (a failed sandbox — no agent on the socket yet —
+ * is an Event and is tried again), and is Ready once its containerPort listens (a port that never
+ * does: never Ready); a container that exits (then not Ready) and an image off the allowlist each
+ * give a Warning Event with the reason, and the runner goes on; a deleted pod's netns and
+ * resolv.conf go.
  */
 import { join } from "node:path";
 import { assert, assertEquals } from "../testbed/assert.ts";
@@ -15,6 +17,7 @@ import { type KwokCluster, startKwokCluster } from "./peers/kwok_cluster.ts";
 import { waitFor as wait } from "./peers/proc.ts";
 import { PodRunner } from "./pod_runner.ts";
 import { ECHO_IMAGE } from "./pod_images.ts";
+import { type CniCapture, cniCapture } from "../agent/capture/mod.ts";
 
 const pod = (name: string, image: string, ports: number[] = []) => ({
   metadata: { name, namespace: "default" },
@@ -34,6 +37,7 @@ Deno.test("pod runner: kwok's pods as processes at their IPs; bad pods get Event
   const dir = await Deno.makeTempDir({ prefix: "aether-pod-runner-" });
   let net: PodNetwork | undefined, kwok: KwokCluster | undefined;
   let client: KubeClient | undefined, runner: PodRunner | undefined;
+  let cni: CniCapture | undefined;
   const logs: string[] = [];
   try {
     net = await createPodNetwork();
@@ -51,6 +55,8 @@ Deno.test("pod runner: kwok's pods as processes at their IPs; bad pods get Event
         ["example.test/mute", { command: await ensurePeer("pause") }],
       ]),
       clusterDns: "10.96.0.10",
+      // aether's CNI plugin chained after the bridge; nothing answers on the socket at first.
+      cniSocket: join(dir, "cni.sock"),
       logger: new Logger("pods", (l) => logs.push(l), "info"),
     });
     await runner.start();
@@ -63,6 +69,20 @@ Deno.test("pod runner: kwok's pods as processes at their IPs; bad pods get Event
     };
 
     await kwok.create("/api/v1/namespaces/default/pods", pod("echo", ECHO_IMAGE, [3000]));
+    // No node agent on the CNI socket: a sandbox failure, an Event, tried again after a back-off.
+    const sandbox = await waitFor("the sandbox failure's Event", async () => {
+      return (await events("echo")).find((e) => e.reason === "FailedCreatePodSandBox");
+    });
+    assert(sandbox.message.includes("aether-cni ADD default/echo"), sandbox.message);
+    assertEquals(r.pod("default", "echo"), undefined);
+    // The agent's CNI server comes (capture taken as done at once): the retry goes through.
+    cni = cniCapture({
+      stateDir: join(dir, "agent"),
+      socketPath: join(dir, "cni.sock"),
+      captured: () => Promise.resolve(),
+      logger: new Logger("cni", (l) => logs.push(l), "info"),
+    });
+    await cni.server.start();
     const running = await waitFor("echo running", () => Promise.resolve(r.pod("default", "echo")));
     // Ready is the runner's: once its containerPort listens (kwok makes it Running, not Ready).
     const status = await waitFor("echo Ready in the API server", async () => {
@@ -121,6 +141,7 @@ Deno.test("pod runner: kwok's pods as processes at their IPs; bad pods get Event
     throw e;
   } finally {
     await runner?.stop();
+    await cni?.close();
     client?.close();
     await kwok?.stop();
     await net?.remove();
