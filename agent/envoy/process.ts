@@ -227,11 +227,11 @@ export class EnvoyProcess {
       pid ||= Number((await Deno.readTextFile(pidFile).catch(() => "")).trim()) || 0;
       if (pid && this.#pid !== pid) {
         this.#pid = pid;
-        await Deno.remove(pidFile).catch(() => {});
-        // Recorded at once, without its admin address: an agent killed before Envoy answers
-        // leaves a record, so the next one adopts (or stops) this Envoy instead of starting a
-        // second one beside it.
+        // Recorded at once, without its admin address, and only then is the pid file removed:
+        // an agent killed at any point here leaves the record or the pid file, so the next one
+        // adopts (or stops) this Envoy instead of starting a second one beside it.
         await writeRecord(paths.envoy, await this.#record(pid, ""));
+        await Deno.remove(pidFile).catch(() => {});
       }
       if (exited) {
         throw new Error(
