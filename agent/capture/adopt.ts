@@ -27,8 +27,8 @@ export interface AdoptionCandidate {
 }
 
 /**
- * The running pods of `nodeName` (with an IP, not on the node's network, not opted out, not in
- * `outside`) that no record covers (pure).
+ * The running pods of `nodeName` (with an IP, not terminating, not on the node's network, not opted
+ * out, not in `outside`) that no record covers (pure).
  */
 export function adoptionCandidates(
   objects: readonly KubeObject[],
@@ -42,6 +42,9 @@ export function adoptionCandidates(
     if (o.kind !== "Pod" || o.apiVersion !== "v1" || o.spec?.nodeName !== nodeName) continue;
     const st = o.status as { phase?: string; podIPs?: { ip: string }[]; podIP?: string };
     if (st?.phase !== "Running" && st?.phase !== "Pending") continue;
+    // A terminating pod is never newly adopted: the runtime's DEL may have run already (its
+    // record gone), and its netns goes next; adopting it would capture a namespace being torn down.
+    if (o.metadata.deletionTimestamp) continue;
     const ips = st.podIPs?.map((p) => p.ip) ?? (st.podIP ? [st.podIP] : []);
     const namespace = o.metadata.namespace ?? "default";
     const uid = o.metadata.uid as string | undefined;

@@ -36,6 +36,10 @@ Deno.test("adoptionCandidates: unrecorded running pods of this node inside the m
     pod("kube-system", "dns"),
     pod("a", "done", { status: { phase: "Succeeded" } }),
     pod("a", "no-ip", { status: { podIP: undefined, podIPs: undefined } }),
+    // Terminating: the runtime's DEL may already have run, its netns about to go.
+    pod("a", "leaving", {
+      metadata: { uid: "uid-leaving", deletionTimestamp: "2026-12-06T10:00:00Z" },
+    }),
   ];
   const got = adoptionCandidates(objects, "n1", [record("a", "recorded", "c1")], ["kube-system"]);
   assert.deepEqual(got, [{ namespace: "a", name: "old", uid: "uid-old", ips: ["10.1.0.9"] }]);
