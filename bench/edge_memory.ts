@@ -4,12 +4,14 @@
  * N HTTPRoutes), once Envoy has ACKed it: Envoy's RSS and its allocator's view (admin `/memory`),
  * the agent's RSS and V8 heap (its `/metrics`), Envoy's stats (all, and those of one idle cluster)
  * and the clusters its workers created, for each mode: a name and the agent flags it adds. By
- * default the agent's defaults and `--envoy-eager-stats`; `--mode name=flag,flag` (repeatable)
- * names others, e.g. `--mode before=--envoy-all-stats,--envoy-eager-clusters --mode default=`.
+ * default the agent's defaults and `--envoy-eager-stats`; `--mode "name=flag flag"` (repeatable)
+ * names others, e.g. `--mode "before=--envoy-all-stats --envoy-eager-clusters" --mode default=`.
+ * A mode's `--v8-flags=…` replaces the task's V8 flags for the agent (e.g.
+ * `--mode "lite=--v8-flags=--max-semi-space-size=4,--lite-mode"`).
  * The modes alternate over the rounds (the first of a round rotates); each figure is the median
  * of its rounds.
  *
- *   deno run -A bench/edge_memory.ts [--routes 1000] [--services 5000] [--rounds 3] [--mode n=f,…]
+ *   deno run -A bench/edge_memory.ts [--routes 1000] [--services 5000] [--rounds 3] [--mode "n=f …"]
  *
  * The agent runs with the V8 flags of the `agent` task in deno.json (the way users start it).
  * Prints one JSON line per run, a Markdown table, and a last JSON line with every figure.
@@ -35,7 +37,7 @@ const { values } = parseArgs({
 const modes: { name: string; flags: string[] }[] =
   (values.mode?.length ? values.mode : ["default=", "eager-stats=--envoy-eager-stats"]).map((m) => {
     const [name, flags = ""] = m.split(/=(.*)/s);
-    return { name, flags: flags.split(",").filter(Boolean) };
+    return { name, flags: flags.split(/\s+/).filter(Boolean) };
   });
 const routes = Number(values.routes), services = Number(values.services);
 const rounds = Number(values.rounds);
@@ -47,10 +49,10 @@ const agentTask: string = JSON.parse(
 const v8Flags = agentTask.split(/\s+/).filter((a) => a.startsWith("--v8-flags="));
 const MiB = 2 ** 20;
 
-/** VmRSS of a process, in MiB. */
-async function rssMiB(pid: number): Promise<number> {
+/** VmRSS (or another `/proc/<pid>/status` field, e.g. RssAnon) of a process, in MiB. */
+async function rssMiB(pid: number, field = "VmRSS"): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN) / 1024;
 }
 
 /** One metric's value from a Prometheus text exposition. */
@@ -64,6 +66,8 @@ interface Run {
   mode: string;
   readyS: number;
   envoyRssMiB: number;
+  /** Anonymous memory (RSS less the binary's and libraries' file pages). */
+  envoyAnonMiB: number;
   envoyAllocatedMiB: number;
   envoyHeapMiB: number;
   envoyStats: number;
@@ -72,6 +76,7 @@ interface Run {
   /** Clusters Envoy's first worker has created (`thread_local_cluster_manager.worker_0`). */
   workerClusters: number;
   agentRssMiB: number;
+  agentAnonMiB: number;
   agentHeapUsedMiB: number;
 }
 
@@ -84,13 +89,15 @@ async function run(file: string, dir: string, mode: (typeof modes)[number]): Pro
     args: [
       "run",
       "-A",
-      ...v8Flags,
+      ...(mode.flags.some((f) => f.startsWith("--v8-flags="))
+        ? mode.flags.filter((f) => f.startsWith("--v8-flags="))
+        : v8Flags),
       agentMain,
       "standalone",
       ...["--config", file, "--envoy", envoy, "--admin-address", `127.0.0.1:${admin}`],
       ...["--xds-address", "127.0.0.1:0", "--dns-address", "none", "--state-dir", state],
       ...["--node-id", `edgemem-${admin}`],
-      ...mode.flags,
+      ...mode.flags.filter((f) => !f.startsWith("--v8-flags=")),
     ],
     stdout: "null",
     stderr: "null",
@@ -146,6 +153,7 @@ async function run(file: string, dir: string, mode: (typeof modes)[number]): Pro
       mode: mode.name,
       readyS: Math.round(readyS * 100) / 100,
       envoyRssMiB: round1(await rssMiB(record.pid)),
+      envoyAnonMiB: round1(await rssMiB(record.pid, "RssAnon")),
       envoyAllocatedMiB: round1(Number(memory.allocated) / MiB),
       envoyHeapMiB: round1(Number(memory.heap_size) / MiB),
       envoyStats: stats.trim().split("\n").length,
@@ -155,6 +163,7 @@ async function run(file: string, dir: string, mode: (typeof modes)[number]): Pro
           Number.NaN,
       ),
       agentRssMiB: round1(metric(agentMetrics, "process_resident_memory_bytes") / MiB),
+      agentAnonMiB: round1(await rssMiB(child.pid, "RssAnon")),
       agentHeapUsedMiB: round1(metric(agentMetrics, "deno_heap_used_bytes") / MiB),
     };
   } finally {
@@ -189,12 +198,14 @@ try {
 const keys = [
   "readyS",
   "envoyRssMiB",
+  "envoyAnonMiB",
   "envoyAllocatedMiB",
   "envoyHeapMiB",
   "envoyStats",
   "idleClusterStats",
   "workerClusters",
   "agentRssMiB",
+  "agentAnonMiB",
   "agentHeapUsedMiB",
 ] as const;
 const summary = Object.fromEntries(
@@ -211,7 +222,7 @@ console.log(
     `${rounds} runs per mode; load average at the end ${load}`,
 );
 console.log(
-  "\n| mode (agent flags) | Envoy RSS MiB | Envoy allocated / heap MiB | Envoy stats | idle cluster's stats | clusters on worker 0 | agent RSS MiB | agent V8 heap used MiB | start → ready s |",
+  "\n| mode (agent flags) | Envoy RSS / anon MiB | Envoy allocated / heap MiB | Envoy stats | idle cluster's stats | clusters on worker 0 | agent RSS / anon MiB | agent V8 heap used MiB | start → ready s |",
 );
 console.log("|---|---|---|---|---|---|---|---|---|");
 for (const { name, flags } of modes) {
@@ -219,7 +230,7 @@ for (const { name, flags } of modes) {
   console.log(
     `| ${name} (${
       flags.join(" ") || "defaults"
-    }) | ${s.envoyRssMiB} | ${s.envoyAllocatedMiB} / ${s.envoyHeapMiB} | ${s.envoyStats} | ${s.idleClusterStats} | ${s.workerClusters} | ${s.agentRssMiB} | ${s.agentHeapUsedMiB} | ${s.readyS} |`,
+    }) | ${s.envoyRssMiB} / ${s.envoyAnonMiB} | ${s.envoyAllocatedMiB} / ${s.envoyHeapMiB} | ${s.envoyStats} | ${s.idleClusterStats} | ${s.workerClusters} | ${s.agentRssMiB} / ${s.agentAnonMiB} | ${s.agentHeapUsedMiB} | ${s.readyS} |`,
   );
 }
 console.log(JSON.stringify({ bench: "edgemem", routes, services, rounds, load, ...summary }));
