@@ -9,30 +9,9 @@ import { Logger } from "../lib/log/mod.ts";
 import type { RegistryKv } from "../lib/registry/mod.ts";
 import { type EastWestGateway, runEastWestGateway } from "../agent/east_west/mod.ts";
 import { nodeDefaults } from "../agent/node/mod.ts";
-import { ensurePeer } from "../testbed/peers/mod.ts";
 import type { NetPod, PodNetwork } from "./netns.ts";
 import { GATEWAY_PORT, nft } from "./mcs_east_west_scene.ts";
-
-/**
- * The Envoy of a pod: a wrapper that runs the real Envoy in `pod`'s netns, its admin on the
- * pod's address (the agent's start-up check reaches it there; the bootstrap says 127.0.0.1).
- */
-export async function envoyInPod(dir: string, pod: NetPod): Promise<string> {
-  const path = join(dir, `envoy-in-${pod.netns}.sh`);
-  const envoy = await ensurePeer("envoy"), ip = await ensurePeer("ip");
-  await Deno.writeTextFile(
-    path,
-    `#!/bin/sh
-# $1 = -c, $2 = the bootstrap the agent wrote
-b="$2.pod"
-sed 's/"127\\.0\\.0\\.1"/"${pod.ip}"/g' "$2" > "$b"
-shift 2
-exec '${ip}' netns exec '${pod.netns}' '${envoy}' -c "$b" "$@"
-`,
-    { mode: 0o755 },
-  );
-  return path;
-}
+import { envoyInPod } from "./envoy_in_pod.ts";
 
 /** A gateway pod: its netns, `ip:port`, and the running gateway once started. */
 export interface GatewayPod {

@@ -6,7 +6,6 @@
  * the gateway on every record (the real record function). Used by the `mcs_east_west_*` tests.
  * @module
  */
-import { join } from "node:path";
 import { Logger } from "../lib/log/mod.ts";
 import { endpointRecords } from "../lib/mcs/mod.ts";
 import type { SourceObject } from "../lib/source/mod.ts";
@@ -16,6 +15,7 @@ import { ensurePeer } from "../testbed/peers/mod.ts";
 import { type McsCluster, type McsClusters, REGION } from "./mcs_clusters.ts";
 import { NS, type ScenePod, WEB_PORT, WEB_TARGET } from "./mcs_scene.ts";
 import type { NetPod } from "./netns.ts";
+import { envoyInPod } from "./envoy_in_pod.ts";
 
 /** The port B's gateway listens on, in its own netns. */
 export const GATEWAY_PORT = 15443;
@@ -73,27 +73,6 @@ export async function nft(args: string[], stdin?: string): Promise<string> {
     throw new Error(`nft ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
   }
   return new TextDecoder().decode(out.stdout);
-}
-
-/**
- * A wrapper that runs the real Envoy in `pod`'s netns, its admin on the pod's address (the
- * runtime's start-up check reaches it there; the bootstrap says 127.0.0.1).
- */
-async function envoyInPod(dir: string, pod: NetPod): Promise<string> {
-  const path = join(dir, "envoy-in-pod.sh");
-  const envoy = await ensurePeer("envoy"), ip = await ensurePeer("ip");
-  await Deno.writeTextFile(
-    path,
-    `#!/bin/sh
-# $1 = -c, $2 = the bootstrap the runtime wrote
-b="$2.pod"
-sed 's/"127\\.0\\.0\\.1"/"${pod.ip}"/g' "$2" > "$b"
-shift 2
-exec '${ip}' netns exec '${pod.netns}' '${envoy}' -c "$b" "$@"
-`,
-    { mode: 0o755 },
-  );
-  return path;
 }
 
 /** B's gateway and the isolation of B's pods. */
