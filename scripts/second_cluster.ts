@@ -77,6 +77,13 @@ async function livePid(l: SecondLayout): Promise<number | undefined> {
   return cmd.includes("second_cluster.ts") && cmd.includes(l.dir) ? pid : undefined;
 }
 
+/** Whether `pid` exists and is not a zombie. */
+async function processLives(pid: number): Promise<boolean> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
+  const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  return stat !== "" && state !== "Z" && state !== "X";
+}
+
 /** The running second cluster, if any. */
 export async function secondStatus(l: SecondLayout): Promise<SecondReady | undefined> {
   if (!(await livePid(l))) return undefined;
@@ -98,12 +105,15 @@ export async function secondUp(l: SecondLayout, cniSocket?: string): Promise<Sec
     "-c",
     `setsid ${args.map(q).join(" ")} </dev/null >>${q(logFile(l))} 2>&1 & echo $!`,
   ]);
-  await Deno.writeTextFile(pidFile(l), out.trim() + "\n");
+  const launched = Number(out.trim());
+  await Deno.writeTextFile(pidFile(l), `${launched}\n`);
   const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
     const ready = await secondStatus(l);
     if (ready) return ready;
-    if (!(await livePid(l))) break;
+    // Gone, not merely unrecognised: while it execs (setsid, then deno) its command line can
+    // read empty for a moment, which livePid takes for another process.
+    if (!(await processLives(launched))) break;
     await new Promise((r) => setTimeout(r, 500));
   }
   const tail = (await Deno.readTextFile(logFile(l)).catch(() => "")).split("\n").slice(-40);
