@@ -11,7 +11,7 @@ import { endpointRecords } from "../lib/mcs/mod.ts";
 import type { SourceObject } from "../lib/source/mod.ts";
 import { type EastWestGateway, runEastWestGateway } from "../agent/east_west/mod.ts";
 import { nodeDefaults } from "../agent/node/mod.ts";
-import { ensurePeer } from "../testbed/peers/mod.ts";
+import { ensurePeer, run } from "../testbed/peers/mod.ts";
 import { type McsCluster, type McsClusters, REGION } from "./mcs_clusters.ts";
 import { NS, type ScenePod, WEB_PORT, WEB_TARGET } from "./mcs_scene.ts";
 import type { NetPod } from "./netns.ts";
@@ -55,24 +55,9 @@ export async function dials(ip: string, port: number, netns?: string): Promise<b
   return out.success;
 }
 
-/** Runs `nft` with `args` (and `stdin`); its output. */
+/** Runs `nft` with `args` (and `stdin`); its output (the project's command runner). */
 export async function nft(args: string[], stdin?: string): Promise<string> {
-  const child = new Deno.Command(await ensurePeer("nft"), {
-    args,
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  if (!out.success) {
-    throw new Error(`nft ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return new TextDecoder().decode(out.stdout);
+  return await run(await ensurePeer("nft"), args, stdin === undefined ? {} : { stdin });
 }
 
 /** B's gateway and the isolation of B's pods. */

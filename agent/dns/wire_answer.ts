@@ -209,7 +209,9 @@ export function normalizeName(name: string): string {
   return name.toLowerCase().replace(/\.$/, "");
 }
 
-const typeNames = new Map<number, string>(Object.entries(TYPE).map(([k, v]) => [v, k]));
+const typeNames: ReadonlyMap<number, string> = new Map(
+  Object.entries(TYPE).map(([k, v]) => [v, k]),
+);
 
 /** A bounded metric label for a query type: its mnemonic for common types, else "other". */
 export function typeLabel(t: number): string {
@@ -221,7 +223,9 @@ export function opcodeLabel(op: number): string {
   return Object.entries(OPCODE).find(([, v]) => v === op)?.[0] ?? `OPCODE${op}`;
 }
 
-const rcodeNames = new Map<number, string>(Object.entries(RCODE).map(([k, v]) => [v, k]));
+const rcodeNames: ReadonlyMap<number, string> = new Map(
+  Object.entries(RCODE).map(([k, v]) => [v, k]),
+);
 
 /** A metric label for an rcode. */
 export function rcodeLabel(r: number): string {
