@@ -78,6 +78,127 @@ export interface KubeMcsOptions {
   gateways?: string[];
 }
 
+/** What the clusters of one clusterset share, and where each one's teardown is pushed. */
+export interface KubeMcsShared {
+  /** A folder of the test's own (each cluster gets `<root>/<name>`). */
+  root: string;
+  logs: string[];
+  /** Teardown steps, run in reverse by the caller. */
+  stops: (() => Promise<void>)[];
+  /** The registry etcd's client URL. */
+  registryUrl: string;
+  /** The SPIRE whose admin socket the cluster's node agent asks for its pods' SVIDs. */
+  spire: Spire;
+  serviceAccounts: Record<string, string[]>;
+}
+
+/**
+ * Starts one cluster `name` of the clusterset (its pod network, API server with a kwok node,
+ * aether's controller and node agent, the pod runner), pushing its teardown onto `s.stops`.
+ */
+export async function startKubeMcsCluster(
+  name: string,
+  s: KubeMcsShared,
+  withGateway = false,
+): Promise<KubeMcsCluster> {
+  const { root, logs, stops, registryUrl, spire } = s;
+  const images = await defaultImages();
+  const envoy = await ensurePeer("envoy");
+  const dir = join(root, name);
+  const log = (component: string) =>
+    new Logger(`${name}/${component}`, (l) => logs.push(l), "info");
+  const net = await createPodNetwork();
+  stops.push(() => net.remove());
+  await net.up();
+  await Deno.mkdir(dir, { recursive: true });
+  const gwPod = withGateway ? await gatewayPod(net, dir) : undefined;
+  const kwok = await startKwokCluster(dir, {
+    podCidr: net.staticRange,
+    nodeName: `node-${name}`,
+    namespaces: ["aether-system", ...Object.keys(s.serviceAccounts)],
+  });
+  stops.push(() => kwok.stop());
+  for (const [ns, names] of Object.entries(s.serviceAccounts)) {
+    for (const sa of names) {
+      await kwok.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: sa } });
+    }
+  }
+  const client = new KubeClient({ kubeconfig: kwok.kube.kubeconfig });
+  stops.push(() => Promise.resolve(client.close()));
+  const controller = await runController({
+    ...controllerDefaults,
+    client,
+    identity: `controller-${name}`,
+    leaseNamespace: "aether-system",
+    transparentCapture: true,
+    logger: log("controller"),
+    mcs: {
+      kv: new EtcdKv({ url: registryUrl, timeoutMs: 5000 }),
+      origin: { region: KUBE_REGION, cluster: name },
+      ttlSeconds: 10,
+      trustDomain: spire.trustDomain,
+      ...(gwPod ? { eastWestGateway: gwPod.address } : {}),
+    },
+  });
+  stops.push(() => controller.close());
+  const gateway = gwPod && {
+    pod: gwPod.pod,
+    address: gwPod.address,
+    runtime: await gwPod.start(
+      new EtcdKv({ url: registryUrl, timeoutMs: 5000 }),
+      KUBE_REGION,
+      name,
+      logs,
+    ),
+  };
+  if (gateway) stops.push(() => gateway.runtime.close());
+  const cniSocket = join(dir, "cni.sock");
+  const node = await runNode({
+    ...nodeDefaults,
+    envoy,
+    kubeconfig: kwok.kube.kubeconfig,
+    nodeName: kwok.nodeName,
+    adminAddress: "127.0.0.1:0",
+    xdsAddress: "127.0.0.1:0",
+    dnsAddress: `${net.gateway}:${freePort()}`,
+    captureDns: [CLUSTER_DNS],
+    stateDir: join(dir, "agent"),
+    spireAdminSocket: spire.adminSocket,
+    trustDomain: spire.trustDomain,
+    capture: true,
+    cniSocket,
+    registryUrl,
+    region: KUBE_REGION,
+    cluster: name,
+    logger: log("agent"),
+  });
+  stops.push(() => node.close());
+  await node.waitReady(120_000);
+  const runner = new PodRunner({
+    client,
+    nodeName: kwok.nodeName,
+    net,
+    images,
+    cniSocket,
+    clusterDns: CLUSTER_DNS,
+    logger: log("pods"),
+  });
+  stops.push(() => runner.stop());
+  await runner.start();
+  return {
+    name,
+    net,
+    kwok,
+    client,
+    controller,
+    node,
+    runner,
+    dns: { ip: net.gateway, port: node.dns!.port },
+    create: kwok.create,
+    ...(gateway ? { gateway } : {}),
+  };
+}
+
 /** Starts the registry, SPIRE and both clusters; everything torn down on failure. */
 export async function startKubeMcsClusters(o: KubeMcsOptions): Promise<KubeMcsClusters> {
   const root = await Deno.makeTempDir({ prefix: "aether-mcs-kube-" });
@@ -95,105 +216,16 @@ export async function startKubeMcsClusters(o: KubeMcsOptions): Promise<KubeMcsCl
     for (const [ns, names] of Object.entries(o.serviceAccounts)) {
       for (const sa of names) await spire.registerPod(ns, sa);
     }
-    const images = await defaultImages();
-    const envoy = await ensurePeer("envoy");
-    const start = async (name: string): Promise<KubeMcsCluster> => {
-      const dir = join(root, name);
-      const log = (component: string) =>
-        new Logger(`${name}/${component}`, (l) => logs.push(l), "info");
-      const net = await createPodNetwork();
-      stops.push(() => net.remove());
-      await net.up();
-      await Deno.mkdir(dir, { recursive: true });
-      const gwPod = o.gateways?.includes(name) ? await gatewayPod(net, dir) : undefined;
-      const kwok = await startKwokCluster(dir, {
-        podCidr: net.staticRange,
-        nodeName: `node-${name}`,
-        namespaces: ["aether-system", ...Object.keys(o.serviceAccounts)],
-      });
-      stops.push(() => kwok.stop());
-      for (const [ns, names] of Object.entries(o.serviceAccounts)) {
-        for (const sa of names) {
-          await kwok.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: sa } });
-        }
-      }
-      const client = new KubeClient({ kubeconfig: kwok.kube.kubeconfig });
-      stops.push(() => Promise.resolve(client.close()));
-      const controller = await runController({
-        ...controllerDefaults,
-        client,
-        identity: `controller-${name}`,
-        leaseNamespace: "aether-system",
-        transparentCapture: true,
-        logger: log("controller"),
-        mcs: {
-          kv: new EtcdKv({ url: registry.url, timeoutMs: 5000 }),
-          origin: { region: KUBE_REGION, cluster: name },
-          ttlSeconds: 10,
-          trustDomain: spire.trustDomain,
-          ...(gwPod ? { eastWestGateway: gwPod.address } : {}),
-        },
-      });
-      stops.push(() => controller.close());
-      const gateway = gwPod && {
-        pod: gwPod.pod,
-        address: gwPod.address,
-        runtime: await gwPod.start(
-          new EtcdKv({ url: registry.url, timeoutMs: 5000 }),
-          KUBE_REGION,
-          name,
-          logs,
-        ),
-      };
-      if (gateway) stops.push(() => gateway.runtime.close());
-      const cniSocket = join(dir, "cni.sock");
-      const node = await runNode({
-        ...nodeDefaults,
-        envoy,
-        kubeconfig: kwok.kube.kubeconfig,
-        nodeName: kwok.nodeName,
-        adminAddress: "127.0.0.1:0",
-        xdsAddress: "127.0.0.1:0",
-        dnsAddress: `${net.gateway}:${freePort()}`,
-        captureDns: [CLUSTER_DNS],
-        stateDir: join(dir, "agent"),
-        spireAdminSocket: spire.adminSocket,
-        trustDomain: spire.trustDomain,
-        capture: true,
-        cniSocket,
-        registryUrl: registry.url,
-        region: KUBE_REGION,
-        cluster: name,
-        logger: log("agent"),
-      });
-      stops.push(() => node.close());
-      await node.waitReady(120_000);
-      const runner = new PodRunner({
-        client,
-        nodeName: kwok.nodeName,
-        net,
-        images,
-        cniSocket,
-        clusterDns: CLUSTER_DNS,
-        logger: log("pods"),
-      });
-      stops.push(() => runner.stop());
-      await runner.start();
-      return {
-        name,
-        net,
-        kwok,
-        client,
-        controller,
-        node,
-        runner,
-        dns: { ip: net.gateway, port: node.dns!.port },
-        create: kwok.create,
-        ...(gateway ? { gateway } : {}),
-      };
+    const shared: KubeMcsShared = {
+      root,
+      logs,
+      stops,
+      registryUrl: registry.url,
+      spire,
+      serviceAccounts: o.serviceAccounts,
     };
-    const a = await start("a");
-    const b = await start("b");
+    const a = await startKubeMcsCluster("a", shared, o.gateways?.includes("a"));
+    const b = await startKubeMcsCluster("b", shared, o.gateways?.includes("b"));
     return { registry, spire, a, b, logs, close };
   } catch (e) {
     await close();

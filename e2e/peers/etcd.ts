@@ -20,11 +20,14 @@ export interface Etcd {
   start(): Promise<void>;
 }
 
-/** Starts etcd with its data in `dir` and waits until /health says true. */
-export async function startEtcd(dir: string, name = "test"): Promise<Etcd> {
+/**
+ * Starts etcd with its data in `dir` and waits until /health says true. Clients are served on
+ * `host` (default loopback; e.g. the host's address towards a cluster's node for its pods).
+ */
+export async function startEtcd(dir: string, name = "test", host = "127.0.0.1"): Promise<Etcd> {
   const bin = await ensurePeer("etcd");
   const [clientPort, peerPort] = freePorts(2);
-  const url = `http://127.0.0.1:${clientPort}`;
+  const url = `http://${host}:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   let proc: Proc | undefined;
   const start = async () => {
