@@ -12,7 +12,8 @@
  * captures the call) and gets b's pod's answer over SPIFFE mTLS, XFCC naming b's pod (By=) and the
  * caller (URI=); an HTTPRoute in a with the ServiceImport as backendRef does the same. Exported in
  * a too, a's own pod answers (this cluster's endpoints first); a's Deployment scaled to 0, b's pod
- * answers again.
+ * answers again. The other way: a's web back, b's scaled to 0, a process pod in b is answered by a's
+ * kubelet pod (b's node proxy trusts a's SVIDs; a's registrar, in the cluster, published the pod).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -25,7 +26,7 @@ import { echoApp } from "./cluster_fixtures.ts";
 import { startEtcd } from "./peers/etcd.ts";
 import { startSpire } from "./spire.ts";
 import { type KubeMcsCluster, startKubeMcsCluster } from "./mcs_kube_clusters.ts";
-import { exportWeb, HTTP, NS, WEB_CLUSTERSET } from "./mcs_kube_scene.ts";
+import { call, exportWeb, HTTP, NS, startCaller, WEB_CLUSTERSET } from "./mcs_kube_scene.ts";
 
 const TD = "cluster.local";
 const CA_SECRET = "clusterset-ca";
@@ -65,6 +66,7 @@ Deno.test({
         const spire = await startSpire({ trustDomain: TD, upstreamCa: true });
         stops.push(() => spire.stop());
         await spire.registerPod(NS, "web");
+        await spire.registerPod(NS, "caller");
         // The registry on the host's side of the node's veth: a's pods and node reach it.
         const registry = await startEtcd(join(root, "registry"), "registry", c.layout.hostIp);
         stops.push(() => registry.stop());
@@ -114,7 +116,7 @@ Deno.test({
             stops,
             registryUrl: registry.url,
             spire,
-            serviceAccounts: { [NS]: ["web"] },
+            serviceAccounts: { [NS]: ["web", "caller"] },
           });
         });
         const b = ctx.b!, env = ctx.env!;
@@ -224,6 +226,39 @@ metadata: {name: web, namespace: ${NS}}
           }, 120_000);
           xfccOk(failed.headers);
         });
+
+        await step(
+          "the other way: b's pod reaches a's kubelet pod once b's web is gone",
+          async () => {
+            await k(["-n", NS, "scale", "deployment/web", "--replicas=1"]);
+            await rollout(c.kubeconfig, NS, "deployment/web");
+            await startCaller(b);
+            const own = await waitFor("b's caller answered by b's web", async () => {
+              const r = await call(b, "caller", WEB_CLUSTERSET).catch(() => undefined);
+              return r?.counts[webPod] === 1 ? r : undefined;
+            }, 120_000);
+            assert.deepEqual(own.counts, { [webPod]: 1 }, "b's own endpoints first");
+            const scaled = await b.kwok.kube.request(
+              "PATCH",
+              `/apis/apps/v1/namespaces/${NS}/deployments/web/scale`,
+              { spec: { replicas: 0 } },
+            );
+            assert.ok(scaled.status < 300, JSON.stringify(scaled.json));
+            const aPods = JSON.parse(
+              await k(["-n", NS, "get", "pods", "-l", "app=web", "-o", "json"]),
+            )
+              .items.map((p: { metadata: { name: string } }) => p.metadata.name) as string[];
+            const r = await waitFor("a's web answers b's caller", async () => {
+              const r = await call(b, "caller", WEB_CLUSTERSET, 5).catch(() => undefined);
+              const names = Object.keys(r?.counts ?? {});
+              return names.length > 0 && names.every((n) => aPods.includes(n)) ? r : undefined;
+            }, 120_000);
+            // b's node proxy checked a's pod's SVID (a's SPIRE, the shared root) and a's its caller's.
+            const xfcc = r.first.headers?.["x-forwarded-client-cert"] ?? "";
+            assert.match(xfcc, new RegExp(`By=${re(`spiffe://${TD}/ns/${NS}/sa/default`)};`));
+            assert.match(xfcc, new RegExp(`URI=${re(`spiffe://${TD}/ns/${NS}/sa/caller`)}`));
+          },
+        );
       } finally {
         await cleanup().catch((e) => console.error(`clean-up: ${e}`));
         for (const stop of stops.splice(0).reverse()) await stop().catch(() => {});
