@@ -3,6 +3,7 @@
  * conversion into run options (kept out of main.ts so every role shares them).
  * @module
  */
+import { type EnvoyConcurrency, parseEnvoyConcurrency } from "./envoy/mod.ts";
 import {
   checkEdgeLimits,
   edgeLimitDefaults,
@@ -29,6 +30,7 @@ export const limitFlagSpecs = {
   "envoy-eager-stats": { type: "boolean" },
   "envoy-all-stats": { type: "boolean" },
   "envoy-eager-clusters": { type: "boolean" },
+  "envoy-concurrency": { type: "string" },
 } as const;
 
 const d = edgeLimitDefaults;
@@ -63,6 +65,9 @@ envoy supervision (Envoy outlives the agent; a restarted agent adopts it):
                       update_rejected, version, …) are not made (docs/performance.md)
   --envoy-eager-clusters  create every cluster on every worker when it is configured (Envoy's
                       default); without it a worker creates one on its first request through it
+  --envoy-concurrency <n|auto>  Envoy's worker threads (default auto: the CPUs this process may
+                      run on — its affinity, bounded by its cgroups' CPU quota; Envoy's own
+                      default is every CPU of the machine, and each worker costs memory)
 `;
 
 /** A duration flag: "10s", "250ms", "5m", "1h" or plain milliseconds. */
@@ -95,6 +100,8 @@ export interface LimitFlags {
   envoyAllStats: boolean;
   /** --envoy-eager-clusters: every cluster on every worker up front (default: on first use). */
   envoyEagerClusters: boolean;
+  /** --envoy-concurrency: Envoy's worker threads (default auto). */
+  envoyConcurrency: EnvoyConcurrency;
 }
 
 /** Converts parsed flag values; throws RangeError naming the flag for a bad value. */
@@ -138,5 +145,6 @@ export function limitsFromFlags(
     envoyEagerStats: v["envoy-eager-stats"] === true,
     envoyAllStats: v["envoy-all-stats"] === true,
     envoyEagerClusters: v["envoy-eager-clusters"] === true,
+    envoyConcurrency: parseEnvoyConcurrency(str("envoy-concurrency")),
   };
 }

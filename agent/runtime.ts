@@ -10,7 +10,12 @@ import { CLUSTERSET_DOMAIN, DnsResponder } from "./dns/mod.ts";
 import { EnvoyProcess, recordedEnvoy } from "./envoy/mod.ts";
 import { claimStateDir, cleanStaleStateDirs, tempStatePrefix } from "./envoy/mod.ts";
 import { dirname } from "node:path";
-import { locateEnvoy } from "./envoy/mod.ts";
+import {
+  concurrencyArgs,
+  type EnvoyConcurrency,
+  locateEnvoy,
+  resolveEnvoyConcurrency,
+} from "./envoy/mod.ts";
 import type { SnapshotCache } from "./xds/cache/mod.ts";
 import { envoyBootstrap, XdsServer, type XdsServerOptions } from "./xds/server/mod.ts";
 import { xdsDebug } from "./admin/mod.ts";
@@ -57,6 +62,8 @@ export interface RuntimeOptions {
   envoyAllStats?: boolean;
   /** Every cluster on every worker up front (`--envoy-eager-clusters`); default: on first use. */
   envoyEagerClusters?: boolean;
+  /** Envoy's worker threads (`--concurrency`; default auto, agent/envoy/concurrency.ts). */
+  envoyConcurrency?: EnvoyConcurrency;
   /** Use delta xDS (needed for on-demand CDS and for VHDS, which the edge and node proxies use). */
   delta?: boolean;
   /** DNS responder `host:port` (with `dns`). */
@@ -243,7 +250,10 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
         xdsAddress: `${xdsAddr.hostname}:${xdsPort}`,
         logger: logger.child("envoy"),
         logLevel: o.envoyLogLevel,
-        extraArgs: o.envoyArgs ? [...o.envoyArgs] : shutdownDrainArgs(o.shutdownDrainMs),
+        extraArgs: concurrencyArgs(
+          await resolveEnvoyConcurrency(o.envoyConcurrency ?? "auto"),
+          o.envoyArgs ?? shutdownDrainArgs(o.shutdownDrainMs),
+        ),
         bootstrap: envoyBootstrap({
           nodeId: o.nodeId,
           cluster: o.envoyCluster,

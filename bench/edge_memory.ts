@@ -9,20 +9,26 @@
  * A mode's `--v8-flags=…` replaces the task's V8 flags for the agent (e.g.
  * `--mode "lite=--v8-flags=--max-semi-space-size=4,--lite-mode"`).
  * The modes alternate over the rounds (the first of a round rotates); each figure is the median
- * of its rounds.
+ * of its rounds. `--traffic n`: before the reading, n requests through Envoy over 16 connections,
+ * each walking the routes' hosts from its own offset (n = 16 × routes: every connection, so every
+ * worker, meets every host; a worker makes the clusters it serves), every endpoint then an echo
+ * server in this process (without traffic nothing listens at the endpoints).
  *
  *   deno run -A bench/edge_memory.ts [--routes 1000] [--services 5000] [--rounds 3] [--mode "n=f …"]
+ *     [--traffic n]
  *
  * The agent runs with the V8 flags of the `agent` task in deno.json (the way users start it).
  * Prints one JSON line per run, a Markdown table, and a last JSON line with every figure.
  * @module
  */
+import http from "node:http";
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { freePort } from "../testbed/free_port.ts";
 import { syntheticConfig } from "../testbed/fixtures/synthetic_config.ts";
+import { startEcho } from "../e2e/echo/server.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -31,6 +37,7 @@ const { values } = parseArgs({
     services: { type: "string", default: "5000" },
     rounds: { type: "string", default: "3" },
     mode: { type: "string", multiple: true },
+    traffic: { type: "string", default: "0" },
   },
 });
 /** Each mode's name and agent flags. */
@@ -41,6 +48,8 @@ const modes: { name: string; flags: string[] }[] =
   });
 const routes = Number(values.routes), services = Number(values.services);
 const rounds = Number(values.rounds);
+const traffic = Number(values.traffic);
+const listenerPort = freePort();
 const envoy = await ensurePeer("envoy");
 const agentMain = new URL("../agent/main.ts", import.meta.url).pathname;
 const agentTask: string = JSON.parse(
@@ -78,6 +87,32 @@ interface Run {
   agentRssMiB: number;
   agentAnonMiB: number;
   agentHeapUsedMiB: number;
+}
+
+/** `n` requests to the routes' hosts in turn, 16 at a time, each on its own kept-alive socket. */
+async function sendTraffic(n: number): Promise<void> {
+  const pools = Array.from(
+    { length: 16 },
+    () => new http.Agent({ keepAlive: true, maxSockets: 1 }),
+  );
+  const get = (host: string, agent: http.Agent) =>
+    new Promise<void>((done) => {
+      const req = http.get(
+        { host: "127.0.0.1", port: listenerPort, path: "/", headers: { host }, agent },
+        (res) => res.resume().on("end", done),
+      );
+      req.on("error", () => done());
+    });
+  try {
+    // Connection j walks the hosts from its own offset: with n ≥ 16 × routes each one meets all.
+    for (let k = 0; k * pools.length < n; k++) {
+      await Promise.all(
+        pools.map((a, j) => get(`app-${(k + j * 61) % routes}.example.com`, a)),
+      );
+    }
+  } finally {
+    pools.forEach((a) => a.destroy());
+  }
 }
 
 /** Starts the edge, waits for /readyz, lets it settle, reads memory, stops it. */
@@ -120,6 +155,7 @@ async function run(file: string, dir: string, mode: (typeof modes)[number]): Pro
       record = JSON.parse(await Deno.readTextFile(join(state, "envoy.json")));
     }
     const envoyAdmin = `http://${record.adminAddress}`;
+    if (traffic > 0) await sendTraffic(traffic);
     // Settled: the agent's post-start garbage collected, Envoy's clusters warmed. Polled until
     // two readings 2 s apart differ by under 1 MiB each (at most a minute).
     let last = { envoy: 0, agent: 0 };
@@ -179,9 +215,18 @@ const median = (xs: number[]) => {
 
 const dir = await Deno.makeTempDir({ prefix: "aether-edgemem-" });
 const runs: Run[] = [];
+let echo: Awaited<ReturnType<typeof startEcho>> | undefined;
 try {
   const file = join(dir, `routes-${routes}.yaml`);
-  const objects = syntheticConfig({ services, routes, port: freePort() });
+  // With traffic, every endpoint is a real echo server (Envoy's workers then hold real upstream
+  // connections, as under load); without, nothing listens there (the memory of the config alone).
+  echo = traffic > 0 ? await startEcho("edgemem", "127.0.0.1", 0) : undefined;
+  const objects = syntheticConfig({
+    services,
+    routes,
+    port: listenerPort,
+    ...(echo ? { endpointPort: echo.port } : {}),
+  });
   await Deno.writeTextFile(file, objects.map((o) => stringify(o)).join("---\n"));
   for (let r = 0; r < rounds; r++) {
     // The first mode rotates, so none always runs on a cold page cache.
@@ -193,6 +238,7 @@ try {
     }
   }
 } finally {
+  await echo?.close();
   await Deno.remove(dir, { recursive: true }).catch(() => {});
 }
 const keys = [
@@ -218,7 +264,8 @@ const summary = Object.fromEntries(
 ) as Record<string, Record<(typeof keys)[number], number>>;
 const load = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
 console.log(
-  `\nStandalone edge, ${routes} HTTPRoutes, ${services} Services, ready and settled; median of ` +
+  `\nStandalone edge, ${routes} HTTPRoutes, ${services} Services, ready` +
+    `${traffic ? `, ${traffic} requests,` : ""} and settled; median of ` +
     `${rounds} runs per mode; load average at the end ${load}`,
 );
 console.log(
@@ -233,4 +280,6 @@ for (const { name, flags } of modes) {
     }) | ${s.envoyRssMiB} / ${s.envoyAnonMiB} | ${s.envoyAllocatedMiB} / ${s.envoyHeapMiB} | ${s.envoyStats} | ${s.idleClusterStats} | ${s.workerClusters} | ${s.agentRssMiB} / ${s.agentAnonMiB} | ${s.agentHeapUsedMiB} | ${s.readyS} |`,
   );
 }
-console.log(JSON.stringify({ bench: "edgemem", routes, services, rounds, load, ...summary }));
+console.log(
+  JSON.stringify({ bench: "edgemem", routes, services, rounds, traffic, load, ...summary }),
+);

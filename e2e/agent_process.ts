@@ -44,12 +44,13 @@ export async function envoyRecord(stateDir: string, ms = 60_000): Promise<EnvoyR
 }
 
 /** Starts `agent <args…> --state-dir <stateDir>`; output is appended to `<stateDir>/agent.log`. */
-export function spawnAgent(args: string[], stateDir: string): AgentProcess {
+export function spawnAgent(args: string[], stateDir: string, prelude = ""): AgentProcess {
   const log = join(stateDir, "agent.log");
   const quoted = [Deno.execPath(), "run", "-A", mainTs, ...args, "--state-dir", stateDir]
     .map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  // `prelude`: shell run first by the process that then becomes the agent (e.g. joining a cgroup).
   const child = new Deno.Command("sh", {
-    args: ["-c", `exec ${quoted} >>'${log}' 2>&1`],
+    args: ["-c", `${prelude ? `${prelude} && ` : ""}exec ${quoted} >>'${log}' 2>&1`],
     stdin: "null",
     stdout: "null",
     stderr: "null",

@@ -7,6 +7,7 @@ import type { Logger } from "../../lib/log/mod.ts";
 import type { Source } from "../../lib/source/mod.ts";
 import type { SourceFlags } from "../config_source.ts";
 import type { EdgeLimits } from "../xds/translate/mod.ts";
+import type { EnvoyConcurrency } from "../envoy/mod.ts";
 
 /** Options of `agent standalone` (flag names in comments). */
 export interface StandaloneOptions extends SourceFlags {
@@ -53,6 +54,8 @@ export interface StandaloneOptions extends SourceFlags {
   envoyAllStats?: boolean;
   /** --envoy-eager-clusters: every cluster on every worker up front (default: on first use). */
   envoyEagerClusters?: boolean;
+  /** --envoy-concurrency: Envoy's worker threads (default auto: this process's CPUs). */
+  envoyConcurrency?: EnvoyConcurrency;
   /**
    * --spire-socket: the SPIFFE Workload API socket. With it (and --trust-domain) the edge dials
    * every pod endpoint with a known identity over SPIFFE mTLS presenting its own SVID.

@@ -16,3 +16,9 @@ export {
   tempStatePrefix,
 } from "./state.ts";
 export { locateEnvoy } from "./locate.ts";
+export {
+  concurrencyArgs,
+  type EnvoyConcurrency,
+  parseEnvoyConcurrency,
+  resolveEnvoyConcurrency,
+} from "./concurrency.ts";

@@ -39,6 +39,7 @@ import { MergedSource } from "../../lib/engine/mod.ts";
 import { captureListenerName } from "../xds/translate/node/mod.ts";
 import { listenerServed, type ServedView, whenListenerServed } from "./listener_served.ts";
 import { captureDnsRedirect } from "./capture_dns.ts";
+import type { EnvoyConcurrency } from "../envoy/mod.ts";
 
 /** Options of `agent node`. */
 export interface NodeAgentOptions extends SourceFlags {
@@ -63,6 +64,8 @@ export interface NodeAgentOptions extends SourceFlags {
   envoyAllStats?: boolean;
   /** --envoy-eager-clusters: every cluster on every worker up front (default: on first use). */
   envoyEagerClusters?: boolean;
+  /** --envoy-concurrency: Envoy's worker threads (default auto: this process's CPUs). */
+  envoyConcurrency?: EnvoyConcurrency;
   /** --state-dir: where Envoy is recorded for adoption by a restarted agent (unset: a temp dir). */
   stateDir?: string;
   /** --keep-envoy: leave Envoy running when the agent stops. */

@@ -107,3 +107,14 @@ empty (flat mode). Refuses what the controller would refuse (not <ip>:<port>).
 {{- end }}
 {{- $a }}
 {{- end }}
+
+{{/*
+The node proxy's Envoy workers (agent.proxyConcurrency): a whole number from 1 to 1024.
+*/}}
+{{- define "aether.proxyConcurrency" -}}
+{{- $n := .Values.agent.proxyConcurrency -}}
+{{- if not (and (or (kindIs "float64" $n) (kindIs "int64" $n) (kindIs "int" $n)) (eq (float64 $n) (float64 (int $n))) (ge (int $n) 1) (le (int $n) 1024)) -}}
+{{- fail (printf "agent.proxyConcurrency %v: a whole number of Envoy workers, 1-1024" $n) -}}
+{{- end -}}
+{{- int $n -}}
+{{- end }}
