@@ -122,7 +122,7 @@ Deno.test({
         const b = ctx.b!, env = ctx.env!;
         let webPod = "";
 
-        await step("web exported in b only: a gets the ServiceImport with a VIP", async () => {
+        await step("web exported by b alone → a gets the ServiceImport with a VIP", async () => {
           webPod = await exportWeb(b);
           await k(["create", "namespace", NS]);
           const vip = await waitFor("ServiceImport web in a with a VIP", async () => {
