@@ -265,6 +265,11 @@ export async function nodeProxyStats(c: Cluster, filter: string): Promise<Map<st
 /** GET `path` of the node agent's admin server (on the node address), parsed as JSON. */
 // deno-lint-ignore no-explicit-any
 export async function nodeAgentJson(c: Cluster, path: string): Promise<any> {
+  return JSON.parse(await nodeAgentText(c, path));
+}
+
+/** The body of the node agent's admin `path` (its admin port on the node address). */
+export async function nodeAgentText(c: Cluster, path: string): Promise<string> {
   const out = await new Deno.Command("nsenter", {
     args: [
       `--net=/run/netns/${c.layout.netns}`,
@@ -275,7 +280,7 @@ export async function nodeAgentJson(c: Cluster, path: string): Promise<any> {
     stdout: "piped",
   }).output();
   assert.ok(out.success, `GET ${path}`);
-  return JSON.parse(new TextDecoder().decode(out.stdout));
+  return new TextDecoder().decode(out.stdout);
 }
 
 /** The node agent's `/debug/capture` document (its admin port on the node address). */

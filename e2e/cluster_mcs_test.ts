@@ -14,12 +14,15 @@
  * a too, a's own pod answers (this cluster's endpoints first); a's Deployment scaled to 0, b's pod
  * answers again. The other way: a's web back, b's scaled to 0, a process pod in b is answered by a's
  * kubelet pod (b's node proxy trusts a's SVIDs; a's registrar, in the cluster, published the pod).
+ * Last, the registry etcd stopped for 30 s: b's pod keeps being answered by a's, a's node agent says
+ * the registry is away on /metrics, no aether pod of a restarts, and a change made after it (b's
+ * web back) is served.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { imageNames, withCluster } from "../testbed/cluster/mod.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
-import { type CaptureEnv, installCapture, wgetEcho } from "./cluster_capture.ts";
+import { type CaptureEnv, installCapture, nodeAgentText, wgetEcho } from "./cluster_capture.ts";
 import { releaseNs, waitFor } from "./cluster_ha.ts";
 import { kubectl, rollout } from "./kubectl.ts";
 import { echoApp } from "./cluster_fixtures.ts";
@@ -120,7 +123,7 @@ Deno.test({
           });
         });
         const b = ctx.b!, env = ctx.env!;
-        let webPod = "";
+        let webPod = "", aPod = "";
 
         await step("web exported by b alone → a gets the ServiceImport with a VIP", async () => {
           webPod = await exportWeb(b);
@@ -253,10 +256,69 @@ metadata: {name: web, namespace: ${NS}}
               const names = Object.keys(r?.counts ?? {});
               return names.length > 0 && names.every((n) => aPods.includes(n)) ? r : undefined;
             }, 120_000);
+            aPod = Object.keys(r.counts)[0];
             // b's node proxy checked a's pod's SVID (a's SPIRE, the shared root) and a's its caller's.
             const xfcc = r.first.headers?.["x-forwarded-client-cert"] ?? "";
             assert.match(xfcc, new RegExp(`By=${re(`spiffe://${TD}/ns/${NS}/sa/default`)};`));
             assert.match(xfcc, new RegExp(`URI=${re(`spiffe://${TD}/ns/${NS}/sa/caller`)}`));
+          },
+        );
+
+        await step(
+          "the registry away 30 s: b's pod still reaches a's, nothing restarts",
+          async () => {
+            const restarts = async () =>
+              (JSON.parse(await k(["-n", releaseNs, "get", "pods", "-o", "json"])).items as {
+                metadata: { name: string };
+                status: { containerStatuses?: { restartCount: number }[] };
+              }[]).map((p) =>
+                `${p.metadata.name}:${
+                  (p.status.containerStatuses ?? []).reduce((n, x) => n + x.restartCount, 0)
+                }`
+              ).sort();
+            const registryUp = async () =>
+              /^aether_registry_up (\d)/m.exec(await nodeAgentText(c, "/metrics"))?.[1];
+            const before = await restarts();
+            await registry.stop();
+            let calls = 0;
+            try {
+              await waitFor(
+                "a's node agent says the registry is away",
+                async () => await registryUp() === "0" ? true : undefined,
+                60_000,
+              );
+              // b's node proxy keeps the last endpoints it had: a's pod answers every call.
+              for (const end = Date.now() + 30_000; Date.now() < end; calls++) {
+                const r = await call(b, "caller", WEB_CLUSTERSET);
+                assert.deepEqual(Object.keys(r.counts), [aPod], `call ${calls}`);
+              }
+            } finally {
+              await registry.start();
+            }
+            const back = Date.now();
+            await waitFor(
+              "a's node agent has the registry back",
+              async () => await registryUp() === "1" ? true : undefined,
+              60_000,
+            );
+            assert.ok(calls >= 10, `${calls} calls in 30 s`);
+            assert.deepEqual(await restarts(), before, "no aether pod of a restarted");
+            // A change after the outage still flows: b's web back → b's caller answered by it.
+            const scaled = await b.kwok.kube.request(
+              "PATCH",
+              `/apis/apps/v1/namespaces/${NS}/deployments/web/scale`,
+              { spec: { replicas: 1 } },
+            );
+            assert.ok(scaled.status < 300, JSON.stringify(scaled.json));
+            await waitFor("b's own web answers b's caller again", async () => {
+              const r = await call(b, "caller", WEB_CLUSTERSET).catch(() => undefined);
+              const name = Object.keys(r?.counts ?? {})[0];
+              return name?.startsWith("web-") && name !== aPod ? true : undefined;
+            }, 180_000);
+            console.log(
+              `registry away 30 s: ${calls} calls from b's pod, all answered by a's pod; ` +
+                `b's new pod served ${Date.now() - back} ms after etcd was back`,
+            );
           },
         );
       } finally {
