@@ -2,7 +2,8 @@
  * `--shutdown-drain`: an agent told to stop drains its Envoy first. Under a keep-alive client, the
  * next response after SIGTERM still arrives and carries `connection: close` (the client reconnects
  * elsewhere: the pod is leaving its Service), a new connection is still accepted during the drain,
- * and Envoy stops only after it. Without the flag the same SIGTERM stops Envoy at once.
+ * and Envoy stops only after it. Without the flag the same SIGTERM stops Envoy with no drain (the
+ * kept connection is never told to close).
  */
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -65,10 +66,10 @@ async function drainRun(drain: string | undefined) {
     const onKept = await get(port, keepAlive).catch((e) => e as Error);
     await new Promise((r) => setTimeout(r, 700));
     const fresh = await get(port, new http.Agent({ keepAlive: false })).catch((e) => e as Error);
-    // When new connections stop being answered (asked every 100 ms, 5 s at most): without a drain
+    // When new connections stop being answered (asked every 100 ms, 20 s at most): without a drain
     // that is as soon as Envoy is gone; with one, not before the drain has run.
     let refusedMs: number | undefined;
-    while (Date.now() - stopped < 5000) {
+    while (Date.now() - stopped < 20_000) {
       const r = await get(port, new http.Agent({ keepAlive: false })).catch((e) => e as Error);
       if (r instanceof Error) {
         refusedMs = Date.now() - stopped;
@@ -97,12 +98,15 @@ Deno.test("edge: --shutdown-drain drains Envoy before it stops (connection: clos
   assert.deepEqual(r.left, [], "Envoy stopped after the drain");
   console.log(`drained for 3 s, agent gone ${r.exitedMs} ms after SIGTERM`);
   assert.ok((r.refusedMs ?? 0) >= 3000, `refused only after the drain (${r.refusedMs} ms)`);
-  // Without the flag the same SIGTERM takes Envoy away with no drain: new connections are refused
-  // well before a 3 s drain would have let them go (Envoy's own stop can take a moment on a busy
-  // machine, so not "within 1 s").
+  // Without the flag the same SIGTERM takes Envoy away with no drain.
   const plain = await drainRun(undefined);
+  // Never told to close: the kept connection is answered as before or already gone with Envoy —
+  // how soon Envoy is gone depends on the machine's load, so that is not timed here.
   assert.ok(
-    plain.refusedMs !== undefined && plain.refusedMs < 3000,
-    `no drain: refused ${plain.refusedMs} ms after SIGTERM`,
+    plain.onKept instanceof Error || plain.onKept.connection !== "close",
+    `no drain: the kept connection was not told to close (${JSON.stringify(plain.onKept)})`,
   );
+  assert.ok(plain.refusedMs !== undefined, "no drain: new connections refused once Envoy is gone");
+  assert.deepEqual(plain.left, [], "no drain: Envoy stopped");
+  console.log(`no drain: refused ${plain.refusedMs} ms after SIGTERM`);
 });
