@@ -209,13 +209,14 @@ export function normalizeName(name: string): string {
   return name.toLowerCase().replace(/\.$/, "");
 }
 
-const typeNames: ReadonlyMap<number, string> = new Map(
-  Object.entries(TYPE).map(([k, v]) => [v, k]),
+/** Query type → mnemonic, frozen (a constant table, not state). */
+const typeNames: Readonly<Record<number, string>> = Object.freeze(
+  Object.fromEntries(Object.entries(TYPE).map(([k, v]) => [v, k])),
 );
 
 /** A bounded metric label for a query type: its mnemonic for common types, else "other". */
 export function typeLabel(t: number): string {
-  return typeNames.get(t) ?? "other";
+  return Object.hasOwn(typeNames, t) ? typeNames[t] : "other";
 }
 
 /** A metric label for an opcode: its mnemonic, else OPCODE<n> (at most 16 values). */
@@ -223,11 +224,12 @@ export function opcodeLabel(op: number): string {
   return Object.entries(OPCODE).find(([, v]) => v === op)?.[0] ?? `OPCODE${op}`;
 }
 
-const rcodeNames: ReadonlyMap<number, string> = new Map(
-  Object.entries(RCODE).map(([k, v]) => [v, k]),
+/** Rcode → mnemonic, frozen (a constant table, not state). */
+const rcodeNames: Readonly<Record<number, string>> = Object.freeze(
+  Object.fromEntries(Object.entries(RCODE).map(([k, v]) => [v, k])),
 );
 
 /** A metric label for an rcode. */
 export function rcodeLabel(r: number): string {
-  return rcodeNames.get(r) ?? `RCODE${r}`;
+  return Object.hasOwn(rcodeNames, r) ? rcodeNames[r] : `RCODE${r}`;
 }
