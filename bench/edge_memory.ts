@@ -7,7 +7,8 @@
  * default the agent's defaults and `--envoy-eager-stats`; `--mode "name=flag flag"` (repeatable)
  * names others, e.g. `--mode "before=--envoy-all-stats --envoy-eager-clusters" --mode default=`.
  * A mode's `--v8-flags=…` replaces the task's V8 flags for the agent (e.g.
- * `--mode "lite=--v8-flags=--max-semi-space-size=4,--lite-mode"`).
+ * `--mode "lite=--v8-flags=--max-semi-space-size=4,--lite-mode"`); a mode's `ENV:NAME=value` sets
+ * an environment variable of the agent (e.g. `--mode "arena2=ENV:MALLOC_ARENA_MAX=2"`).
  * The modes alternate over the rounds (the first of a round rotates); each figure is the median
  * of its rounds. `--traffic n`: before the reading, n requests through Envoy over 16 connections,
  * each walking the routes' hosts from its own offset (n = 16 × routes: every connection, so every
@@ -132,11 +133,16 @@ async function run(file: string, dir: string, mode: (typeof modes)[number]): Pro
       ...["--config", file, "--envoy", envoy, "--admin-address", `127.0.0.1:${admin}`],
       ...["--xds-address", "127.0.0.1:0", "--dns-address", "none", "--state-dir", state],
       ...["--node-id", `edgemem-${admin}`],
-      ...mode.flags.filter((f) => !f.startsWith("--v8-flags=")),
+      ...mode.flags.filter((f) => !f.startsWith("--v8-flags=") && !f.startsWith("ENV:")),
     ],
     stdout: "null",
     stderr: "null",
-    env: { AETHER_LOG_LEVEL: "error" },
+    env: {
+      AETHER_LOG_LEVEL: "error",
+      ...Object.fromEntries(
+        mode.flags.filter((f) => f.startsWith("ENV:")).map((f) => f.slice(4).split(/=(.*)/s, 2)),
+      ),
+    },
   }).spawn();
   try {
     const base = `http://127.0.0.1:${admin}`;

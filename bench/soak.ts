@@ -1,10 +1,12 @@
 /**
- * `deno task bench soak [--minutes N] [--churn]` (default 30): the soak of e2e/soak.ts on the local
+ * `deno task bench soak [--minutes N] [--churn] [--samples file.json]` (default 30): the soak of e2e/soak.ts on the local
  * cluster — every aether process replaced in turn, or with `--churn` none: a route edit a second
  * and a scale every ten (issue 21's long run). Prints its progress, one JSON line (the report
  * without the samples) and a Markdown summary for docs/performance.md, and writes the RSS of every
  * component over time as a picture to docs/img/soak_rss.svg (churn_rss.svg, plus each edit's
- * latency in churn_edits.svg). Exits 1 when the soak found a problem.
+ * latency in churn_edits.svg and the node agent's RSS, anonymous memory and V8 heap in
+ * churn_agent_memory.svg); `--samples` writes the whole report with every sample as JSON. Exits 1
+ * when the soak found a problem.
  * @module
  */
 import { parseArgs } from "node:util";
@@ -13,22 +15,45 @@ import { runSoak, type SoakReport } from "../e2e/soak.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { minutes: { type: "string" }, churn: { type: "boolean" } },
+  options: { minutes: { type: "string" }, churn: { type: "boolean" }, samples: { type: "string" } },
 });
 const minutes = Number(values.minutes ?? 30);
 const churn = values.churn === true;
 
 /** RSS over time as an SVG line chart, one line per component. */
 export function rssSvg(r: SoakReport): string {
+  return seriesSvg(r, (s) => s.rssMiB, "RSS MiB per component");
+}
+
+/**
+ * The node agent's memory over time: its pod's RSS and anonymous memory and its V8 heap (used,
+ * total): a leak in JS raises the floor of the heap used, a native one the anonymous memory alone.
+ */
+export function agentMemorySvg(r: SoakReport): string {
+  return seriesSvg(r, (s) => ({
+    "RSS": s.rssMiB.agent ?? 0,
+    "anonymous": s.anonMiB?.agent ?? 0,
+    "V8 heap total": s.agentHeapMiB?.total ?? 0,
+    "V8 heap used": s.agentHeapMiB?.used ?? 0,
+  }), "node agent MiB");
+}
+
+/** `pick`'s series over the samples as an SVG line chart. */
+function seriesSvg(
+  r: SoakReport,
+  pick: (s: SoakReport["rss"][number]) => Record<string, number>,
+  what: string,
+): string {
   const w = 720, h = 320, left = 50, bottom = 30, top = 20, right = 150;
-  const names = Object.keys(r.rss[0]?.rssMiB ?? {});
-  const maxT = Math.max(1, ...r.rss.map((s) => s.atS));
-  const maxY = Math.max(1, ...r.rss.flatMap((s) => Object.values(s.rssMiB))) * 1.1;
+  const series = r.rss.map((s) => ({ atS: s.atS, v: pick(s) }));
+  const names = Object.keys(series[0]?.v ?? {});
+  const maxT = Math.max(1, ...series.map((s) => s.atS));
+  const maxY = Math.max(1, ...series.flatMap((s) => Object.values(s.v))) * 1.1;
   const x = (t: number) => left + ((w - left - right) * t) / maxT;
   const y = (v: number) => h - bottom - ((h - bottom - top) * v) / maxY;
   const colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
   const lines = names.map((n, i) => {
-    const pts = r.rss.map((s) => `${x(s.atS).toFixed(1)},${y(s.rssMiB[n] ?? 0).toFixed(1)}`);
+    const pts = series.map((s) => `${x(s.atS).toFixed(1)},${y(s.v[n] ?? 0).toFixed(1)}`);
     return `<polyline fill="none" stroke="${colors[i % colors.length]}" stroke-width="1.5" ` +
       `points="${pts.join(" ")}"/><text x="${w - right + 10}" y="${top + 16 * i + 10}" ` +
       `fill="${colors[i % colors.length]}">${n}</text>`;
@@ -45,7 +70,7 @@ export function rssSvg(r: SoakReport): string {
     `<line x1="${left}" y1="${h - bottom}" x2="${w - right}" y2="${h - bottom}" stroke="black"/>` +
     `<line x1="${left}" y1="${top}" x2="${left}" y2="${h - bottom}" stroke="black"/>` +
     `${ticks.join("")}<text x="${(left + w - right) / 2}" y="${h - 8}" text-anchor="middle">` +
-    `seconds (${r.seconds} s; grey lines: actions) — RSS MiB per component</text>` +
+    `seconds (${r.seconds} s; grey lines: actions) — ${what}</text>` +
     `${lines.join("")}</svg>\n`;
 }
 
@@ -83,6 +108,8 @@ if (import.meta.main) {
   const name = churn ? "churn" : "soak";
   await Deno.writeTextFile(`docs/img/${name}_rss.svg`, rssSvg(r));
   if (churn) await Deno.writeTextFile("docs/img/churn_edits.svg", editSvg(r));
+  if (churn) await Deno.writeTextFile("docs/img/churn_agent_memory.svg", agentMemorySvg(r));
+  if (values.samples) await Deno.writeTextFile(values.samples, JSON.stringify(r));
   const byAction = new Map<string, number[]>();
   for (const e of r.events) byAction.set(e.action, [...byAction.get(e.action) ?? [], e.ms]);
   console.log(JSON.stringify({ ...r, rss: undefined, samples: r.rss.length }));

@@ -25,6 +25,7 @@ import {
   workloads,
 } from "./cluster_ha.ts";
 import { rollout } from "./kubectl.ts";
+import { nodeAgentText } from "./cluster_capture.ts";
 import { join } from "node:path";
 
 /** What the soak runs. */
@@ -59,6 +60,13 @@ export interface SoakEvent {
 export interface RssSample {
   atS: number;
   rssMiB: Record<string, number>;
+  /** Anonymous memory (RssAnon: heaps, not file pages), MiB per component. */
+  anonMiB?: Record<string, number>;
+  /**
+   * The node agent's V8 heap from its `/metrics` (used, total, external; MiB): a JS leak raises
+   * the floor of `used`, a native one raises anonymous memory with `used` flat.
+   */
+  agentHeapMiB?: Record<string, number>;
 }
 
 /** What a soak saw. */
@@ -182,17 +190,44 @@ function churnSchedule(c: Cluster, env: HaEnv): [string, () => Promise<void>][] 
   ];
 }
 
+/** The node agent's V8 heap figures in MiB, from its Prometheus text. */
+export function agentHeap(metrics: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (
+    const [key, name] of [["used", "deno_heap_used_bytes"], ["total", "deno_heap_total_bytes"], [
+      "external",
+      "deno_external_memory_bytes",
+    ]]
+  ) {
+    const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(metrics);
+    if (m) out[key] = Math.round(Number(m[1]) / 2 ** 20 * 10) / 10;
+  }
+  return out;
+}
+
 /** Samples RSS of every component every 5 s until `stop` resolves. */
-async function sampleRss(env: HaEnv, t0: number, out: RssSample[], stopped: () => boolean) {
+async function sampleRss(
+  c: Cluster,
+  env: HaEnv,
+  t0: number,
+  out: RssSample[],
+  stopped: () => boolean,
+) {
   while (!stopped()) {
-    const rssMiB: Record<string, number> = {};
+    const rssMiB: Record<string, number> = {}, anonMiB: Record<string, number> = {};
     try {
       for (const [name, selector] of Object.entries(COMPONENTS)) {
-        let sum = 0;
-        for (const p of await pods(env, selector)) sum += (await podUsage(p.metadata.uid)).rssMiB;
+        let sum = 0, anon = 0;
+        for (const p of await pods(env, selector)) {
+          const u = await podUsage(p.metadata.uid);
+          sum += u.rssMiB;
+          anon += u.anonMiB;
+        }
         rssMiB[name] = sum;
+        anonMiB[name] = anon;
       }
-      out.push({ atS: Math.round((Date.now() - t0) / 1000), rssMiB });
+      const agentHeapMiB = agentHeap(await nodeAgentText(c, "/metrics").catch(() => ""));
+      out.push({ atS: Math.round((Date.now() - t0) / 1000), rssMiB, anonMiB, agentHeapMiB });
     } catch { /* the API server is away (its restart): the next sample */ }
     await sleep(5_000);
   }
@@ -262,7 +297,7 @@ export async function runSoak(c: Cluster, o: SoakOptions): Promise<SoakReport> {
     const edge = startLoad(edgeEnv, "edge", stopFile, rate);
     const rss: RssSample[] = [];
     let stopped = false;
-    const sampling = sampleRss(env, t0, rss, () => stopped);
+    const sampling = sampleRss(c, env, t0, rss, () => stopped);
     const events: SoakEvent[] = [];
     const actions: [string, () => Promise<void | "skipped">][] = churn
       ? churnSchedule(c, edgeEnv)

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { rssGrowth, type RssSample, soakProblems } from "./soak.ts";
+import { agentHeap, rssGrowth, type RssSample, soakProblems } from "./soak.ts";
 
 const samples = (values: number[]): RssSample[] =>
   values.map((v, i) => ({ atS: i * 5, rssMiB: { agent: v, edge: 100 } }));
@@ -34,4 +34,16 @@ Deno.test("soak: a failed request, a failed action or RSS growth over 10 % is a 
   assert.match(bad[2], /agent: RSS grew ×1.25/);
   // A short soak does not judge RSS (warm-up and replaced processes are most of it).
   assert.deepEqual(soakProblems({ ...clean, seconds: 180, growth: { agent: 1.25 } }), []);
+});
+
+Deno.test("agentHeap reads the node agent's V8 heap gauges in MiB, with or without labels", () => {
+  const text = [
+    "# TYPE deno_heap_used_bytes gauge",
+    "deno_heap_used_bytes 37748736",
+    'deno_heap_total_bytes{role="node"} 52428800',
+    "deno_external_memory_bytes 1048576",
+    "deno_heap_used_bytes_other 1",
+  ].join("\n");
+  assert.deepEqual(agentHeap(text), { used: 36, total: 50, external: 1 });
+  assert.deepEqual(agentHeap(""), {});
 });
