@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import envoyApi from "./envoy_api.gen.json" with { type: "json" };
 import { IdentityMemo } from "../../lib/memo/mod.ts";
+import type { DirectEncoder } from "./direct_encode.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -162,16 +163,18 @@ export const TypeUrl = {
 /**
  * Encodes a resource given as a plain object (protobufjs `fromObject` form, snake_case field
  * names, nested Any as `{"@type": url, ...fields}`) into protobuf bytes. Throws naming the type
- * when the object does not fit the schema.
+ * when the object does not fit the schema. With `direct` (the caller's, e.g. a snapshot's
+ * Encodings'), verified parts are written by it (direct_encode.ts: the same bytes, less garbage).
  */
 export function encodeResource(
   typeUrl: string,
   resource: Record<string, unknown>,
   elements: ElementEncodings = new IdentityMemo(),
+  direct?: DirectEncoder,
 ): Uint8Array {
   const type = messageType(typeUrl.slice(typeUrlPrefix.length));
   try {
-    return encodeInChunks(type, resource, elements);
+    return encodeInChunks(type, resource, elements, direct);
   } catch (e) {
     if (e instanceof DoesNotFit) throw new Error(`${type.fullName}: ${e.message}`);
     throw e;
@@ -201,12 +204,15 @@ const CHUNK_AT = 8;
  * where protobufjs puts them (fields in field-number order, each element as tag, length, bytes).
  * Each part is verified before fromObject, which silently drops what does not fit (verify wants
  * enum numbers, so the translator emits numbers; see translate/enums.ts); a misfit throws
- * DoesNotFit with the field path verify gives for the whole message.
+ * DoesNotFit with the field path verify gives for the whole message. With `direct`, a verified
+ * part is written by it (the same bytes, without fromObject's objects and the Writer's) unless it
+ * holds what only protobufjs encodes exactly.
  */
 function encodeInChunks(
   type: protobuf.Type,
   object: Record<string, unknown>,
   elements: ElementEncodings,
+  direct: DirectEncoder | undefined,
 ): Uint8Array {
   const long = resolvedFields(type).filter((f) =>
     f.repeated && f.resolvedType instanceof protobuf.Type &&
@@ -218,7 +224,8 @@ function encodeInChunks(
   if (err) throw new DoesNotFit(err);
   // The plain Writer, not the Buffer one protobufjs picks where `Buffer` exists: that one asks
   // the runtime for every string's UTF-8 length (a call into Deno per string written).
-  const head = type.encode(type.fromObject(rest), new protobuf.Writer()).finish();
+  const head = direct?.encode(type, rest) ??
+    type.encode(type.fromObject(rest), new protobuf.Writer()).finish();
   if (long.length === 0) return head;
   const parts: Uint8Array[] = [];
   let at = 0;
@@ -231,7 +238,7 @@ function encodeInChunks(
       if (typeof item !== "object" || item === null) {
         throw new TypeError(`${type.fullName}.${f.name}: object expected`);
       }
-      const bytes = encodeElement(element, item, f.name, elements);
+      const bytes = encodeElement(element, item, f.name, elements, direct);
       parts.push(
         new protobuf.Writer().uint32(((f.id << 3) | 2) >>> 0).uint32(bytes.length).finish(),
       );
@@ -261,13 +268,14 @@ function encodeElement(
   item: Record<string, unknown>,
   field: string,
   elements: ElementEncodings,
+  direct: DirectEncoder | undefined,
 ) {
   const known = elements.peek(item);
   elements.count(known?.type === type);
   if (known?.type === type) return known.bytes;
   let bytes: Uint8Array;
   try {
-    bytes = encodeInChunks(type, item, elements);
+    bytes = encodeInChunks(type, item, elements, direct);
   } catch (e) {
     if (e instanceof DoesNotFit) throw new DoesNotFit(`${field}.${e.message}`);
     throw e;

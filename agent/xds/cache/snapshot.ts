@@ -13,6 +13,7 @@ import { IdentityMemo, type MemoStats } from "../../../lib/memo/mod.ts";
 import type { EncodeMetrics } from "./encode_metrics.ts";
 import { replaced } from "./overlay_map.ts";
 import { Templates } from "./templates.ts";
+import { DirectEncoder } from "../direct_encode.ts";
 
 /** One resource as the translator produces it (protobufjs `fromObject` form, snake_case). */
 export interface NamedResource {
@@ -165,6 +166,8 @@ interface LastList {
 export class Encodings {
   readonly resources = new IdentityMemo<Record<string, unknown>, EncodedResource>();
   readonly elements: ElementEncodings = new IdentityMemo();
+  /** Writes verified resources without protobufjs's conversion (its field tables, its buffer). */
+  readonly direct = new DirectEncoder();
   /** Resources encoded as an earlier one's bytes with field 1 replaced (templates.ts). */
   readonly templates = new Templates();
   /**
@@ -247,7 +250,7 @@ function encoded(
     value = encodings.templates.encode(
       typeUrl,
       resource,
-      () => encodeResource(typeUrl, resource, encodings.elements),
+      () => encodeResource(typeUrl, resource, encodings.elements, encodings.direct),
     );
   } catch (e) {
     throw new Error(`resource "${name}": ${(e as Error).message}`);
