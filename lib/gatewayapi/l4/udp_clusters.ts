@@ -56,11 +56,13 @@ export function mergedUdpCluster(
  * clusters, built from the backends' clusters in `clusters`.
  */
 export function mergeUdpBackends(listeners: IRListener[], clusters: IRCluster[]): IRCluster[] {
-  const byName = new Map(clusters.map((c) => [c.name, c]));
+  // Made on the first UDP chain: most configurations have none, and thousands of clusters.
+  let byName: Map<string, IRCluster> | undefined;
   const out: IRCluster[] = [];
   for (const l of listeners) {
     for (const chain of l.filterChains) {
       if (chain.kind !== "udpProxy") continue;
+      byName ??= new Map(clusters.map((c) => [c.name, c]));
       const name = udpClusterName(chain.name);
       const merged = mergedUdpCluster(name, chain.name, l.port, chain.backends, byName);
       if (!merged) continue;
