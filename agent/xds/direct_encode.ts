@@ -1,8 +1,8 @@
 /**
- * A plain object (protobufjs `fromObject` form, already checked by `verify`) straight to
- * protobuf bytes, byte for byte what `type.encode(type.fromObject(object)).finish()` gives —
- * without the conversion's message objects and the Writer's one small object per value written
- * (two thirds of what encoding a cold snapshot allocated). One pass into one growing buffer: a
+ * A plain object (protobufjs `fromObject` form) straight to protobuf bytes, byte for byte what
+ * `type.encode(type.fromObject(object)).finish()` gives — without `verify`'s walk, the
+ * conversion's message objects and the Writer's one small object per value written (two thirds
+ * of what encoding a cold snapshot allocated). One pass into one growing buffer: a
  * nested message gets one length byte up front, and its bytes move up when it turns out longer
  * than 127. Fields are written in field-number order, as protobufjs writes them.
  *
@@ -10,16 +10,23 @@
  * (an Any in its `{"@type": …}` form, a 32-bit integer out of range, a 64-bit one that is not a
  * safe integer, bytes as base64 text, a NaN), a map, a group, an object that is not a plain one
  * (a field could be inherited) — then {@link DirectEncoder.encode} answers undefined and the caller
- * converts and encodes with protobufjs as before.
+ * verifies, converts and encodes with protobufjs as before. It answers bytes only for objects
+ * `verify` accepts: every value it writes is checked as verify checks it (its type, an enum's
+ * number among the enum's values, one field of a oneof), and a type with a proto2 required field
+ * is left to protobufjs; anything verify would refuse is left to it too, so its error is the one
+ * reported.
  * @module
  */
 import protobuf from "protobufjs";
+import { WireOut as Out } from "./wire_out.ts";
 
 /** How a field's values are written (wire type and conversion). */
 const enum Kind {
   String,
   Bool,
   Int32,
+  /** An enum's number: one of its values. */
+  Enum,
   Uint32,
   Sint32,
   Int64,
@@ -41,10 +48,20 @@ interface FieldInfo {
   readonly packed: boolean;
   /** The nested message type (kind Message). */
   readonly type?: protobuf.Type;
+  /** The numbers of the enum (kind Enum). */
+  readonly values?: ReadonlySet<number>;
+  /** The oneof a singular field is part of: verify takes one value of each. */
+  readonly oneof?: protobuf.OneOf;
 }
 
-/** Per message type, its fields by name (derived once from the immutable, resolved Root). */
-type Table = ReadonlyMap<string, FieldInfo>;
+/**
+ * Per message type, its fields by name (derived once from the immutable, resolved Root), and
+ * whether it has a proto2 required field (verify wants it set: such types are left to protobufjs).
+ */
+interface Table {
+  readonly fields: ReadonlyMap<string, FieldInfo>;
+  readonly required: boolean;
+}
 
 /** The tables of one loaded Root's types. */
 type DirectTables = WeakMap<protobuf.Type, Table>;
@@ -74,12 +91,14 @@ function tableOf(tables: DirectTables, type: protobuf.Type): Table {
   let table = tables.get(type);
   if (table) return table;
   const byName = new Map<string, FieldInfo>();
+  let required = false;
   for (const f of type.fieldsArray) {
+    if (f.required) required = true;
     if (!f.resolved) f.resolve();
     const t = f.resolvedType;
     let kind: Kind;
     if (f.map || f.delimited) kind = Kind.Other;
-    else if (t instanceof protobuf.Enum) kind = Kind.Int32;
+    else if (t instanceof protobuf.Enum) kind = Kind.Enum;
     else if (t instanceof protobuf.Type) {
       kind = t.fullName === ".google.protobuf.Any" ? Kind.Other : Kind.Message;
     } else kind = scalarKinds[f.type] ?? Kind.Other;
@@ -91,9 +110,11 @@ function tableOf(tables: DirectTables, type: protobuf.Type): Table {
       repeated: f.repeated,
       packed,
       type: t instanceof protobuf.Type ? t : undefined,
+      values: t instanceof protobuf.Enum ? new Set(Object.values(t.values)) : undefined,
+      oneof: f.repeated ? undefined : f.partOf ?? undefined,
     });
   }
-  tables.set(type, table = byName);
+  tables.set(type, table = { fields: byName, required });
   return table;
 }
 
@@ -103,137 +124,24 @@ function plain(v: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
+/** How an enum's number is written once checked. */
+const INT32: FieldInfo = { id: 0, kind: Kind.Int32, repeated: false, packed: false };
+
 /** Thrown inside the encoder when protobufjs should encode the object instead. */
 class NotDirect {}
 const NOT_DIRECT = new NotDirect();
 
-/** A growing output buffer. */
-class Out {
-  buf = new Uint8Array(256);
-  pos = 0;
-
-  room(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const bigger = new Uint8Array(size);
-    bigger.set(this.buf.subarray(0, this.pos));
-    this.buf = bigger;
-  }
-
-  varint(v: number): void {
-    this.room(5);
-    const buf = this.buf;
-    while (v > 127) {
-      buf[this.pos++] = (v & 127) | 128;
-      v >>>= 7;
-    }
-    buf[this.pos++] = v;
-  }
-
-  /** A 64-bit varint of (lo, hi), each an unsigned 32-bit number (protobufjs's writeVarint64). */
-  varint64(lo: number, hi: number): void {
-    this.room(10);
-    const buf = this.buf;
-    while (hi) {
-      buf[this.pos++] = (lo & 127) | 128;
-      lo = ((lo >>> 7) | (hi << 25)) >>> 0;
-      hi >>>= 7;
-    }
-    while (lo > 127) {
-      buf[this.pos++] = (lo & 127) | 128;
-      lo >>>= 7;
-    }
-    buf[this.pos++] = lo;
-  }
-
-  /** A safe integer as protobufjs's LongBits.fromNumber writes it (two's complement). */
-  long(v: number): void {
-    const neg = v < 0;
-    if (neg) v = -v;
-    let lo = v >>> 0, hi = ((v - lo) / 4294967296) >>> 0;
-    if (neg) {
-      hi = ~hi >>> 0;
-      lo = ~lo >>> 0;
-      if (++lo > 4294967295) {
-        lo = 0;
-        if (++hi > 4294967295) hi = 0;
-      }
-    }
-    this.varint64(lo, hi);
-  }
-
-  string(s: string): void {
-    const n = s.length;
-    this.room(n + 5);
-    // One length byte reserved; ASCII text is as long as it is in UTF-8.
-    let at = this.pos + (n < 128 ? 1 : n < 16384 ? 2 : 5);
-    const start = at;
-    const buf = this.buf;
-    for (let i = 0; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c > 127) return this.utf8(s);
-      buf[at++] = c;
-    }
-    this.varint(n);
-    if (this.pos !== start) buf.copyWithin(this.pos, start, at);
-    this.pos += n;
-  }
-
-  /** Non-ASCII text, exactly as protobufjs writes it (its own UTF-8 coder). */
-  utf8(s: string): void {
-    const { length, write } = protobuf.util.utf8;
-    const n = length(s);
-    this.varint(n);
-    this.room(n);
-    this.pos += write(s, this.buf, this.pos);
-  }
-
-  fixed32(v: number): void {
-    this.room(4);
-    new DataView(this.buf.buffer).setUint32(this.pos, v >>> 0, true);
-    this.pos += 4;
-  }
-
-  float(v: number, bytes: 4 | 8): void {
-    this.room(bytes);
-    const view = new DataView(this.buf.buffer);
-    if (bytes === 4) view.setFloat32(this.pos, v, true);
-    else view.setFloat64(this.pos, v, true);
-    this.pos += bytes;
-  }
-
-  /** Ends a length-delimited part begun with one reserved byte at `start`. */
-  close(start: number): void {
-    const len = this.pos - start - 1;
-    if (len < 128) {
-      this.buf[start] = len;
-      return;
-    }
-    let size = 1;
-    while (len >= 2 ** (7 * size)) size++;
-    this.room(size - 1);
-    this.buf.copyWithin(start + size, start + 1, this.pos);
-    const end = this.pos + size - 1;
-    this.pos = start;
-    this.varint(len);
-    this.pos = end;
-  }
-
-  /** Reserves the length byte of a length-delimited part; returns where it is. */
-  open(): number {
-    this.room(1);
-    return this.pos++;
-  }
-}
-
 /** Writes one scalar value of `kind` (no tag). */
-function scalar(out: Out, kind: Kind, v: unknown): void {
+function scalar(out: Out, f: FieldInfo, v: unknown): void {
+  const kind = f.kind;
   switch (kind) {
     case Kind.Bool:
       if (typeof v !== "boolean") throw NOT_DIRECT;
       out.varint(v ? 1 : 0);
       return;
+    case Kind.Enum: // a number among the enum's (verify's "enum value expected"), as an int32
+      if (!f.values!.has(v as number)) throw NOT_DIRECT;
+      return scalar(out, INT32, v);
     case Kind.Int32:
       if (typeof v !== "number" || (v | 0) !== v) throw NOT_DIRECT;
       if (v < 0) out.varint64(v >>> 0, 4294967295);
@@ -293,7 +201,7 @@ function wireType(kind: Kind): number {
 }
 
 /**
- * Encodes verified plain objects (see the module doc). Holds the per-type field tables (derived
+ * Encodes plain objects (see the module doc). Holds the per-type field tables (derived
  * once from the immutable, resolved types), one output buffer and per-depth scratch lists, reused
  * across calls: owned by one stream of snapshots (its Encodings); a call never runs inside
  * another (encoding calls nothing outside this module).
@@ -306,7 +214,7 @@ export class DirectEncoder {
   readonly #values: unknown[][] = [];
 
   /**
-   * `type.encode(type.fromObject(object)).finish()`'s bytes for a verified `object`, or
+   * `type.encode(type.fromObject(object)).finish()`'s bytes for an `object` verify accepts, or
    * undefined when the object holds what only protobufjs encodes exactly (see the module doc).
    */
   encode(type: protobuf.Type, object: Record<string, unknown>): Uint8Array | undefined {
@@ -315,8 +223,9 @@ export class DirectEncoder {
     try {
       this.#message(type, object, 0);
     } catch (e) {
-      if (e === NOT_DIRECT) return undefined;
-      throw e;
+      if (e !== NOT_DIRECT) throw e;
+      for (const list of this.#values) list.fill(undefined); // (nothing kept alive)
+      return undefined;
     }
     const bytes = out.buf.slice(0, out.pos);
     // A buffer grown for one large message is not kept.
@@ -352,7 +261,7 @@ export class DirectEncoder {
       }
       default:
         out.varint(((f.id << 3) | wireType(f.kind)) >>> 0);
-        scalar(out, f.kind, v);
+        scalar(out, f, v);
     }
   }
 
@@ -360,15 +269,20 @@ export class DirectEncoder {
   #message(type: protobuf.Type, object: Record<string, unknown>, depth: number): void {
     if (depth > MAX_DEPTH || !plain(object)) throw NOT_DIRECT;
     const table = tableOf(this.#tables, type);
+    if (table.required) throw NOT_DIRECT;
+    const fields = table.fields;
     const present = this.#fields[depth] ??= [];
     const values = this.#values[depth] ??= [];
     let n = 0;
     for (const key in object) {
       const v = object[key];
       if (v == null) continue;
-      const f = table.get(key);
-      if (f === undefined) continue; // not a field: neither fromObject nor encode reads it
+      const f = fields.get(key);
+      if (f === undefined) continue; // not a field: neither verify, fromObject nor encode reads it
       if (f.kind === Kind.Other) throw NOT_DIRECT;
+      if (f.oneof) { // verify's "multiple values"
+        for (let j = 0; j < n; j++) if (present[j].oneof === f.oneof) throw NOT_DIRECT;
+      }
       // Insertion into field-number order (a message has a handful of fields set).
       let i = n++;
       while (i > 0 && present[i - 1].id > f.id) {
@@ -392,7 +306,7 @@ export class DirectEncoder {
       if (f.packed) {
         out.varint((f.id << 3) | 2);
         const start = out.open();
-        for (let j = 0; j < v.length; j++) scalar(out, f.kind, v[j]);
+        for (let j = 0; j < v.length; j++) scalar(out, f, v[j]);
         out.close(start);
       } else for (let j = 0; j < v.length; j++) this.#value(f, v[j], depth);
     }

@@ -4,6 +4,7 @@ import { messageType, TypeUrl, typeUrlPrefix } from "./proto.ts";
 import { DirectEncoder } from "./direct_encode.ts";
 import { translate } from "./translate/mod.ts";
 import { goldenCases } from "./translate/_test_utils.ts";
+import { Snapshot } from "./cache/mod.ts";
 
 /** protobufjs's way, the reference: convert, then encode. */
 const reference = (type: protobuf.Type, object: Record<string, unknown>) =>
@@ -105,4 +106,97 @@ Deno.test("what fromObject would change is left to protobufjs", () => {
   });
   // The encoder is fine after a refusal.
   assert.ok(same(e, "google.protobuf.StringValue", { value: "after" }));
+});
+
+Deno.test("it writes only what verify accepts: misfits are left to protobufjs and its error", () => {
+  const e = new DirectEncoder();
+  const vh = messageType("envoy.config.route.v3.VirtualHost");
+  const route = (match: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    name: "v",
+    domains: ["*"],
+    routes: [{ match, route: { cluster: "c", ...extra } }],
+  });
+  const refused = [
+    route({ prefix: "/", path: "/x" }), // two fields of one oneof
+    route({ prefix: "/" }, { cluster_not_found_response_code: 99 }), // not an enum value
+    route({ prefix: 5 }), // a number for a string
+    route({ prefix: "/" }, { timeout: "5s" }), // text for a message
+  ];
+  for (const object of refused) {
+    assert.notEqual(vh.verify(object), null);
+    assert.equal(e.encode(vh, object), undefined, JSON.stringify(object));
+  }
+  // Through a snapshot, the misfit is reported with verify's words, as before.
+  assert.throws(
+    () => Snapshot.fromResources({ virtualHosts: [{ name: "v", resource: refused[0] }] }),
+    /path_specifier: multiple values/,
+  );
+});
+
+Deno.test("random misfits of golden resources: bytes only when verify accepts, and then exact", () => {
+  let seed = 21;
+  const random = (n: number) => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) >>> 8) % n;
+  const pool = () => [
+    999,
+    -1,
+    2 ** 31,
+    1.5,
+    NaN,
+    "text",
+    true,
+    {},
+    [],
+    null,
+    new Uint8Array([7]),
+    ["a"],
+    [1, 2],
+    { "@type": typeUrlPrefix + "google.protobuf.Empty" },
+    3,
+    0,
+    "",
+    [{}],
+  ];
+  const e = new DirectEncoder();
+  let direct = 0, refused = 0;
+  const cases = goldenCases().map(({ ir }) => translate(ir));
+  for (let round = 0; round < 3000; round++) {
+    const r = cases[random(cases.length)];
+    const kinds = [
+      [TypeUrl.cluster, r.clusters],
+      [TypeUrl.endpoint, r.endpoints],
+      [TypeUrl.virtualHost, r.virtualHosts ?? []],
+      [TypeUrl.route, r.routes],
+    ] as const;
+    const [url, list] = kinds[random(kinds.length)];
+    if (list.length === 0) continue;
+    const type = messageType(url.slice(typeUrlPrefix.length));
+    const object = structuredClone(list[random(list.length)].resource) as Record<string, unknown>;
+    // A message somewhere in it (with its type), one of its fields set to something else.
+    const spots: [protobuf.Type, Record<string, unknown>][] = [];
+    const walk = (t: protobuf.Type, o: Record<string, unknown>) => {
+      if (t.fieldsArray.length > 0) spots.push([t, o]);
+      for (const f of t.fieldsArray) {
+        const v = o[f.name];
+        if (!(f.resolve().resolvedType instanceof protobuf.Type) || f.map || v == null) continue;
+        for (const x of Array.isArray(v) ? v : [v]) {
+          if (typeof x === "object" && x !== null && !("@type" in x)) {
+            walk(f.resolvedType as protobuf.Type, x);
+          }
+        }
+      }
+    };
+    walk(type, object);
+    const [t, o] = spots[random(spots.length)];
+    const values = pool();
+    o[t.fieldsArray[random(t.fieldsArray.length)].name] = values[random(values.length)];
+    const bytes = e.encode(type, object);
+    if (bytes === undefined) {
+      refused++;
+      continue;
+    }
+    direct++;
+    assert.equal(type.verify(object), null, JSON.stringify(object));
+    assert.deepEqual(bytes, reference(type, object));
+  }
+  assert.ok(direct > 100 && refused > 100, `${direct} direct, ${refused} refused`);
 });
