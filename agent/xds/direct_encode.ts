@@ -63,8 +63,12 @@ interface Table {
   readonly required: boolean;
 }
 
-/** The tables of one loaded Root's types. */
-type DirectTables = WeakMap<protobuf.Type, Table>;
+/**
+ * The field table of each message type met, made on first use: a lazy constant of the loaded,
+ * read-only Root (like proto.ts's types by name), shared by every encoder — a fresh snapshot
+ * stream's first small snapshot would otherwise pay more for its tables than it saves.
+ */
+const fieldTables = new WeakMap<protobuf.Type, Table>();
 
 /** The largest output buffer kept between calls (bytes). */
 const KEEP_BUFFER = 1 << 20;
@@ -87,8 +91,8 @@ const scalarKinds: Readonly<Record<string, Kind>> = {
   bytes: Kind.Bytes,
 };
 
-function tableOf(tables: DirectTables, type: protobuf.Type): Table {
-  let table = tables.get(type);
+function tableOf(type: protobuf.Type): Table {
+  let table = fieldTables.get(type);
   if (table) return table;
   const byName = new Map<string, FieldInfo>();
   let required = false;
@@ -114,7 +118,7 @@ function tableOf(tables: DirectTables, type: protobuf.Type): Table {
       oneof: f.repeated ? undefined : f.partOf ?? undefined,
     });
   }
-  tables.set(type, table = { fields: byName, required });
+  fieldTables.set(type, table = { fields: byName, required });
   return table;
 }
 
@@ -201,13 +205,11 @@ function wireType(kind: Kind): number {
 }
 
 /**
- * Encodes plain objects (see the module doc). Holds the per-type field tables (derived
- * once from the immutable, resolved types), one output buffer and per-depth scratch lists, reused
- * across calls: owned by one stream of snapshots (its Encodings); a call never runs inside
- * another (encoding calls nothing outside this module).
+ * Encodes plain objects (see the module doc). Holds one output buffer and per-depth scratch
+ * lists, reused across calls: owned by one stream of snapshots (its Encodings); a call never runs
+ * inside another (encoding calls nothing outside this module).
  */
 export class DirectEncoder {
-  readonly #tables: DirectTables = new WeakMap();
   readonly #out = new Out();
   /** Per nesting depth, the fields set in the message being written and their values. */
   readonly #fields: FieldInfo[][] = [];
@@ -268,7 +270,7 @@ export class DirectEncoder {
   /** Writes the fields of `object` (a message of `type`), in field-number order. */
   #message(type: protobuf.Type, object: Record<string, unknown>, depth: number): void {
     if (depth > MAX_DEPTH || !plain(object)) throw NOT_DIRECT;
-    const table = tableOf(this.#tables, type);
+    const table = tableOf(type);
     if (table.required) throw NOT_DIRECT;
     const fields = table.fields;
     const present = this.#fields[depth] ??= [];
