@@ -5,6 +5,7 @@
  */
 import type { Logger } from "../lib/log/mod.ts";
 import { addProcessMetrics, type Registry } from "../lib/metrics/mod.ts";
+import { startMemoryTrim } from "../lib/memory/trim.ts";
 import { type AdminServer, splitHostPort, startAdmin } from "./admin/mod.ts";
 import { CLUSTERSET_DOMAIN, DnsResponder } from "./dns/mod.ts";
 import { EnvoyProcess, recordedEnvoy } from "./envoy/mod.ts";
@@ -162,6 +163,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const { logger, metrics, cache } = o;
   // The agent's own memory and CPU on /metrics (process_resident_memory_bytes, …).
   addProcessMetrics(metrics);
+  // Freed native heap back to the kernel every 10 s (AETHER_MEMORY_TRIM_SECONDS).
+  const trim = startMemoryTrim({ metrics, logger });
   const xds = new XdsServer({ cache, logger: logger.child("xds"), metrics, ...o.xds });
   const xdsAddr = splitHostPort(o.xdsAddress);
   const state = await openState(o);
@@ -283,6 +286,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
         await xds.close();
         await dns?.responder.close();
         await admin.close();
+        trim.stop();
         await state.release(keep);
       })(),
   };

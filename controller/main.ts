@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { Logger } from "../lib/log/mod.ts";
 import { runMain, untilSignal } from "../lib/cli/mod.ts";
 import { addProcessMetrics, Registry } from "../lib/metrics/mod.ts";
+import { startMemoryTrim } from "../lib/memory/trim.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { controllerDefaults as d, edgeIdentityFlags, runController } from "./mod.ts";
 import { podWebhookDefaults } from "./webhook/mod.ts";
@@ -150,6 +151,8 @@ async function main(args: string[]): Promise<number> {
   const metrics = new Registry();
   // process_resident_memory_bytes, process_cpu_seconds_total, deno_heap_used_bytes… on /metrics.
   addProcessMetrics(metrics);
+  // Freed native heap back to the kernel every 10 s (AETHER_MEMORY_TRIM_SECONDS).
+  startMemoryTrim({ metrics, logger });
   const client = new KubeClient(
     values["in-cluster"]
       ? { inCluster: true }

@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { Logger } from "../../lib/log/mod.ts";
 import { untilSignal } from "../../lib/cli/mod.ts";
 import { addProcessMetrics, Registry } from "../../lib/metrics/mod.ts";
+import { startMemoryTrim } from "../../lib/memory/trim.ts";
 import { KubeClient } from "../../lib/kube/mod.ts";
 import { SpireEntryClient } from "./client.ts";
 import { checkIdentityInput } from "./entries.ts";
@@ -107,6 +108,8 @@ export async function run(args: string[]): Promise<number> {
   const logger = new Logger("controller.spire-registrar");
   const metrics = new Registry();
   addProcessMetrics(metrics);
+  // Freed native heap back to the kernel every 10 s (AETHER_MEMORY_TRIM_SECONDS).
+  startMemoryTrim({ metrics, logger });
   const socket = values["server-socket"]!;
   const client = new KubeClient(
     values["in-cluster"]
