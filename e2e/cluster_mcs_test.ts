@@ -15,8 +15,8 @@
  * answers again. The other way: a's web back, b's scaled to 0, a process pod in b is answered by a's
  * kubelet pod (b's node proxy trusts a's SVIDs; a's registrar, in the cluster, published the pod).
  * Last, the registry etcd stopped for 30 s: b's pod keeps being answered by a's, a's node agent says
- * the registry is away on /metrics, no aether pod of a restarts, and a change made after it (b's
- * web back) is served.
+ * the registry is away on /metrics, no aether pod of a restarts, a change made after it (b's
+ * web back) is served, and new exports made after it reach the other cluster both ways.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -29,7 +29,7 @@ import { echoApp } from "./cluster_fixtures.ts";
 import { startEtcd } from "./peers/etcd.ts";
 import { startSpire } from "./spire.ts";
 import { type KubeMcsCluster, startKubeMcsCluster } from "./mcs_kube_clusters.ts";
-import { call, exportWeb, HTTP, NS, startCaller, WEB_CLUSTERSET } from "./mcs_kube_scene.ts";
+import { call, exportWeb, HTTP, MCS, NS, startCaller, WEB_CLUSTERSET } from "./mcs_kube_scene.ts";
 
 const TD = "cluster.local";
 const CA_SECRET = "clusterset-ca";
@@ -315,9 +315,58 @@ metadata: {name: web, namespace: ${NS}}
               const name = Object.keys(r?.counts ?? {})[0];
               return name?.startsWith("web-") && name !== aPod ? true : undefined;
             }, 180_000);
+            const served = Date.now() - back;
+            // New exports after the outage cross both ways: each writer and each mirror is back.
+            const t0 = Date.now();
+            await b.create(`/api/v1/namespaces/${NS}/services`, {
+              metadata: { name: "late-b", namespace: NS },
+              spec: { ports: [{ ...HTTP, targetPort: HTTP.port }] },
+            });
+            await b.create(`${MCS}/namespaces/${NS}/serviceexports`, {
+              apiVersion: "multicluster.x-k8s.io/v1beta1",
+              kind: "ServiceExport",
+              metadata: { name: "late-b", namespace: NS },
+            });
+            await k(
+              ["apply", "-f", "-"],
+              `apiVersion: v1
+kind: Service
+metadata: {name: late-a, namespace: ${NS}}
+spec: {ports: [{name: http, port: ${HTTP.port}}]}
+---
+apiVersion: multicluster.x-k8s.io/v1beta1
+kind: ServiceExport
+metadata: {name: late-a, namespace: ${NS}}
+`,
+            );
+            const [inA, inB] = await Promise.all([
+              waitFor("ServiceImport late-b in a", async () => {
+                const si = JSON.parse(
+                  await k([
+                    "-n",
+                    NS,
+                    "get",
+                    "serviceimports.multicluster.x-k8s.io",
+                    "late-b",
+                    "-o",
+                    "json",
+                  ])
+                    .catch(() => "{}"),
+                );
+                return si.spec?.ips?.[0] ? Date.now() - t0 : undefined;
+              }, 120_000),
+              waitFor("ServiceImport late-a in b", async () => {
+                const r = await b.kwok.kube.request(
+                  "GET",
+                  `${MCS}/namespaces/${NS}/serviceimports/late-a`,
+                );
+                return r.status === 200 ? Date.now() - t0 : undefined;
+              }, 120_000),
+            ]);
             console.log(
               `registry away 30 s: ${calls} calls from b's pod, all answered by a's pod; ` +
-                `b's new pod served ${Date.now() - back} ms after etcd was back`,
+                `b's new pod served ${served} ms after etcd was back; new exports after it: ` +
+                `b → a's ServiceImport in ${inA} ms, a → b's in ${inB} ms`,
             );
           },
         );
