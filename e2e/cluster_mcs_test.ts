@@ -45,6 +45,12 @@ Deno.test({
       const logs: string[] = [];
       const stops: (() => Promise<void>)[] = [];
       const k = (args: string[], stdin?: string) => kubectl(c.kubeconfig, args, stdin);
+      /** The VIP of ServiceImport `name` in a (undefined: none yet). */
+      const importVipInA = async (name: string) =>
+        JSON.parse(
+          await k(["-n", NS, "get", "serviceimports.multicluster.x-k8s.io", name, "-o", "json"])
+            .catch(() => "{}"),
+        ).spec?.ips?.[0] as string | undefined;
       const crds = join(await ensurePeer("mcs-api-crds"), "crds");
       // The SPIRE server's data of this run only: a CA persisted by another test is not reused.
       const spireData = `/var/lib/aether/spire-server-mcs-${crypto.randomUUID().slice(0, 6)}`;
@@ -128,21 +134,11 @@ Deno.test({
         await step("web exported by b alone → a gets the ServiceImport with a VIP", async () => {
           webPod = await exportWeb(b);
           await k(["create", "namespace", NS]);
-          const vip = await waitFor("ServiceImport web in a with a VIP", async () => {
-            const si = JSON.parse(
-              await k([
-                "-n",
-                NS,
-                "get",
-                "serviceimports.multicluster.x-k8s.io",
-                "web",
-                "-o",
-                "json",
-              ])
-                .catch(() => "{}"),
-            );
-            return si.spec?.ips?.[0] as string | undefined;
-          }, 180_000);
+          const vip = await waitFor(
+            "ServiceImport web in a with a VIP",
+            () => importVipInA("web"),
+            180_000,
+          );
           const range = c.layout.serviceCidr.replace(/\.0\/24$/, ".");
           assert.ok(vip.startsWith(range), `a's clusterset VIP ${vip} is in a's ${range}0/24`);
           const local = await k(["-n", NS, "get", "services", "web", "--ignore-not-found"]);
@@ -341,19 +337,7 @@ metadata: {name: late-a, namespace: ${NS}}
             );
             const [inA, inB] = await Promise.all([
               waitFor("ServiceImport late-b in a", async () => {
-                const si = JSON.parse(
-                  await k([
-                    "-n",
-                    NS,
-                    "get",
-                    "serviceimports.multicluster.x-k8s.io",
-                    "late-b",
-                    "-o",
-                    "json",
-                  ])
-                    .catch(() => "{}"),
-                );
-                return si.spec?.ips?.[0] ? Date.now() - t0 : undefined;
+                return await importVipInA("late-b") ? Date.now() - t0 : undefined;
               }, 120_000),
               waitFor("ServiceImport late-a in b", async () => {
                 const r = await b.kwok.kube.request(

@@ -3,7 +3,7 @@ import protobuf from "protobufjs";
 import { messageType, TypeUrl, typeUrlPrefix } from "./proto.ts";
 import { DirectEncoder } from "./direct_encode.ts";
 import { translate } from "./translate/mod.ts";
-import { goldenCases } from "./translate/_test_utils.ts";
+import { goldenCases, resourcesByType } from "./translate/_test_utils.ts";
 import { Snapshot } from "./cache/mod.ts";
 
 /** protobufjs's way, the reference: convert, then encode. */
@@ -24,14 +24,7 @@ Deno.test("every golden resource encodes directly to protobufjs's bytes, or is l
   let direct = 0, left = 0;
   for (const { ir } of goldenCases()) {
     const r = translate(ir);
-    const kinds = [
-      [TypeUrl.listener, r.listeners],
-      [TypeUrl.route, r.routes],
-      [TypeUrl.cluster, r.clusters],
-      [TypeUrl.endpoint, r.endpoints],
-      [TypeUrl.secret, r.secrets],
-      [TypeUrl.virtualHost, r.virtualHosts ?? []],
-    ] as const;
+    const kinds = resourcesByType(r);
     for (const [url, list] of kinds) {
       for (const res of list) {
         if (same(encoder, url.slice(typeUrlPrefix.length), res.resource)) direct++;

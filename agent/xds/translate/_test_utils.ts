@@ -8,7 +8,7 @@ import { goldenCaseNames, readYamlStrict } from "../../../testbed/golden.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { IR } from "../../../lib/ir/mod.ts";
-import { messageType } from "../proto.ts";
+import { messageType, TypeUrl } from "../proto.ts";
 import { DiscoveryType } from "./enums.ts";
 import type { EnvoyResources, NamedResource } from "./mod.ts";
 
@@ -152,4 +152,18 @@ export async function envoyValidate(envoy: string, bootstrap: Obj): Promise<stri
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+/** Each kind of a translation's resources with its type URL, in xDS order. */
+export function resourcesByType(
+  r: EnvoyResources,
+): (readonly [string, readonly NamedResource[]])[] {
+  return [
+    [TypeUrl.listener, r.listeners],
+    [TypeUrl.route, r.routes],
+    [TypeUrl.cluster, r.clusters],
+    [TypeUrl.endpoint, r.endpoints],
+    [TypeUrl.secret, r.secrets],
+    [TypeUrl.virtualHost, r.virtualHosts ?? []],
+  ];
 }

@@ -1,21 +1,14 @@
 import assert from "node:assert/strict";
-import { encodeResource, envoyRoot, TypeUrl, typeUrlPrefix } from "../proto.ts";
+import { encodeResource, envoyRoot, typeUrlPrefix } from "../proto.ts";
 import { enums } from "./enums.ts";
 import { translate } from "./mod.ts";
 import { protoFitProblems } from "./_proto_fit_test_utils.ts";
-import { goldenCases, staticBootstrap } from "./_test_utils.ts";
+import { goldenCases, resourcesByType, staticBootstrap } from "./_test_utils.ts";
 
 Deno.test("every translated resource encodes with encodeResource and fits the schema strictly", () => {
   for (const { name, ir } of goldenCases()) {
     const r = translate(ir);
-    const kinds = [
-      [TypeUrl.listener, r.listeners],
-      [TypeUrl.route, r.routes],
-      [TypeUrl.cluster, r.clusters],
-      [TypeUrl.endpoint, r.endpoints],
-      [TypeUrl.secret, r.secrets],
-      [TypeUrl.virtualHost, r.virtualHosts ?? []],
-    ] as const;
+    const kinds = resourcesByType(r);
     for (const [url, list] of kinds) {
       for (const res of list) {
         assert.equal(res.name, res.resource.name ?? res.resource.cluster_name, `${name}: name`);
