@@ -80,7 +80,10 @@ async function drainRun(drain: string | undefined) {
     await agent.child.status;
     const exitedMs = Date.now() - stopped;
     const left = await processesNaming(join(stateDir, "bootstrap.json"), "envoy");
-    return { before, onKept, fresh, exitedMs, left, refusedMs };
+    // The agent's last log lines, for a failure's message (what its shutdown did, and when).
+    const log = (await Deno.readTextFile(join(stateDir, "agent.log")).catch(() => ""))
+      .trim().split("\n").slice(-25).join("\n");
+    return { before, onKept, fresh, exitedMs, left, refusedMs, log };
   } finally {
     keepAlive.destroy();
     await stopAgentAndEnvoy(agent, stateDir, "SIGKILL").catch(() => {});
@@ -106,7 +109,11 @@ Deno.test("edge: --shutdown-drain drains Envoy before it stops (connection: clos
     plain.onKept instanceof Error || plain.onKept.connection !== "close",
     `no drain: the kept connection was not told to close (${JSON.stringify(plain.onKept)})`,
   );
-  assert.ok(plain.refusedMs !== undefined, "no drain: new connections refused once Envoy is gone");
+  assert.ok(
+    plain.refusedMs !== undefined,
+    `no drain: new connections refused once Envoy is gone (agent gone ${plain.exitedMs} ms after ` +
+      `SIGTERM; Envoy left: ${JSON.stringify(plain.left)}); the agent's last lines:\n${plain.log}`,
+  );
   assert.deepEqual(plain.left, [], "no drain: Envoy stopped");
   console.log(`no drain: refused ${plain.refusedMs} ms after SIGTERM`);
 });
