@@ -19,8 +19,14 @@ import {
   waitAgentReady,
 } from "./agent_process.ts";
 
-/** GET / with `Host: app.example.com` through `agent`; the status and `connection` header. */
-function get(port: number, agent: http.Agent): Promise<{ status: number; connection?: string }> {
+/**
+ * GET / with `Host: app.example.com` through `agent`; the status, `connection` header and the
+ * echo backend that answered (`x-echo-backend`).
+ */
+function get(
+  port: number,
+  agent: http.Agent,
+): Promise<{ status: number; connection?: string; backend?: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       { host: "127.0.0.1", port, path: "/", headers: { host: "app.example.com" }, agent },
@@ -28,7 +34,12 @@ function get(port: number, agent: http.Agent): Promise<{ status: number; connect
         res.resume();
         res.on(
           "end",
-          () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }),
+          () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              connection: res.headers.connection,
+              backend: res.headers["x-echo-backend"] as string | undefined,
+            }),
         );
       },
     );
@@ -66,12 +77,14 @@ async function drainRun(drain: string | undefined) {
     const onKept = await get(port, keepAlive).catch((e) => e as Error);
     await new Promise((r) => setTimeout(r, 700));
     const fresh = await get(port, new http.Agent({ keepAlive: false })).catch((e) => e as Error);
-    // When new connections stop being answered (asked every 100 ms, 20 s at most): without a drain
-    // that is as soon as Envoy is gone; with one, not before the drain has run.
+    // When new connections stop being answered through our route (asked every 100 ms, 20 s at
+    // most): without a drain that is as soon as Envoy is gone; with one, not before the drain has
+    // run. An answer that is not our echo's is not ours: once Envoy is gone another test running
+    // beside this one may listen on the freed port.
     let refusedMs: number | undefined;
     while (Date.now() - stopped < 20_000) {
       const r = await get(port, new http.Agent({ keepAlive: false })).catch((e) => e as Error);
-      if (r instanceof Error) {
+      if (r instanceof Error || r.backend !== "app") {
         refusedMs = Date.now() - stopped;
         break;
       }
@@ -95,8 +108,16 @@ async function drainRun(drain: string | undefined) {
 Deno.test("edge: --shutdown-drain drains Envoy before it stops (connection: close, new connections taken)", async () => {
   const r = await drainRun("3s");
   assert.equal(r.before.connection, undefined, "before: the connection stays open");
-  assert.deepEqual(r.onKept, { status: 200, connection: "close" }, "told to close, answered");
-  assert.deepEqual(r.fresh, { status: 200, connection: "close" }, "a new connection is taken");
+  assert.deepEqual(
+    r.onKept,
+    { status: 200, connection: "close", backend: "app" },
+    "told to close, answered",
+  );
+  assert.deepEqual(
+    r.fresh,
+    { status: 200, connection: "close", backend: "app" },
+    "a new connection is taken",
+  );
   assert.ok(r.exitedMs >= 3000, `stopped after the drain (${r.exitedMs} ms)`);
   assert.deepEqual(r.left, [], "Envoy stopped after the drain");
   console.log(`drained for 3 s, agent gone ${r.exitedMs} ms after SIGTERM`);
