@@ -238,10 +238,18 @@ Deno.test("mesh conformance (ours): MESH-HTTP cases on a real Envoy node proxy",
     await t.step(
       "MeshHTTPRouteWeight / MeshTrafficSplit: 70/30/0 within ±5% over 1,000",
       async () => {
-        const r = await curlFrom(producer, host("weight"), { count: 1000 });
-        const v1 = r.counts["echo-v1"] ?? 0, v2 = r.counts["echo-v2"] ?? 0;
-        assertEquals(v1 + v2, 1000, JSON.stringify(r.counts));
-        assert(Math.abs(v1 - 700) <= 50, `echo-v1 got ${v1}`);
+        // ±5 % is ±3.45 standard deviations of 1,000 draws at 70 %: a correct split lands outside
+        // it about once in 1,800 samples (CI met one: 753). As the upstream suite samples again
+        // until it converges, up to three samples are taken; a wrong split misses all three.
+        const seen: number[] = [];
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const r = await curlFrom(producer, host("weight"), { count: 1000 });
+          const v1 = r.counts["echo-v1"] ?? 0, v2 = r.counts["echo-v2"] ?? 0;
+          assertEquals(v1 + v2, 1000, JSON.stringify(r.counts));
+          seen.push(v1);
+          if (Math.abs(v1 - 700) <= 50) break;
+        }
+        assert(Math.abs(seen[seen.length - 1] - 700) <= 50, `echo-v1 got ${seen.join(", ")}`);
       },
     );
     await t.step("MeshConsumerRoute: consumer namespace only", async () => {
