@@ -19,6 +19,7 @@
  */
 import protobuf from "protobufjs";
 import { WireOut as Out } from "./wire_out.ts";
+import { rootIndex } from "./root_index.ts";
 
 /** How a field's values are written (wire type and conversion). */
 const enum Kind {
@@ -63,13 +64,6 @@ interface Table {
   readonly required: boolean;
 }
 
-/**
- * The field table of each message type met, made on first use: a lazy constant of the loaded,
- * read-only Root (like proto.ts's types by name), shared by every encoder — a fresh snapshot
- * stream's first small snapshot would otherwise pay more for its tables than it saves.
- */
-const fieldTables = new WeakMap<protobuf.Type, Table>();
-
 /** The largest output buffer kept between calls (bytes). */
 const KEEP_BUFFER = 1 << 20;
 
@@ -91,9 +85,17 @@ const scalarKinds: Readonly<Record<string, Kind>> = {
   bytes: Kind.Bytes,
 };
 
+/**
+ * The field table of a message type, made on first use and kept by its Root's index (proto.ts),
+ * shared by every encoder: a fresh snapshot stream's first small snapshot would otherwise pay more
+ * for its tables than it saves.
+ */
 function tableOf(type: protobuf.Type): Table {
-  let table = fieldTables.get(type);
-  if (table) return table;
+  return rootIndex(type.root).derive("direct-encode", type, makeTable);
+}
+
+/** The field table of `type` (see {@link tableOf}). */
+function makeTable(type: protobuf.Type): Table {
   const byName = new Map<string, FieldInfo>();
   let required = false;
   for (const f of type.fieldsArray) {
@@ -118,8 +120,7 @@ function tableOf(type: protobuf.Type): Table {
       oneof: f.repeated ? undefined : f.partOf ?? undefined,
     });
   }
-  fieldTables.set(type, table = { fields: byName, required });
-  return table;
+  return { fields: byName, required };
 }
 
 /** Whether `v` is a plain object: no prototype but Object's (no field inherited or a getter). */

@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import envoyApi from "./envoy_api.gen.json" with { type: "json" };
 import { IdentityMemo } from "../../lib/memo/mod.ts";
 import type { DirectEncoder } from "./direct_encode.ts";
+import { rootIndex } from "./root_index.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -135,16 +136,12 @@ export function loadEnvoyProtos(): protobuf.Root {
 /** Looks up a message type by its full name (without a leading dot). */
 export function messageType(fullName: string): protobuf.Type {
   const root = envoyRoot();
-  let types = typesByRoot.get(root);
-  if (!types) typesByRoot.set(root, types = new Map());
+  const types = rootIndex(root).types;
   let type = types.get(fullName);
   // Root.lookupType walks the namespace tree on every call (≈ 10 % of a cold encode).
   if (!type) types.set(fullName, type = root.lookupType(fullName));
   return type;
 }
-
-/** Message types by full name, per loaded Root (the Root never changes once resolved). */
-const typesByRoot = new WeakMap<protobuf.Root, Map<string, protobuf.Type>>();
 
 /** Type URL prefix used in Any and in xDS type_url fields. */
 export const typeUrlPrefix = "type.googleapis.com/";
