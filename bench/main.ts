@@ -32,6 +32,16 @@ async function runJson(
   return result;
 }
 
+/** Runs a bench script whose output goes straight to ours; throws when it fails. */
+async function runInherit(script: string, args: string[], denoFlags: string[] = []) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", ...denoFlags, script, ...args],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`${script} ${args.join(" ")} failed`);
+}
+
 const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/model name\s*:\s*(.*)/)?.[1] ??
   "unknown CPU";
 console.log(
@@ -81,47 +91,20 @@ if (want("edit")) {
 }
 if (want("apply")) {
   // The agent's share of an edit, in process (no Envoy), with the agent task's heap flag.
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--v8-flags=--max-semi-space-size=4",
-      "bench/edit_apply.ts",
-      "1000",
-      "1000",
-      "200",
-    ],
-    stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  if (!out.success) throw new Error("bench/edit_apply.ts failed");
-  console.log(new TextDecoder().decode(out.stdout).trim());
+  await runInherit("bench/edit_apply.ts", ["1000", "1000", "200"], [
+    "--v8-flags=--max-semi-space-size=4",
+  ]);
 }
 if (want("load")) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "bench/load.ts"],
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-  if (!out.success) throw new Error("bench/load.ts failed");
+  await runInherit("bench/load.ts", []);
 }
 if (want("edgemem")) {
   // The standalone edge at 1k routes, ready and settled: Envoy's and the agent's memory with
   // Envoy's cluster stats on first use (the default) and with --envoy-eager-stats.
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "bench/edge_memory.ts", "--routes", "1000", "--rounds", "3"],
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-  if (!out.success) throw new Error("bench/edge_memory.ts failed");
+  await runInherit("bench/edge_memory.ts", ["--routes", "1000", "--rounds", "3"]);
 }
 if (want("eg")) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "bench/eg_translate.ts"],
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-  if (!out.success) throw new Error("bench/eg_translate.ts failed");
+  await runInherit("bench/eg_translate.ts", []);
 }
 if (want("mesh")) {
   const r = await runJson("bench/mesh_push.ts", ["1000", "100", "20", "50"]) as unknown as Record<
@@ -198,17 +181,7 @@ if (want("mtls")) {
   }
 }
 if (want("dns")) {
-  try {
-    await Deno.stat("bench/dns.ts");
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "bench/dns.ts", "--seconds", "5", "--rounds", "3"],
-      stdout: "inherit",
-      stderr: "inherit",
-    }).output();
-    if (!out.success) throw new Error("bench/dns.ts failed");
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
+  await runInherit("bench/dns.ts", ["--seconds", "5", "--rounds", "3"]);
 }
 if (want("capture")) {
   // Root and the peers ip and nft (installed on first use): throwaway netns, one table each.
@@ -388,17 +361,9 @@ for (const part of ["soak", "churn"]) {
   if (!parts.has(part)) continue;
   // Only when named: 30 minutes on the local cluster (e2e/soak.ts): `soak` replaces every aether
   // process in turn, `churn` none (a route edit a second, a scale every ten: issue 21).
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "bench/soak.ts",
-      "--minutes",
-      values.minutes ?? "30",
-      ...(part === "churn" ? ["--churn"] : []),
-    ],
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-  if (!out.success) Deno.exit(1);
+  await runInherit("bench/soak.ts", [
+    "--minutes",
+    values.minutes ?? "30",
+    ...(part === "churn" ? ["--churn"] : []),
+  ]);
 }

@@ -12,6 +12,7 @@ import { paths } from "../testbed/cluster/mod.ts";
 import { readSysctls } from "../testbed/cluster/mod.ts";
 import { ensurePeer } from "../testbed/peers/mod.ts";
 import { kubectl } from "./kubectl.ts";
+import { waitFor } from "./peers/proc.ts";
 
 const manifests = (echo: string, busybox: string) => `
 apiVersion: apps/v1
@@ -133,14 +134,22 @@ Deno.test({
         ]);
         assert.ok(lookup.includes(clusterIp), `cluster DNS answers the ClusterIP:\n${lookup}`);
         // The short name through the search domains, to the ClusterIP, through kube-proxy's rules.
-        const viaService = await kubectl(c.kubeconfig, [
-          "exec",
-          "toolbox",
-          "--",
-          "wget",
-          "-qO-",
-          "http://echo/via-service",
-        ]);
+        // kube-proxy programs a new Service asynchronously (a CI run once timed out here right
+        // after a long test on the same node), so the first answers get a bounded minute.
+        const viaService = await waitFor(
+          "echo's ClusterIP answering through kube-proxy",
+          () =>
+            kubectl(c.kubeconfig, [
+              "exec",
+              "toolbox",
+              "--",
+              "wget",
+              "-T",
+              "5",
+              "-qO-",
+              "http://echo/via-service",
+            ]),
+        );
         const body = JSON.parse(viaService);
         assert.equal(body.path, "/via-service");
         assert.ok(

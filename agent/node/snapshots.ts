@@ -23,16 +23,14 @@ import {
   type SnapshotCache,
 } from "../xds/cache/mod.ts";
 import { INTERNAL_LISTENER, type NodeHandler, type OnDemandHandler } from "../xds/server/mod.ts";
-import { TypeUrl } from "../xds/proto.ts";
 import type { NamedResource } from "../xds/translate/mod.ts";
 import {
   nodeNamespaces,
   type NodeResources,
   type NodeTranslateOptions,
-  outboundRouteName,
   translateNode,
 } from "../xds/translate/node/mod.ts";
-import { vhdsNamespace } from "../xds/server/mod.ts";
+import { onDemandRequests } from "./on_demand_names.ts";
 import { EndpointMemo, retranslateEndpoints, retranslateNode, sameClosure } from "./incremental.ts";
 import {
   indexMesh,
@@ -44,9 +42,6 @@ import {
 } from "./demand.ts";
 
 export { type NodeDemand, scopedView } from "./demand.ts";
-
-/** The prefix of the outbound route tables (`outbound.<caller>`), VHDS names' first part. */
-const OUTBOUND = outboundRouteName("");
 
 /** Pure: every node's resources for `mesh`, keyed by node id. */
 export function nodeSnapshots(
@@ -283,28 +278,9 @@ export class NodeSnapshots {
    * VHDS) and CDS names (on-demand CDS) grow the node's set; other types are ignored.
    */
   readonly onDemand: OnDemandHandler = (nodeId, typeUrl, names) => {
-    const byCaller = new Map<string | undefined, string[]>();
-    const add = (caller: string | undefined, name: string) => {
-      const list = byCaller.get(caller);
-      if (list) list.push(name);
-      else byCaller.set(caller, [name]);
-    };
-    // Per-caller clusters (`<cluster>|<ns>/<sa>`, with identity) name the IR cluster first.
-    if (typeUrl === TypeUrl.cluster) {
-      for (const n of names) {
-        const bar = n.indexOf("|");
-        add(bar < 0 ? undefined : n.slice(bar + 1), bar < 0 ? n : n.slice(0, bar));
-      }
+    for (const [caller, list] of onDemandRequests(typeUrl, names)) {
+      this.request(nodeId, list, caller);
     }
-    // VHDS aliases `outbound.<caller>/<host>`.
-    if (typeUrl === TypeUrl.virtualHost) {
-      for (const n of names.filter((n) => n.includes("/"))) {
-        const table = vhdsNamespace(n);
-        const caller = table.startsWith(OUTBOUND) ? table.slice(OUTBOUND.length) : undefined;
-        add(caller?.includes("/") ? caller : undefined, n.slice(table.length + 1).toLowerCase());
-      }
-    }
-    for (const [caller, list] of byCaller) this.request(nodeId, list, caller);
   };
 
   /** The node's current dependency set (sorted authorities), or undefined for an unknown node. */

@@ -14,7 +14,8 @@ import {
 } from "./core_types.ts";
 import { importClusterName } from "./imports.ts";
 import { type ImportEndpointsMemo, memoizedImportEndpoints } from "./imports_memo.ts";
-import { clustersetSni, MCS_GROUP, VIP_SERVICE_IMPORT_ANNOTATION } from "../mcs/mod.ts";
+import { MCS_GROUP } from "../mcs/mod.ts";
+import { vipImportPort, vipImportSni } from "./vip_imports.ts";
 import { HTTP2_APP_PROTOCOLS, protocolProblem, readyEndpoints } from "./backend_ports.ts";
 import { referenceAllowed } from "./refs.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
@@ -87,11 +88,6 @@ export interface ImportSource {
   readonly key: string;
   readonly use: "import" | "vip";
   readonly port: ServicePort;
-}
-
-/** An import port and a VIP Service port are one port: same number and protocol. */
-function samePort(a: ServicePort, b: ServicePort): boolean {
-  return a.port === b.port && (a.protocol ?? "TCP") === (b.protocol ?? "TCP");
 }
 
 /** Resolves backendRefs for one resolve and collects the clusters they use. */
@@ -252,7 +248,7 @@ export class Backends {
    * shared by the edge and the mesh; http2 when `http2` or the port's appProtocol is h2c/grpc.
    */
   serviceCluster(svc: Obj<ServiceSpec>, port: ServicePort, http2: boolean): IRCluster {
-    const sni = this.#vipImportSni(svc, port);
+    const sni = vipImportSni(this.indexed, svc, port);
     const name = this.#clusterName(svc, port);
     return this.#cluster(
       name,
@@ -356,23 +352,18 @@ export class Backends {
   }
 
   /**
-   * The endpoints of a clusterset VIP Service's `port` (a Service annotated with its ServiceImport,
-   * made by the MCS controller): the import's clusterset endpoints of the same port, so a pod that
-   * dials the VIP (the `clusterset.local` name's address) is captured into them. Undefined for any
-   * other Service, or while the import is not there.
+   * The endpoints of a clusterset VIP Service's `port`: its ServiceImport's clusterset endpoints
+   * of that port (see {@link vipImportPort}), recorded as the cluster's import source; undefined
+   * for any other Service, or while the import is not there.
    */
   #vipImportEndpoints(
     cluster: string,
     svc: Obj<ServiceSpec>,
     port: ServicePort,
   ): IREndpoint[] | undefined {
-    const annotations = svc.metadata.annotations as Record<string, string> | undefined;
-    const name = annotations?.[VIP_SERVICE_IMPORT_ANNOTATION];
-    if (typeof name !== "string") return undefined;
-    const key = `${svc.metadata.namespace}/${name}`;
-    const si = this.indexed.serviceImports.get(key);
-    const importPort = si?.spec?.ports?.find((p) => samePort(p, port));
-    if (!importPort) return undefined;
+    const found = vipImportPort(this.indexed, svc, port);
+    if (!found) return undefined;
+    const { key, port: importPort } = found;
     this.#importSources.set(cluster, { key, use: "vip", port: importPort });
     const spec = this.indexed.clusterSetEndpoints.get(key)?.spec;
     return memoizedImportEndpoints(
@@ -381,22 +372,6 @@ export class Backends {
       spec,
       importPort,
     );
-  }
-
-  /**
-   * The SNI a clusterset VIP Service's `port` is dialled with: its ServiceImport's clusterset SNI
-   * (what the exporting clusters' pods and east-west gateways pick the Service port by), while
-   * the import has that port; undefined for any other Service.
-   */
-  #vipImportSni(svc: Obj<ServiceSpec>, port: ServicePort): string | undefined {
-    const annotations = svc.metadata.annotations as Record<string, string> | undefined;
-    const name = annotations?.[VIP_SERVICE_IMPORT_ANNOTATION];
-    if (typeof name !== "string") return undefined;
-    const si = this.indexed.serviceImports.get(`${svc.metadata.namespace}/${name}`);
-    if (port.protocol === "UDP" || !si?.spec?.ports?.some((p) => samePort(p, port))) {
-      return undefined;
-    }
-    return clustersetSni(svc.metadata.namespace, name, port.port);
   }
 
   /** The ready endpoints of `port` of `svc`, remembered while its EndpointSlices are unchanged. */
