@@ -106,9 +106,14 @@ if (import.meta.main) {
   );
   await Deno.mkdir("docs/img", { recursive: true });
   const name = churn ? "churn" : "soak";
-  await Deno.writeTextFile(`docs/img/${name}_rss.svg`, rssSvg(r));
-  if (churn) await Deno.writeTextFile("docs/img/churn_edits.svg", editSvg(r));
-  if (churn) await Deno.writeTextFile("docs/img/churn_agent_memory.svg", agentMemorySvg(r));
+  const pictures: [string, string][] = [[`docs/img/${name}_rss.svg`, rssSvg(r)]];
+  if (churn) pictures.push(["docs/img/churn_edits.svg", editSvg(r)]);
+  if (churn) pictures.push(["docs/img/churn_agent_memory.svg", agentMemorySvg(r)]);
+  for (const [path, svg] of pictures) await Deno.writeTextFile(path, svg);
+  // In the repository's own format, so the pictures commit as written (`deno fmt --check`).
+  await new Deno.Command(Deno.execPath(), {
+    args: ["fmt", "--quiet", ...pictures.map(([path]) => path)],
+  }).output();
   if (values.samples) await Deno.writeTextFile(values.samples, JSON.stringify(r));
   const byAction = new Map<string, number[]>();
   for (const e of r.events) byAction.set(e.action, [...byAction.get(e.action) ?? [], e.ms]);
