@@ -26,16 +26,20 @@ export function rssSvg(r: SoakReport): string {
 }
 
 /**
- * The node agent's memory over time: its pod's RSS and anonymous memory and its V8 heap (used,
- * total): a leak in JS raises the floor of the heap used, a native one the anonymous memory alone.
+ * The node agent's memory over time: its pod's RSS and anonymous memory, each program's share of
+ * the latter (the agent and the CNI installer beside it) and the agent's V8 heap (used, total): a
+ * leak in JS raises the floor of the heap used, a native one a program's anonymous memory alone.
  */
 export function agentMemorySvg(r: SoakReport): string {
   return seriesSvg(r, (s) => ({
-    "RSS": s.rssMiB.agent ?? 0,
-    "anonymous": s.anonMiB?.agent ?? 0,
+    "pod RSS": s.rssMiB.agent ?? 0,
+    "pod anonymous": s.anonMiB?.agent ?? 0,
+    ...Object.fromEntries(
+      Object.entries(s.agentProgramsAnonMiB ?? {}).map(([p, v]) => [`${p} anonymous`, v]),
+    ),
     "V8 heap total": s.agentHeapMiB?.total ?? 0,
     "V8 heap used": s.agentHeapMiB?.used ?? 0,
-  }), "node agent MiB");
+  }), "node agent pod MiB");
 }
 
 /** `pick`'s series over the samples as an SVG line chart. */
@@ -44,14 +48,14 @@ function seriesSvg(
   pick: (s: SoakReport["rss"][number]) => Record<string, number>,
   what: string,
 ): string {
-  const w = 720, h = 320, left = 50, bottom = 30, top = 20, right = 150;
+  const w = 780, h = 320, left = 50, bottom = 30, top = 20, right = 210;
   const series = r.rss.map((s) => ({ atS: s.atS, v: pick(s) }));
-  const names = Object.keys(series[0]?.v ?? {});
+  const names = [...new Set(series.flatMap((s) => Object.keys(s.v)))];
   const maxT = Math.max(1, ...series.map((s) => s.atS));
   const maxY = Math.max(1, ...series.flatMap((s) => Object.values(s.v))) * 1.1;
   const x = (t: number) => left + ((w - left - right) * t) / maxT;
   const y = (v: number) => h - bottom - ((h - bottom - top) * v) / maxY;
-  const colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
+  const colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"];
   const lines = names.map((n, i) => {
     const pts = series.map((s) => `${x(s.atS).toFixed(1)},${y(s.v[n] ?? 0).toFixed(1)}`);
     return `<polyline fill="none" stroke="${colors[i % colors.length]}" stroke-width="1.5" ` +

@@ -36,10 +36,38 @@ export interface InstallOutcome {
   conf: { action: "inserted" | "unchanged" | "waiting"; file?: string; reason?: string };
 }
 
-const readOr = (path: string) => Deno.readFile(path).catch(() => undefined);
+/** How much of each file {@link sameContent} reads at a time. */
+const CHUNK = 64 * 1024;
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
+/** Fills `buf` from `file` as far as it goes; returns how many bytes it holds. */
+async function fill(file: Deno.FsFile, buf: Uint8Array): Promise<number> {
+  let got = 0;
+  while (got < buf.length) {
+    const n = await file.read(buf.subarray(got));
+    if (n === null) break;
+    got += n;
+  }
+  return got;
+}
+
+/**
+ * Whether the files at `a` and `b` hold the same bytes (false when `b` is missing), read a chunk
+ * at a time: a resync every 30 s that read both binaries whole (≈ 1.5 MB) left that much in
+ * ArrayBuffers an idle process collects late — the CNI installer's memory grew ≈ 2.8 MiB a minute
+ * in the churn soak until V8's external-memory limit made it collect.
+ */
+export async function sameContent(a: string, b: string): Promise<boolean> {
+  const [sa, sb] = await Promise.all([Deno.stat(a), Deno.stat(b).catch(() => undefined)]);
+  if (!sb?.isFile || sa.size !== sb.size) return false;
+  using fa = await Deno.open(a);
+  using fb = await Deno.open(b);
+  const ba = new Uint8Array(CHUNK), bb = new Uint8Array(CHUNK);
+  for (;;) {
+    const [na, nb] = await Promise.all([fill(fa, ba), fill(fb, bb)]);
+    if (na !== nb) return false;
+    for (let i = 0; i < na; i++) if (ba[i] !== bb[i]) return false;
+    if (na < CHUNK) return true;
+  }
 }
 
 /** Writes `data` to `path` through a temp file in the same dir and a rename, with `mode`. */
@@ -57,11 +85,9 @@ async function atomicWrite(path: string, data: Uint8Array, mode: number): Promis
 
 /** Copies the plugin binary unless the installed one is the same. */
 export async function installBinary(plugin: string, binDir: string): Promise<boolean> {
-  const want = await Deno.readFile(plugin);
   const target = join(binDir, PLUGIN_TYPE);
-  const have = await readOr(target);
-  if (have && sameBytes(have, want)) return false;
-  await atomicWrite(target, want, 0o755);
+  if (await sameContent(plugin, target)) return false;
+  await atomicWrite(target, await Deno.readFile(plugin), 0o755);
   return true;
 }
 

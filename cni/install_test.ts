@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { installOnce, type InstallOutcome, uninstall, watchInstall } from "./install.ts";
+import {
+  installOnce,
+  type InstallOutcome,
+  sameContent,
+  uninstall,
+  watchInstall,
+} from "./install.ts";
 
 const bridge = {
   cniVersion: "1.0.0",
@@ -224,5 +230,33 @@ Deno.test("watch: uninstallOnExit as a question, asked once on the way out", asy
     }
   } finally {
     await Deno.remove(n.root, { recursive: true });
+  }
+});
+
+Deno.test("install: the binary is compared a chunk at a time, every byte and the size", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "aether-cni-same-" });
+  try {
+    const a = join(dir, "a"), b = join(dir, "b");
+    // Past several 64 KiB chunks, and exactly two of them.
+    for (const size of [200_003, 131_072, 5]) {
+      const bytes = new Uint8Array(size).map((_, i) => (i * 7 + 3) & 0xff);
+      await Deno.writeFile(a, bytes);
+      await Deno.writeFile(b, bytes);
+      assert.equal(await sameContent(a, b), true, `${size}: equal`);
+      for (const at of [0, size >> 1, size - 1]) {
+        const other = bytes.slice();
+        other[at] ^= 1;
+        await Deno.writeFile(b, other);
+        assert.equal(await sameContent(a, b), false, `${size}: byte ${at} differs`);
+      }
+      await Deno.writeFile(b, bytes.subarray(0, size - 1));
+      assert.equal(await sameContent(a, b), false, `${size}: shorter`);
+    }
+    await Deno.remove(b);
+    assert.equal(await sameContent(a, b), false, "missing target");
+    await Deno.mkdir(b);
+    assert.equal(await sameContent(a, b), false, "a directory in its place");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -344,6 +344,16 @@ export interface PodUsage {
   byProgram: Record<string, { rssMiB: number; anonMiB: number }>;
 }
 
+/**
+ * A process's name in {@link PodUsage.byProgram}: its executable's, and for Deno the script it
+ * runs (`deno agent/main.ts`, `deno cni/main.ts`: the node agent's pod runs both).
+ */
+export function programOf(name: string, cmdline: string): string {
+  if (name !== "deno") return name;
+  const script = cmdline.split("\0").find((a) => /\.ts$/.test(a));
+  return script ? `deno ${script}` : name;
+}
+
 /** RSS and CPU seconds of every process of a pod (by uid), read from the host's /proc. */
 export async function podUsage(uid: string): Promise<PodUsage> {
   const clockTicks = 100; // USER_HZ on Linux
@@ -354,7 +364,10 @@ export async function podUsage(uid: string): Promise<PodUsage> {
     const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
     rss += kb("VmRSS");
     anon += kb("RssAnon");
-    const program = /Name:\s+(\S+)/.exec(status)?.[1] ?? "?";
+    const program = programOf(
+      /Name:\s+(\S+)/.exec(status)?.[1] ?? "?",
+      await Deno.readTextFile(`/proc/${pid}/cmdline`).catch(() => ""),
+    );
     const mine = byProgram[program] ??= { rssMiB: 0, anonMiB: 0 };
     mine.rssMiB += kb("VmRSS") / 1024;
     mine.anonMiB += kb("RssAnon") / 1024;

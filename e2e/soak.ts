@@ -67,6 +67,11 @@ export interface RssSample {
    * the floor of `used`, a native one raises anonymous memory with `used` flat.
    */
   agentHeapMiB?: Record<string, number>;
+  /**
+   * Anonymous memory (MiB) of each program in the node agent's pod: the agent (`deno
+   * agent/main.ts`) and the CNI installer beside it (`deno cni/main.ts`), told apart.
+   */
+  agentProgramsAnonMiB?: Record<string, number>;
 }
 
 /** What a soak saw. */
@@ -215,6 +220,7 @@ async function sampleRss(
 ) {
   while (!stopped()) {
     const rssMiB: Record<string, number> = {}, anonMiB: Record<string, number> = {};
+    const agentProgramsAnonMiB: Record<string, number> = {};
     try {
       for (const [name, selector] of Object.entries(COMPONENTS)) {
         let sum = 0, anon = 0;
@@ -222,12 +228,22 @@ async function sampleRss(
           const u = await podUsage(p.metadata.uid);
           sum += u.rssMiB;
           anon += u.anonMiB;
+          if (name !== "agent") continue;
+          for (const [program, m] of Object.entries(u.byProgram)) {
+            agentProgramsAnonMiB[program] = (agentProgramsAnonMiB[program] ?? 0) + m.anonMiB;
+          }
         }
         rssMiB[name] = sum;
         anonMiB[name] = anon;
       }
       const agentHeapMiB = agentHeap(await nodeAgentText(c, "/metrics").catch(() => ""));
-      out.push({ atS: Math.round((Date.now() - t0) / 1000), rssMiB, anonMiB, agentHeapMiB });
+      out.push({
+        atS: Math.round((Date.now() - t0) / 1000),
+        rssMiB,
+        anonMiB,
+        agentHeapMiB,
+        agentProgramsAnonMiB,
+      });
     } catch { /* the API server is away (its restart): the next sample */ }
     await sleep(5_000);
   }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { agentHeap, rssGrowth, type RssSample, soakProblems } from "./soak.ts";
+import { programOf } from "./cluster_ha.ts";
 
 const samples = (values: number[]): RssSample[] =>
   values.map((v, i) => ({ atS: i * 5, rssMiB: { agent: v, edge: 100 } }));
@@ -46,4 +47,18 @@ Deno.test("agentHeap reads the node agent's V8 heap gauges in MiB, with or witho
   ].join("\n");
   assert.deepEqual(agentHeap(text), { used: 36, total: 50, external: 1 });
   assert.deepEqual(agentHeap(""), {});
+});
+
+Deno.test("soak: the node agent's pod is split by program, Deno ones by their script", () => {
+  const cmd = (...args: string[]) => args.join("\0") + "\0";
+  assert.equal(
+    programOf("deno", cmd("/usr/local/bin/deno", "run", "-A", "agent/main.ts", "node")),
+    "deno agent/main.ts",
+  );
+  assert.equal(
+    programOf("deno", cmd("deno", "run", "cni/main.ts", "install", "--x=a.ts")),
+    "deno cni/main.ts",
+  );
+  assert.equal(programOf("deno", cmd("deno", "repl")), "deno");
+  assert.equal(programOf("pause", cmd("/pause")), "pause");
 });
