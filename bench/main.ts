@@ -15,18 +15,31 @@ const { values, positionals } = parseArgs({
 const parts = new Set([...positionals, ...(values.only ? [values.only] : [])]);
 const want = (part: string) => parts.size === 0 || parts.has(part);
 
+/** Runs a bench script (its stderr to ours); throws when it fails, else returns its stdout. */
+async function runScript(
+  script: string,
+  args: string[],
+  denoFlags: string[],
+  stdout: "piped" | "inherit",
+): Promise<Uint8Array> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", ...denoFlags, script, ...args],
+    stdout,
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`${script} ${args.join(" ")} failed`);
+  // (An inherited stdout was not captured: reading it would throw.)
+  return stdout === "piped" ? out.stdout : new Uint8Array();
+}
+
+/** Runs a bench script and returns (and prints) the JSON of its last output line. */
 async function runJson(
   script: string,
   args: string[],
   denoFlags: string[] = [],
 ): Promise<Record<string, number>> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", ...denoFlags, script, ...args],
-    stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  if (!out.success) throw new Error(`${script} ${args.join(" ")} failed`);
-  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+  const lines = new TextDecoder().decode(await runScript(script, args, denoFlags, "piped")).trim()
+    .split("\n");
   const result = JSON.parse(lines[lines.length - 1]);
   console.log(JSON.stringify(result));
   return result;
@@ -34,12 +47,7 @@ async function runJson(
 
 /** Runs a bench script whose output goes straight to ours; throws when it fails. */
 async function runInherit(script: string, args: string[], denoFlags: string[] = []) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", ...denoFlags, script, ...args],
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-  if (!out.success) throw new Error(`${script} ${args.join(" ")} failed`);
+  await runScript(script, args, denoFlags, "inherit");
 }
 
 const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/model name\s*:\s*(.*)/)?.[1] ??
