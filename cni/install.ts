@@ -60,10 +60,13 @@ export async function sameContent(a: string, b: string): Promise<boolean> {
   const [sa, sb] = await Promise.all([Deno.stat(a), Deno.stat(b).catch(() => undefined)]);
   if (!sb?.isFile || sa.size !== sb.size) return false;
   using fa = await Deno.open(a);
-  using fb = await Deno.open(b);
+  // The installed copy may go (or change) between the stat and here, or while it is read — a
+  // pass racing its removal: then it is not the same, and the pass copies the plugin anew.
+  using fb = await Deno.open(b).catch(() => undefined);
+  if (!fb) return false;
   const ba = new Uint8Array(CHUNK), bb = new Uint8Array(CHUNK);
   for (;;) {
-    const [na, nb] = await Promise.all([fill(fa, ba), fill(fb, bb)]);
+    const [na, nb] = await Promise.all([fill(fa, ba), fill(fb, bb).catch(() => -1)]);
     if (na !== nb) return false;
     for (let i = 0; i < na; i++) if (ba[i] !== bb[i]) return false;
     if (na < CHUNK) return true;
