@@ -160,8 +160,27 @@ async function main(args: string[]): Promise<number> {
   const nodeName = values["node-name"] ?? Deno.env.get("NODE_NAME") ?? Deno.hostname();
   const nodeId = role === "node" ? nodeName : values["node-id"]!;
   const stateDir = limits.stateDir ?? defaultStateDir(nodeId);
-  const agent = role === "node"
-    ? await (await import("./node/mod.ts")).runNode({
+  const nodeRole = role === "node" ? await import("./node/mod.ts") : undefined;
+  const edgeRole = role === "node" ? undefined : await import("./edge/mod.ts");
+  // The signal handlers come before the start (and after the last await before it): a SIGTERM once /readyz answers but before the
+  // start has returned would otherwise end the process by the default action, leaving its Envoy
+  // running with nobody to stop it (seen under load in e2e/edge_shutdown_drain_test.ts).
+  let stopping = false;
+  const stop = (keepEnvoy?: boolean) => async () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down", { keepEnvoy: keepEnvoy ?? limits.keepEnvoy });
+    // A start still under way is waited for, then closed; one that failed has nothing to close.
+    const started = await agent.catch(() => undefined);
+    await started?.close({ keepEnvoy });
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", stop());
+  Deno.addSignalListener("SIGTERM", stop());
+  // `agent stop --keep-envoy`: exit, leave Envoy serving for the next agent.
+  Deno.addSignalListener("SIGUSR1", stop(true));
+  const agent = nodeRole
+    ? nodeRole.runNode({
       ...common,
       stateDir,
       nodeName,
@@ -175,7 +194,7 @@ async function main(args: string[]): Promise<number> {
       cniSocket: values["cni-socket"],
       uninstallWhenGone: values["uninstall-when-gone"],
     })
-    : await (await import("./edge/mod.ts")).runStandalone({
+    : edgeRole!.runStandalone({
       ...common,
       stateDir,
       bindAddress: values["bind-address"]!,
@@ -186,18 +205,7 @@ async function main(args: string[]): Promise<number> {
       spiffeIdTemplate: values["spiffe-id-template"],
       outsideMeshNamespaces: values["outside-mesh-namespace"],
     });
-  let stopping = false;
-  const stop = (keepEnvoy?: boolean) => async () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info("shutting down", { keepEnvoy: keepEnvoy ?? limits.keepEnvoy });
-    await agent.close({ keepEnvoy });
-    Deno.exit(0);
-  };
-  Deno.addSignalListener("SIGINT", stop());
-  Deno.addSignalListener("SIGTERM", stop());
-  // `agent stop --keep-envoy`: exit, leave Envoy serving for the next agent.
-  Deno.addSignalListener("SIGUSR1", stop(true));
+  await agent;
   await new Promise(() => {});
   return 0;
 }
