@@ -1,7 +1,7 @@
 /**
  * What is derived once from a loaded protobufjs Root (it never changes once resolved): its message
  * types by full name (proto.ts) and, per message type, what a module makes of it
- * (direct_encode.ts's field tables). One index per Root, kept as long as the Root.
+ * (direct_encode.ts's field tables). One index per Root, kept on the Root itself.
  * @module
  */
 import type protobuf from "protobufjs";
@@ -22,12 +22,11 @@ export class RootIndex {
   }
 }
 
-/** The index of `root` (one per loaded Root). */
-export function rootIndex(root: protobuf.Root): RootIndex {
-  let index = indexByRoot.get(root);
-  if (!index) indexByRoot.set(root, index = new RootIndex());
-  return index;
-}
+/** Where a Root keeps its index: a property of the Root itself, owned (and dropped) with it. */
+const INDEX = Symbol("aether.rootIndex");
 
-/** Each loaded Root's index. */
-const indexByRoot = new WeakMap<protobuf.Root, RootIndex>();
+/** The index of `root` (one per loaded Root, made on first use). */
+export function rootIndex(root: protobuf.Root): RootIndex {
+  const owner = root as protobuf.Root & { [INDEX]?: RootIndex };
+  return owner[INDEX] ??= new RootIndex();
+}
