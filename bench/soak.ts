@@ -1,12 +1,13 @@
 /**
- * `deno task bench soak [--minutes N] [--churn] [--samples file.json]` (default 30): the soak of e2e/soak.ts on the local
- * cluster — every aether process replaced in turn, or with `--churn` none: a route edit a second
- * and a scale every ten (issue 21's long run). Prints its progress, one JSON line (the report
- * without the samples) and a Markdown summary for docs/performance.md, and writes the RSS of every
- * component over time as a picture to docs/img/soak_rss.svg (churn_rss.svg, plus each edit's
- * latency in churn_edits.svg and the node agent's RSS, anonymous memory and V8 heap in
- * churn_agent_memory.svg); `--samples` writes the whole report with every sample as JSON. Exits 1
- * when the soak found a problem.
+ * `deno task bench soak [--minutes N] [--churn] [--samples file.json]` (default 30): the soak of
+ * e2e/soak.ts on the local cluster — every aether process replaced in turn, or with `--churn`
+ * none: a route edit a second and a scale every ten (issue 21's long run). Prints its progress,
+ * one JSON line (the report without the samples) and a Markdown summary for docs/performance.md,
+ * and writes the RSS of every component over time as a picture to docs/img/soak_rss.svg
+ * (churn_rss.svg, plus each edit's latency in churn_edits.svg, the node agent's RSS, anonymous
+ * memory and V8 heap in churn_agent_memory.svg and the controller's in
+ * churn_controller_memory.svg); `--samples` writes the whole report with every sample as JSON.
+ * Exits 1 when the soak found a problem.
  * @module
  */
 import { parseArgs } from "node:util";
@@ -40,6 +41,20 @@ export function agentMemorySvg(r: SoakReport): string {
     "V8 heap total": s.agentHeapMiB?.total ?? 0,
     "V8 heap used": s.agentHeapMiB?.used ?? 0,
   }), "node agent pod MiB");
+}
+
+/**
+ * The controller's memory over time: its pods' RSS and anonymous memory and its V8 heap (used,
+ * total) — a floor of the heap used that keeps rising is a JS leak; the total growing with the
+ * used flat is V8 keeping pages.
+ */
+export function controllerMemorySvg(r: SoakReport): string {
+  return seriesSvg(r, (s) => ({
+    RSS: s.rssMiB.controller ?? 0,
+    anonymous: s.anonMiB?.controller ?? 0,
+    "V8 heap total": s.controllerHeapMiB?.total ?? 0,
+    "V8 heap used": s.controllerHeapMiB?.used ?? 0,
+  }), "controller MiB");
 }
 
 /** `pick`'s series over the samples as an SVG line chart. */
@@ -113,6 +128,7 @@ if (import.meta.main) {
   const pictures: [string, string][] = [[`docs/img/${name}_rss.svg`, rssSvg(r)]];
   if (churn) pictures.push(["docs/img/churn_edits.svg", editSvg(r)]);
   if (churn) pictures.push(["docs/img/churn_agent_memory.svg", agentMemorySvg(r)]);
+  if (churn) pictures.push(["docs/img/churn_controller_memory.svg", controllerMemorySvg(r)]);
   for (const [path, svg] of pictures) await Deno.writeTextFile(path, svg);
   // In the repository's own format, so the pictures commit as written (`deno fmt --check`).
   await new Deno.Command(Deno.execPath(), {

@@ -269,17 +269,17 @@ export async function nodeAgentJson(c: Cluster, path: string): Promise<any> {
 }
 
 /** The body of the node agent's admin `path` (its admin port on the node address). */
-export async function nodeAgentText(c: Cluster, path: string): Promise<string> {
+export function nodeAgentText(c: Cluster, path: string): Promise<string> {
+  return nodeNetText(c, `http://${c.layout.nodeIp}:15000${path}`);
+}
+
+/** The body of `url` fetched from the node's network namespace (node and pod addresses). */
+export async function nodeNetText(c: Cluster, url: string): Promise<string> {
   const out = await new Deno.Command("nsenter", {
-    args: [
-      `--net=/run/netns/${c.layout.netns}`,
-      "curl",
-      "-sf",
-      `http://${c.layout.nodeIp}:15000${path}`,
-    ],
+    args: [`--net=/run/netns/${c.layout.netns}`, "curl", "-sf", url],
     stdout: "piped",
   }).output();
-  assert.ok(out.success, `GET ${path}`);
+  assert.ok(out.success, `GET ${url}`);
   return new TextDecoder().decode(out.stdout);
 }
 

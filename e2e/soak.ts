@@ -25,7 +25,7 @@ import {
   workloads,
 } from "./cluster_ha.ts";
 import { rollout } from "./kubectl.ts";
-import { nodeAgentText } from "./cluster_capture.ts";
+import { nodeAgentText, nodeNetText } from "./cluster_capture.ts";
 import { join } from "node:path";
 
 /** What the soak runs. */
@@ -67,6 +67,8 @@ export interface RssSample {
    * the floor of `used`, a native one raises anonymous memory with `used` flat.
    */
   agentHeapMiB?: Record<string, number>;
+  /** The controller's V8 heap (used, total, external; MiB), summed over its pods' `/metrics`. */
+  controllerHeapMiB?: Record<string, number>;
   /**
    * Anonymous memory (MiB) of each program in the node agent's pod: the agent (`deno
    * agent/main.ts`) and the CNI installer beside it (`deno cni/main.ts`), told apart.
@@ -97,8 +99,11 @@ const COMPONENTS: Record<string, string> = {
 
 type Pod = {
   metadata: { name: string; uid: string; deletionTimestamp?: string };
-  status: { conditions?: { type: string; status: string }[] };
+  status: { podIP?: string; conditions?: { type: string; status: string }[] };
 };
+
+/** The controller's admin port (the chart's `--admin-address=$(POD_IP):15010`). */
+const CONTROLLER_ADMIN_PORT = 15010;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
@@ -195,8 +200,8 @@ function churnSchedule(c: Cluster, env: HaEnv): [string, () => Promise<void>][] 
   ];
 }
 
-/** The node agent's V8 heap figures in MiB, from its Prometheus text. */
-export function agentHeap(metrics: string): Record<string, number> {
+/** A Deno process's V8 heap figures in MiB (used, total, external), from its Prometheus text. */
+export function v8HeapMiB(metrics: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (
     const [key, name] of [["used", "deno_heap_used_bytes"], ["total", "deno_heap_total_bytes"], [
@@ -236,12 +241,22 @@ async function sampleRss(
         rssMiB[name] = sum;
         anonMiB[name] = anon;
       }
-      const agentHeapMiB = agentHeap(await nodeAgentText(c, "/metrics").catch(() => ""));
+      const agentHeapMiB = v8HeapMiB(await nodeAgentText(c, "/metrics").catch(() => ""));
+      const controllerHeapMiB: Record<string, number> = {};
+      for (const p of await pods(env, COMPONENTS.controller)) {
+        if (!p.status.podIP) continue;
+        const url = `http://${p.status.podIP}:${CONTROLLER_ADMIN_PORT}/metrics`;
+        const heap = v8HeapMiB(await nodeNetText(c, url).catch(() => ""));
+        for (const [k, v] of Object.entries(heap)) {
+          controllerHeapMiB[k] = Math.round(((controllerHeapMiB[k] ?? 0) + v) * 10) / 10;
+        }
+      }
       out.push({
         atS: Math.round((Date.now() - t0) / 1000),
         rssMiB,
         anonMiB,
         agentHeapMiB,
+        controllerHeapMiB,
         agentProgramsAnonMiB,
       });
     } catch { /* the API server is away (its restart): the next sample */ }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { agentHeap, rssGrowth, type RssSample, soakProblems } from "./soak.ts";
+import { rssGrowth, type RssSample, soakProblems, v8HeapMiB } from "./soak.ts";
 import { programOf } from "./cluster_ha.ts";
 
 const samples = (values: number[]): RssSample[] =>
@@ -37,7 +37,7 @@ Deno.test("soak: a failed request, a failed action or RSS growth over 10 % is a 
   assert.deepEqual(soakProblems({ ...clean, seconds: 180, growth: { agent: 1.25 } }), []);
 });
 
-Deno.test("agentHeap reads the node agent's V8 heap gauges in MiB, with or without labels", () => {
+Deno.test("v8HeapMiB reads a process's V8 heap gauges in MiB, with or without labels", () => {
   const text = [
     "# TYPE deno_heap_used_bytes gauge",
     "deno_heap_used_bytes 37748736",
@@ -45,8 +45,8 @@ Deno.test("agentHeap reads the node agent's V8 heap gauges in MiB, with or witho
     "deno_external_memory_bytes 1048576",
     "deno_heap_used_bytes_other 1",
   ].join("\n");
-  assert.deepEqual(agentHeap(text), { used: 36, total: 50, external: 1 });
-  assert.deepEqual(agentHeap(""), {});
+  assert.deepEqual(v8HeapMiB(text), { used: 36, total: 50, external: 1 });
+  assert.deepEqual(v8HeapMiB(""), {});
 });
 
 Deno.test("soak: the node agent's pod is split by program, Deno ones by their script", () => {
