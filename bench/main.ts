@@ -1,8 +1,8 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * apply, mesh, fanout, load, edgemem, eg, dns, mtls, capture, cluster, controller, mcs, soak, churn;
- * `--only <part>` also works; `--minutes` for the soak and the churn run, default 30), each size
- * in its own process, and prints one JSON line per run plus a Markdown table for
+ * scoped, apply, mesh, fanout, load, edgemem, eg, dns, mtls, capture, cluster, controller, mcs,
+ * soak, churn; `--only <part>` also works; `--minutes` for the soak and the churn run, default
+ * 30), each size in its own process, and prints one JSON line per run plus a Markdown table for
  * docs/performance.md.
  */
 import { parseArgs } from "node:util";
@@ -95,6 +95,24 @@ if (want("edit")) {
   console.log("|---|---|---|---|---|---|");
   for (const r of rows) {
     console.log(`| ${r.routes} | ${r.edits} | ${r.p50Ms} | ${r.p90Ms} | ${r.p99Ms} | ${r.maxMs} |`);
+  }
+}
+if (want("scoped")) {
+  // The layout probe: one route table for every host vs scoped RDS (a table per host), 10k hosts.
+  const rows = [];
+  for (const mode of ["rds", "scoped"]) {
+    for (const change of [[], ["add"]]) {
+      rows.push(await runJson("bench/scoped_rds.ts", [mode, "10000", "40", ...change]));
+    }
+  }
+  console.log(
+    "\n| layout | change | p50 ms | p90 ms | p99 ms | first 200 ms | Envoy MiB | HOST in capitals |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const r of rows) {
+    console.log(
+      `| ${r.mode} | ${r.change} | ${r.p50Ms} | ${r.p90Ms} | ${r.p99Ms} | ${r.firstServedMs} | ${r.envoyAllocatedMiB} | ${r.upperCaseHostStatus} |`,
+    );
   }
 }
 if (want("apply")) {
