@@ -6,8 +6,9 @@
  * and writes the RSS of every component over time as a picture to docs/img/soak_rss.svg
  * (churn_rss.svg, plus each edit's latency in churn_edits.svg, the node agent's RSS, anonymous
  * memory and V8 heap in churn_agent_memory.svg and the controller's in
- * churn_controller_memory.svg); `--samples` writes the whole report with every sample as JSON.
- * Exits 1 when the soak found a problem.
+ * churn_controller_memory.svg); `--samples` writes the whole report with every sample as JSON,
+ * and `--from <that file>` draws and summarises it again without a run (with `--churn` for a churn
+ * report). Exits 1 when the soak found a problem.
  * @module
  */
 import { parseArgs } from "node:util";
@@ -16,7 +17,12 @@ import { runSoak, type SoakReport } from "../e2e/soak.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { minutes: { type: "string" }, churn: { type: "boolean" }, samples: { type: "string" } },
+  options: {
+    minutes: { type: "string" },
+    churn: { type: "boolean" },
+    samples: { type: "string" },
+    from: { type: "string" },
+  },
 });
 const minutes = Number(values.minutes ?? 30);
 const churn = values.churn === true;
@@ -80,16 +86,17 @@ function seriesSvg(
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) =>
     `<text x="${left - 6}" y="${y(maxY * f) + 4}" text-anchor="end">${Math.round(maxY * f)}</text>`
   );
-  const events = r.events.map((e) =>
-    `<line x1="${x(e.atS)}" x2="${x(e.atS)}" y1="${top}" y2="${h - bottom}" stroke="#ccc"/>`
-  );
+  // Route edits have their own picture (churn_edits.svg); a churn run makes one a second.
+  const marks = r.events.filter((e) => e.action !== "route edited")
+    .map((e) => `M${x(e.atS).toFixed(1)} ${top}V${h - bottom}`);
+  const events = marks.length ? [`<path d="${marks.join("")}" stroke="#ccc"/>`] : [];
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" ` +
     `font-family="sans-serif" font-size="11">` +
     `<rect width="${w}" height="${h}" fill="white"/>${events.join("")}` +
     `<line x1="${left}" y1="${h - bottom}" x2="${w - right}" y2="${h - bottom}" stroke="black"/>` +
     `<line x1="${left}" y1="${top}" x2="${left}" y2="${h - bottom}" stroke="black"/>` +
     `${ticks.join("")}<text x="${(left + w - right) / 2}" y="${h - 8}" text-anchor="middle">` +
-    `seconds (${r.seconds} s; grey lines: actions) — ${what}</text>` +
+    `seconds (${r.seconds} s; grey lines: actions but route edits) — ${what}</text>` +
     `${lines.join("")}</svg>\n`;
 }
 
@@ -116,13 +123,16 @@ export function editSvg(r: SoakReport): string {
 }
 
 if (import.meta.main) {
-  const r = await withCluster((c) =>
-    runSoak(c, {
-      seconds: minutes * 60,
-      mode: churn ? "churn" : "replace",
-      log: (l) => console.error(`soak: ${l}`),
-    })
-  );
+  // `--from <samples.json>`: draw and summarise a report saved by `--samples`, without a run.
+  const r: SoakReport = values.from
+    ? JSON.parse(await Deno.readTextFile(values.from))
+    : await withCluster((c) =>
+      runSoak(c, {
+        seconds: minutes * 60,
+        mode: churn ? "churn" : "replace",
+        log: (l) => console.error(`soak: ${l}`),
+      })
+    );
   await Deno.mkdir("docs/img", { recursive: true });
   const name = churn ? "churn" : "soak";
   const pictures: [string, string][] = [[`docs/img/${name}_rss.svg`, rssSvg(r)]];
@@ -134,7 +144,7 @@ if (import.meta.main) {
   await new Deno.Command(Deno.execPath(), {
     args: ["fmt", "--quiet", ...pictures.map(([path]) => path)],
   }).output();
-  if (values.samples) await Deno.writeTextFile(values.samples, JSON.stringify(r));
+  if (values.samples && !values.from) await Deno.writeTextFile(values.samples, JSON.stringify(r));
   const byAction = new Map<string, number[]>();
   for (const e of r.events) byAction.set(e.action, [...byAction.get(e.action) ?? [], e.ms]);
   console.log(JSON.stringify({ ...r, rss: undefined, samples: r.rss.length }));
