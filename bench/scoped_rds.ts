@@ -27,8 +27,8 @@ import {
   adsService,
   type DeltaDiscoveryRequest,
   type DeltaDiscoveryResponse,
-} from "../agent/xds/server/service.ts";
-import { envoyBootstrap } from "../agent/xds/server/bootstrap.ts";
+  envoyBootstrap,
+} from "../agent/xds/server/mod.ts";
 import { syntheticConfig, syntheticRoute } from "../testbed/fixtures/synthetic_config.ts";
 import { startEcho } from "../e2e/echo/server.ts";
 import { freePort, request } from "../e2e/http_client.ts";

@@ -7,7 +7,13 @@
 import type { Backends } from "../backends.ts";
 import { keyValueMatches } from "./http.ts";
 import { grpcMatchKey } from "./precedence.ts";
-import { cannotForward, direct500, RuleContext, ruleHeaderModifiers } from "./rule_common.ts";
+import {
+  cannotForward,
+  constantAction,
+  direct500,
+  RuleContext,
+  ruleHeaderModifiers,
+} from "./rule_common.ts";
 import type { ConvertedRoute, ConvertedRule, RouteKindDef } from "./kind.ts";
 import type { Obj } from "../object_index.ts";
 import type { GRPCRouteMatch, GRPCRouteRule, GRPCRouteSpec } from "../types.ts";
@@ -47,7 +53,7 @@ function convertRule(ctx: RuleContext, rule: GRPCRouteRule, index: number): Conv
   const mirrors = ctx.mirrors(rule.filters);
   const why = cannotForward(backends);
   const forward: IRForwardAction = { kind: "forward", backends, mirrors, grpc: true };
-  const action: ConvertedRule["action"] = why ? () => direct500(why) : () => forward;
+  const action = constantAction(why === undefined ? forward : direct500(why));
   return { matches, ...ruleHeaderModifiers(rule.filters), action };
 }
 

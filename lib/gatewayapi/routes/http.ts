@@ -6,12 +6,19 @@
 import type { Backends } from "../backends.ts";
 import { parseDuration } from "../duration.ts";
 import { httpMatchKey } from "./precedence.ts";
-import { cannotForward, direct500, RuleContext, ruleHeaderModifiers } from "./rule_common.ts";
+import {
+  cannotForward,
+  constantAction,
+  direct500,
+  RuleContext,
+  ruleHeaderModifiers,
+} from "./rule_common.ts";
 import type { ConvertedRoute, ConvertedRule, ListenerContext, RouteKindDef } from "./kind.ts";
 import type { Obj } from "../object_index.ts";
 import type {
   HTTPKeyValueMatch,
   HTTPPathModifier,
+  HTTPRouteFilter,
   HTTPRouteRule,
   HTTPRouteSpec,
 } from "../types.ts";
@@ -90,46 +97,50 @@ function convertRule(ctx: RuleContext, rule: HTTPRouteRule, index: number): Conv
   const backends = ctx.weightedBackends(rule.backendRefs, `${field}.backendRefs`);
   const mirrors = ctx.mirrors(rule.filters);
   const headers = ruleHeaderModifiers(rule.filters);
+  if (redirect) return { matches, ...headers, action: redirectAction(redirect) };
   const why = cannotForward(backends);
-  let action: ConvertedRule["action"];
-  if (redirect) {
-    action = (l) => {
-      const out: IRRedirectAction = { kind: "redirect", statusCode: redirect.statusCode ?? 302 };
-      if (redirect.scheme) out.scheme = redirect.scheme;
-      if (redirect.hostname) out.hostname = redirect.hostname;
-      out.port = redirectPort(redirect.scheme, redirect.port, l);
-      const path = pathModifier(redirect.path);
-      if (path) out.path = path;
-      return out;
-    };
-  } else if (why) {
-    action = () => direct500(why);
-  } else {
-    const forward: IRForwardAction = { kind: "forward", backends, mirrors };
-    const request = rule.timeouts?.request !== undefined
-      ? parseDuration(rule.timeouts.request)
+  if (why !== undefined) return { matches, ...headers, action: constantAction(direct500(why)) };
+  const forward: IRForwardAction = { kind: "forward", backends, mirrors };
+  const request = rule.timeouts?.request !== undefined
+    ? parseDuration(rule.timeouts.request)
+    : undefined;
+  const perTry = rule.timeouts?.backendRequest !== undefined
+    ? parseDuration(rule.timeouts.backendRequest)
+    : undefined;
+  if (request !== undefined) forward.timeoutMs = request;
+  if (perTry !== undefined) forward.perTryTimeoutMs = perTry;
+  if (rule.retry) {
+    forward.retry = { codes: [...(rule.retry.codes ?? [])], attempts: rule.retry.attempts ?? 1 };
+    const backoff = rule.retry.backoff !== undefined
+      ? parseDuration(rule.retry.backoff)
       : undefined;
-    const perTry = rule.timeouts?.backendRequest !== undefined
-      ? parseDuration(rule.timeouts.backendRequest)
-      : undefined;
-    if (request !== undefined) forward.timeoutMs = request;
-    if (perTry !== undefined) forward.perTryTimeoutMs = perTry;
-    if (rule.retry) {
-      forward.retry = { codes: [...(rule.retry.codes ?? [])], attempts: rule.retry.attempts ?? 1 };
-      const backoff = rule.retry.backoff !== undefined
-        ? parseDuration(rule.retry.backoff)
-        : undefined;
-      if (backoff !== undefined) forward.retry.backoffMs = backoff;
-    }
-    if (rewriteFilter) {
-      forward.rewrite = {};
-      if (rewriteFilter.hostname) forward.rewrite.hostname = rewriteFilter.hostname;
-      const path = pathModifier(rewriteFilter.path);
-      if (path) forward.rewrite.path = path;
-    }
-    action = () => forward;
+    if (backoff !== undefined) forward.retry.backoffMs = backoff;
   }
-  return { matches, ...headers, action };
+  if (rewriteFilter) {
+    forward.rewrite = {};
+    if (rewriteFilter.hostname) forward.rewrite.hostname = rewriteFilter.hostname;
+    const path = pathModifier(rewriteFilter.path);
+    if (path) forward.rewrite.path = path;
+  }
+  return { matches, ...headers, action: constantAction(forward) };
+}
+
+/**
+ * A RequestRedirect rule's action (module level, so the closure holds only the filter: see
+ * constantAction).
+ */
+function redirectAction(
+  redirect: NonNullable<HTTPRouteFilter["requestRedirect"]>,
+): ConvertedRule["action"] {
+  return (l) => {
+    const out: IRRedirectAction = { kind: "redirect", statusCode: redirect.statusCode ?? 302 };
+    if (redirect.scheme) out.scheme = redirect.scheme;
+    if (redirect.hostname) out.hostname = redirect.hostname;
+    out.port = redirectPort(redirect.scheme, redirect.port, l);
+    const path = pathModifier(redirect.path);
+    if (path) out.path = path;
+    return out;
+  };
 }
 
 /** Converts an HTTPRoute's rules; reference failures and unsupported values go to the outcome. */

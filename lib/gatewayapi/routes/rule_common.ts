@@ -17,6 +17,7 @@ import type {
 import type {
   IRBackend,
   IRDirectAction,
+  IRForwardAction,
   IRHeaderModifier,
   IRMirror,
   IRRouteMatch,
@@ -162,6 +163,20 @@ export function ruleHeaderModifiers(filters: HTTPRouteFilter[] | undefined) {
     }
   }
   return out;
+}
+
+/**
+ * A rule's action that is always `action`. Made here, not inside a rule's conversion, so the
+ * closure holds only `action`: a closure made inside a conversion shares that function's scope,
+ * whose RuleContext holds the revision's Backends and through them the whole object index of that
+ * revision — every converted route kept by the memos would keep its revision's objects alive, and
+ * they the older conversions and theirs (the controller grew ≈ 14 KB per GAMMA route edit until
+ * it ran out of heap).
+ */
+export function constantAction(
+  action: IRForwardAction | IRDirectAction,
+): ConvertedRule["action"] {
+  return () => action;
 }
 
 /** 500 answer when a rule has nothing valid to forward to. */
