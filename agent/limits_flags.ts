@@ -6,6 +6,7 @@
 import { type EnvoyConcurrency, parseEnvoyConcurrency } from "./envoy/mod.ts";
 import {
   checkEdgeLimits,
+  DEFAULT_SCOPED_ROUTES_AT,
   edgeLimitDefaults,
   type EdgeLimits,
   type UnderscoreHeaderAction,
@@ -24,6 +25,7 @@ export const limitFlagSpecs = {
   "http2-initial-connection-window": { type: "string" },
   "connection-buffer-limit": { type: "string" },
   "max-downstream-connections": { type: "string" },
+  "scoped-routes-at": { type: "string" },
   "state-dir": { type: "string" },
   "keep-envoy": { type: "boolean" },
   "shutdown-drain": { type: "string" },
@@ -50,6 +52,9 @@ edge limits (Envoy's edge best practices, Envoy Gateway's defaults):
   --http2-initial-connection-window <b>  bytes (default ${d.http2InitialConnectionWindowBytes})
   --connection-buffer-limit <b>       per downstream connection, bytes (default ${d.connectionBufferLimitBytes})
   --max-downstream-connections <n>    across all listeners, more are refused (default ${defaultMaxDownstreamConnections}; 0 = none)
+  --scoped-routes-at <n>  a listener with this many hostnames or more, all exact, gets a route
+                      table per hostname (scoped RDS): an edit makes Envoy rebuild one host's
+                      table, not all of them (default ${DEFAULT_SCOPED_ROUTES_AT}; 0 = never)
 
 envoy supervision (Envoy outlives the agent; a restarted agent adopts it):
   --state-dir <dir>   Envoy's pid, admin address, bootstrap and log (envoy.log) (default
@@ -90,6 +95,8 @@ function integer(flag: string, s: string): number {
 export interface LimitFlags {
   edgeLimits: EdgeLimits;
   maxDownstreamConnections: number;
+  /** --scoped-routes-at: hostnames of a listener from which it is served scoped (0: never). */
+  scopedRoutesAt: number;
   stateDir?: string;
   keepEnvoy: boolean;
   /** --shutdown-drain in ms (0: none). */
@@ -139,6 +146,7 @@ export function limitsFromFlags(
   return {
     edgeLimits,
     maxDownstreamConnections: num("max-downstream-connections", defaultMaxDownstreamConnections),
+    scopedRoutesAt: num("scoped-routes-at", DEFAULT_SCOPED_ROUTES_AT),
     stateDir: str("state-dir"),
     keepEnvoy: v["keep-envoy"] === true,
     shutdownDrainMs: dur("shutdown-drain", 0),

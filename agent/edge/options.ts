@@ -40,6 +40,11 @@ export interface StandaloneOptions extends SourceFlags {
   envoyLogLevel?: string;
   /** Edge listener limits (--headers-with-underscores, --request-headers-timeout, …). */
   edgeLimits?: Partial<EdgeLimits>;
+  /**
+   * --scoped-routes-at: an HTTP listener with at least this many hostnames, all exact, is served
+   * as a route table per hostname (scoped RDS). Default `DEFAULT_SCOPED_ROUTES_AT`; 0 = never.
+   */
+  scopedRoutesAt?: number;
   /** --max-downstream-connections: Envoy's overload-manager connection limit (0 = none). */
   maxDownstreamConnections?: number;
   /** --state-dir: where Envoy is recorded for adoption by a restarted agent (unset: a temp dir). */

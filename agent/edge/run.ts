@@ -90,6 +90,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
       translate: {
         edge: true,
         edgeLimits: opts.edgeLimits,
+        scopedRoutesAt: opts.scopedRoutesAt,
         ...(identity
           ? { mtls: { callerId: identity.callerId, trustDomain: identity.trustDomain } }
           : {}),

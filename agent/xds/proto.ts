@@ -150,6 +150,8 @@ export const typeUrlPrefix = "type.googleapis.com/";
 export const TypeUrl = {
   listener: "type.googleapis.com/envoy.config.listener.v3.Listener",
   route: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+  /** SRDS: a listener's route scopes, each naming the RouteConfiguration of one key (a host). */
+  scopedRoute: "type.googleapis.com/envoy.config.route.v3.ScopedRouteConfiguration",
   /** VHDS: virtual hosts of a RouteConfiguration whose `vhds` is set (delta xDS only). */
   virtualHost: "type.googleapis.com/envoy.config.route.v3.VirtualHost",
   cluster: "type.googleapis.com/envoy.config.cluster.v3.Cluster",

@@ -35,6 +35,11 @@ export interface Resources {
    * its `name` field. Optional: missing means none.
    */
   virtualHosts?: NamedResource[];
+  /**
+   * SRDS ScopedRouteConfigurations (edge chains served as one route table per host). Optional:
+   * missing means none.
+   */
+  scopedRoutes?: NamedResource[];
 }
 
 /** A resource encoded once: its protobuf bytes and a stable content hash (its delta version). */
@@ -65,14 +70,15 @@ export interface TypeResources {
 }
 
 /**
- * Every type a snapshot carries, in make-before-break push order (SDS, CDS, EDS, LDS, RDS, and
- * VHDS last: a virtual host only after the clusters it routes to).
+ * Every type a snapshot carries, in make-before-break push order (SDS, CDS, EDS, LDS, SRDS, RDS,
+ * and VHDS last: a virtual host only after the clusters it routes to).
  */
 export const pushOrder: readonly string[] = [
   TypeUrl.secret,
   TypeUrl.cluster,
   TypeUrl.endpoint,
   TypeUrl.listener,
+  TypeUrl.scopedRoute,
   TypeUrl.route,
   TypeUrl.virtualHost,
 ];
@@ -84,6 +90,7 @@ const listOf: Record<keyof Resources, string> = {
   endpoints: TypeUrl.endpoint,
   secrets: TypeUrl.secret,
   virtualHosts: TypeUrl.virtualHost,
+  scopedRoutes: TypeUrl.scopedRoute,
 };
 
 /** What {@link Encodings} remembers of a type's last list. */
@@ -270,7 +277,10 @@ export class Snapshot {
   private constructor(types: ReadonlyMap<string, TypeResources>, encodings: Encodings) {
     this.#types = types;
     this.encodings = encodings;
-    this.version = hashOf(pushOrder.map((t) => types.get(t)!.version).join(","));
+    // SRDS counts only when it has resources: snapshots without scopes keep the versions they had
+    // before the type existed.
+    const counted = pushOrder.filter((t) => t !== TypeUrl.scopedRoute || types.get(t)!.items.size);
+    this.version = hashOf(counted.map((t) => types.get(t)!.version).join(","));
   }
 
   /**

@@ -10,11 +10,16 @@ import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, DeltaResource } fro
 import { vhdsAliases, vhdsNamespace, vhdsSelect } from "./vhds.ts";
 
 /**
- * Types whose first request without names is a (legacy) wildcard subscription: LDS and CDS, and
- * VHDS, which Envoy 1.40 opens with no names (measured) and expects every virtual host of its
- * route configurations from.
+ * Types whose first request without names is a (legacy) wildcard subscription: LDS and CDS; VHDS,
+ * which Envoy 1.40 opens with no names (measured) and expects every virtual host of its route
+ * configurations from; and SRDS, whose scopes Envoy takes all of, then subscribes to each scope's
+ * RouteConfiguration by name.
  */
-const legacyWildcardTypes: ReadonlySet<string> = new Set([...wildcardTypes, TypeUrl.virtualHost]);
+const legacyWildcardTypes: ReadonlySet<string> = new Set([
+  ...wildcardTypes,
+  TypeUrl.virtualHost,
+  TypeUrl.scopedRoute,
+]);
 
 /** One delta ADS stream. `send` writes a response to the client. */
 export class DeltaStream extends AdsStream {

@@ -34,7 +34,8 @@ export class SotwStream extends AdsStream {
       st.known = new Map();
     }
     const names = (req.resource_names ?? []).filter((n) => n !== "*");
-    st.wildcard = wildcardTypes.has(typeUrl)
+    // SRDS as well: Envoy asks for a listener's scopes without names and takes all of them.
+    st.wildcard = wildcardTypes.has(typeUrl) || typeUrl === TypeUrl.scopedRoute
       ? names.length === 0 || (req.resource_names ?? []).includes("*")
       : (req.resource_names ?? []).includes("*");
     st.names = new Set(names);

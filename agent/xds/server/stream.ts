@@ -84,6 +84,7 @@ export const wildcardTypes: ReadonlySet<string> = new Set([TypeUrl.listener, Typ
 /** Types held back while a cluster, endpoint or secret push awaits its ACK (make-before-break). */
 const gatedTypes: ReadonlySet<string> = new Set([
   TypeUrl.listener,
+  TypeUrl.scopedRoute,
   TypeUrl.route,
   TypeUrl.virtualHost,
 ]);

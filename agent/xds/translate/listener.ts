@@ -10,6 +10,7 @@ import { downstreamTls, tcpProxyChain, tlsPassthroughChain, udpListener } from "
 import type { NamedResource } from "./types.ts";
 import { adsConfigSource, any, statName } from "./util.ts";
 import { edgeHcmFields, edgeLimitDefaults, type EdgeLimits } from "./edge_limits.ts";
+import { hostLowerCaseFilter, scopedRoutesField } from "./scoped.ts";
 
 /** Resolved listener options. */
 export interface ListenerOptions {
@@ -17,6 +18,8 @@ export interface ListenerOptions {
   edge: boolean;
   /** Limits of edge listeners (used when `edge`). */
   edgeLimits?: EdgeLimits;
+  /** Route tables (routeConfigName) served as scoped routes (scoped.ts); none when unset. */
+  scopedTables?: ReadonlySet<string>;
 }
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
@@ -55,11 +58,18 @@ export function httpConnectionManager(
   chain: IRHttpFilterChain,
   opts: ListenerOptions,
 ): Record<string, unknown> {
+  const scoped = !!opts.scopedTables?.has(chain.routeConfigName);
   const hcm: Record<string, unknown> = {
-    ...hcmBase(`${opts.statPrefix}_${statName(chain.name)}`, chain.routeConfigName, [
-      routerFilter(),
-    ]),
+    ...hcmBase(
+      `${opts.statPrefix}_${statName(chain.name)}`,
+      chain.routeConfigName,
+      scoped ? [hostLowerCaseFilter(), routerFilter()] : [routerFilter()],
+    ),
   };
+  if (scoped) {
+    delete hcm.rds;
+    hcm.scoped_routes = scopedRoutesField(chain.routeConfigName);
+  }
   if (opts.edge) {
     // The edge is the trust boundary: the client address is the peer's, XFCC from clients is
     // dropped (the mesh hop adds its own, By= the edge identity, in a later issue).

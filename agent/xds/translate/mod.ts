@@ -5,20 +5,24 @@
  * Names an integrator relies on: Listener = IRListener.name; RouteConfiguration (RDS) =
  * IRHttpFilterChain.routeConfigName, with VHDS on and no inline virtual host; VirtualHost (VHDS) =
  * `<routeConfigName>/<IRVirtualHost.name>`; Cluster and ClusterLoadAssignment = IRCluster.name;
- * Secret (SDS) = IRSecret.name. Everything dynamic is requested over ADS, which must be delta
- * (Envoy serves VHDS over delta xDS only).
+ * Secret (SDS) = IRSecret.name. A chain with thousands of exact hostnames is served scoped
+ * instead (scoped.ts): a ScopedRouteConfiguration (SRDS) `<routeConfigName>/<domain>` per domain
+ * and a RouteConfiguration `<routeConfigName>/<IRVirtualHost.name>` per virtual host, no VHDS.
+ * Everything dynamic is requested over ADS, which must be delta (Envoy serves VHDS over delta xDS
+ * only).
  * @module
  */
 import type { IR } from "../../../lib/ir/mod.ts";
 import { translateEndpoints } from "./endpoint.ts";
 import { listener } from "./listener.ts";
 import { edgeLimitDefaults } from "./edge_limits.ts";
-import { routeConfiguration, TranslateMemo, vhdsVirtualHosts } from "./route.ts";
+import { routeConfiguration, routeTableBase, TranslateMemo, vhdsVirtualHosts } from "./route.ts";
+import { DEFAULT_SCOPED_ROUTES_AT, isScoped } from "./scoped.ts";
 import { secret } from "./secret.ts";
 import type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
 
 export type { EnvoyResources, NamedResource, TranslateOptions } from "./types.ts";
-export { translateEndpoints, TranslateMemo };
+export { DEFAULT_SCOPED_ROUTES_AT, translateEndpoints, TranslateMemo };
 export {
   checkEdgeLimits,
   edgeLimitDefaults,
@@ -53,6 +57,7 @@ export function translate(
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
   const edgeLimits = { ...edgeLimitDefaults, ...options.edgeLimits };
   const routeOpts = { stripRequestHeaders: edge ? [...AETHER_INTERNAL_HEADERS] : [] };
+  const scopedAt = options.scopedRoutesAt ?? DEFAULT_SCOPED_ROUTES_AT;
   const chains = ir.listeners.flatMap((l) =>
     l.filterChains.flatMap((c) =>
       c.kind === "http"
@@ -62,24 +67,33 @@ export function translate(
             scheme: l.protocol === "HTTPS" ? "https" as const : "http" as const,
             port: l.port,
           },
+          scoped: isScoped(c, scopedAt),
         }]
         : []
     )
+  );
+  const plain = chains.filter((x) => !x.scoped);
+  const scoped = chains.filter((x) => x.scoped);
+  const scopedTables = new Set(scoped.map(({ c }) => c.routeConfigName));
+  const base = scoped.length ? routeTableBase(routeOpts) : {};
+  const hosts = scoped.flatMap(({ c, listener }) =>
+    memo.scoped.hosts(c, vhdsVirtualHosts(c, listener, memo), base)
   );
   // Each list in its last order when its names are as last time (an edit): positions stay.
   const order = memo.order;
   const out: EnvoyResources = {
     listeners: order.listeners.sorted(
-      ir.listeners.map((l) => listener(l, { statPrefix, edge, edgeLimits })),
+      ir.listeners.map((l) => listener(l, { statPrefix, edge, edgeLimits, scopedTables })),
     ),
-    routes: order.routes.sorted(uniqueByName(
-      chains.map(({ c }) => routeConfiguration(c, routeOpts)),
-    )),
+    routes: order.routes.sorted(uniqueByName([
+      ...plain.map(({ c }) => routeConfiguration(c, routeOpts)),
+      ...hosts.map((h) => h.table),
+    ])),
     virtualHosts: order.virtualHosts.sorted(
       // One chain's virtual hosts have distinct names (one per domain).
-      chains.length === 1
-        ? vhdsVirtualHosts(chains[0].c, chains[0].listener, memo)
-        : uniqueByName(chains.flatMap(({ c, listener }) => vhdsVirtualHosts(c, listener, memo))),
+      plain.length === 1
+        ? vhdsVirtualHosts(plain[0].c, plain[0].listener, memo)
+        : uniqueByName(plain.flatMap(({ c, listener }) => vhdsVirtualHosts(c, listener, memo))),
     ),
     clusters: order.clusters.sorted(
       ir.clusters.map((c) => memo.clusters.cluster(c, { connectTimeoutMs, mtls: options.mtls })),
@@ -87,8 +101,13 @@ export function translate(
     endpoints: order.endpoints.sorted(ir.clusters).map((c) => memo.clusters.loadAssignment(c)),
     secrets: order.secrets.sorted(ir.secrets.map(secret)),
   };
+  // Only chains served scoped have scopes (and the list is left out without them).
+  if (hosts.length) {
+    out.scopedRoutes = order.scopedRoutes.sorted(uniqueByName(hosts.flatMap((h) => h.scopes)));
+  }
   memo.clusters.settle();
   memo.keepChains(new Set(chains.map(({ c }) => c.routeConfigName)));
+  memo.scoped.keep(scopedTables);
   return out;
 }
 

@@ -18,8 +18,9 @@ import {
 import { applyHeaderModifiers } from "./headers.ts";
 import { routeMatch } from "./match.ts";
 import type { NamedResource } from "./types.ts";
-import { adsConfigSource, NameOrder } from "./util.ts";
+import { adsConfigSource, NameOrder, positionOf } from "./util.ts";
 import { IdentityMemo, type MemoStats } from "../../../lib/memo/mod.ts";
+import { ScopedMemo } from "./scoped.ts";
 
 /** Options that shape route configurations. */
 export interface RouteOptions {
@@ -61,6 +62,8 @@ export class TranslateMemo {
   >();
   /** Per route table, its chain's virtual hosts last translated and their VHDS resources. */
   readonly chains = new Map<string, VhdsList>();
+  /** The tables and scopes of chains served as scoped routes (scoped.ts). */
+  readonly scoped = new ScopedMemo();
   /** IR virtual hosts found at their position of last time (hits) or looked up (misses). */
   readonly positions: MemoStats = { hits: 0, misses: 0 };
   /** The order of each output list (translate/mod.ts). */
@@ -68,6 +71,7 @@ export class TranslateMemo {
     listeners: new NameOrder(),
     routes: new NameOrder(),
     virtualHosts: new NameOrder(),
+    scopedRoutes: new NameOrder(),
     clusters: new NameOrder(),
     endpoints: new NameOrder(),
     secrets: new NameOrder(),
@@ -161,17 +165,6 @@ export function vhdsVirtualHosts(
   return out;
 }
 
-/** `at`, or the position beside it, where `list` holds `item`; else undefined. */
-function positionOf<T>(list: readonly T[], item: T, at: number): number | undefined {
-  return list[at] === item
-    ? at
-    : list[at + 1] === item
-    ? at + 1
-    : list[at - 1] === item
-    ? at - 1
-    : undefined;
-}
-
 const sameListener = (a: RouteListener, b: RouteListener) =>
   a.scheme === b.scheme && a.port === b.port;
 
@@ -183,13 +176,21 @@ export function routeConfiguration(chain: IRHttpFilterChain, opts: RouteOptions)
   const resource: Record<string, unknown> = {
     name: chain.routeConfigName,
     vhds: { config_source: adsConfigSource() },
+    ...routeTableBase(opts),
+  };
+  return { name: chain.routeConfigName, resource };
+}
+
+/** The fields every route table of aether's has, whatever its virtual hosts (scoped.ts too). */
+export function routeTableBase(opts: RouteOptions): Record<string, unknown> {
+  const base: Record<string, unknown> = {
     // Gateway hostnames carry no port; `Host: a.example:8080` must still match `a.example`.
     ignore_port_in_host_matching: true,
     // Invalid backends name missing clusters on purpose (they answer 500), so never reject.
     validate_clusters: { value: false },
   };
   if (opts.stripRequestHeaders.length) {
-    resource.request_headers_to_remove = [...opts.stripRequestHeaders];
+    base.request_headers_to_remove = [...opts.stripRequestHeaders];
   }
-  return { name: chain.routeConfigName, resource };
+  return base;
 }

@@ -27,6 +27,12 @@ export interface TranslateOptions {
   edge?: boolean;
   /** Edge listener limits (with `edge`); unset fields take `edgeLimitDefaults`. */
   edgeLimits?: Partial<EdgeLimits>;
+  /**
+   * Serve an HTTP filter chain with at least this many virtual hosts, all of exact hostnames, as
+   * one route table per host chosen by the request's host (scoped RDS, scoped.ts), so an edit makes
+   * Envoy rebuild one host's table. 0: never. Default `DEFAULT_SCOPED_ROUTES_AT` (2,000).
+   */
+  scopedRoutesAt?: number;
   /** Upstream connect timeout in ms. Default 5000. */
   connectTimeoutMs?: number;
   /**

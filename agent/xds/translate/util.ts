@@ -88,3 +88,14 @@ export class NameOrder {
 export function setIf(target: Record<string, unknown>, key: string, value: unknown): void {
   if (value !== undefined) target[key] = value;
 }
+
+/** `at`, or the position beside it, where `list` holds `item`; else undefined. */
+export function positionOf<T>(list: readonly T[], item: T, at: number): number | undefined {
+  return list[at] === item
+    ? at
+    : list[at + 1] === item
+    ? at + 1
+    : list[at - 1] === item
+    ? at - 1
+    : undefined;
+}
