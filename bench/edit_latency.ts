@@ -2,9 +2,12 @@
  * Route edit → Envoy serving it: a standalone agent with a real Envoy holds `routes` HTTPRoutes
  * over `services` services; each edit changes one route's header value, and we time from handing
  * the change to the source until a real request through Envoy sees it.
- * `deno run -A bench/edit_latency.ts <routes> <services> <edits>` prints one JSON line; `apply*`
- * is the synchronous share (source → resolve → translate → encoded xDS snapshot), the rest is the
- * push and Envoy applying it.
+ * `deno run -A bench/edit_latency.ts <routes> <services> <edits> [scoped-routes-at] [add]` prints
+ * one JSON line; `apply*` is the synchronous share (source → resolve → translate → encoded xDS
+ * snapshot), the rest is the push and Envoy applying it. `scoped-routes-at` is the agent's
+ * `--scoped-routes-at` (default: the agent's; 0 = one route table with VHDS at any size); with
+ * `add` each change adds a route for a new host instead of editing one. Envoy's allocated heap is
+ * read at the end.
  */
 import http from "node:http";
 import { Logger } from "../lib/log/mod.ts";
@@ -18,6 +21,8 @@ import { ensurePeer } from "../testbed/peers/mod.ts";
 const routes = Number(Deno.args[0] ?? 1000);
 const services = Number(Deno.args[1] ?? 1000);
 const edits = Number(Deno.args[2] ?? 100);
+const scopedRoutesAt = Deno.args[3] === undefined ? undefined : Number(Deno.args[3]);
+const add = Deno.args[4] === "add";
 
 const echo = await startEcho("bench", "127.0.0.1", 0);
 const port = freePort();
@@ -34,6 +39,7 @@ const agent = await runStandalone({
   dnsAddress: "none",
   nodeId: "bench",
   logger: new Logger("agent", () => {}, "error"),
+  ...(scopedRoutesAt === undefined ? {} : { scopedRoutesAt }),
 });
 await agent.waitReady(120000);
 const readyMs = performance.now() - startup;
@@ -42,9 +48,11 @@ const pool = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const samples: number[] = [];
 /** Per edit, the synchronous part: source → resolve → translate → xDS cache (before any push). */
 const applied: number[] = [];
+let envoyAllocatedMiB = 0;
+let scopedLayout = false;
 try {
   for (let n = 1; n <= edits; n++) {
-    const k = (n * 7919) % routes;
+    const k = add ? routes + n - 1 : (n * 7919) % routes;
     const started = performance.now();
     source.apply(syntheticRoute(k, services, n));
     applied.push(performance.now() - started);
@@ -55,6 +63,11 @@ try {
     }
     samples.push(performance.now() - started);
   }
+  const scopes = /resources_encoded_total\{type_url="[^"]*ScopedRouteConfiguration"\} (\d+)/
+    .exec(agent.metrics.render());
+  scopedLayout = Number(scopes?.[1] ?? 0) > 0;
+  const memory = JSON.parse(await agent.envoy!.admin("/memory"));
+  envoyAllocatedMiB = Math.round(Number(memory.allocated) / 2 ** 20);
 } finally {
   pool.destroy();
   await agent.close();
@@ -68,6 +81,8 @@ console.log(JSON.stringify({
   routes,
   services,
   edits,
+  change: add ? "add host" : "edit route",
+  layout: scopedLayout ? "scoped" : "vhds",
   firstReadyMs: +readyMs.toFixed(0),
   p50Ms: +pct(50).toFixed(1),
   p90Ms: +pct(90).toFixed(1),
@@ -75,4 +90,6 @@ console.log(JSON.stringify({
   maxMs: +samples[samples.length - 1].toFixed(1),
   applyP50Ms: +pct(50, applied).toFixed(1),
   applyP99Ms: +pct(99, applied).toFixed(1),
+  envoyAllocatedMiB,
+  load: Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" "),
 }));
