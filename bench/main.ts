@@ -1,6 +1,6 @@
 /**
  * `deno task bench [part…]`: runs every benchmark (or the parts named: translate, parse, edit,
- * apply, mesh, fanout, load, edgemem, eg, dns, mtls, capture, cluster, controller, mcs,
+ * scopedhop, apply, mesh, fanout, load, edgemem, eg, dns, mtls, capture, cluster, controller, mcs,
  * soak, churn; `--only <part>` also works; `--minutes` for the soak and the churn run, default
  * 30), each size in its own process, and prints one JSON line per run plus a Markdown table for
  * docs/performance.md.
@@ -111,6 +111,11 @@ if (want("edit")) {
       `| ${r.routes} | ${r.layout} | ${r.change} | ${r.edits} | ${r.p50Ms} | ${r.p90Ms} | ${r.p99Ms} | ${r.maxMs} | ${r.firstReadyMs} | ${r.envoyAllocatedMiB} |`,
     );
   }
+}
+if (want("scopedhop")) {
+  // What the scoped layout costs a request (its Host lower-casing filter, the scope lookup), at
+  // 2,500 routes: the same load through both layouts, alternated (JSON lines, one per run).
+  await runInherit("bench/scoped_hop.ts", []);
 }
 if (want("apply")) {
   // The agent's share of an edit, in process (no Envoy), with the agent task's heap flag.
