@@ -18,7 +18,11 @@
  * `coreCpuMs` is the process's CPU time (user + system, every thread) over the same span as
  * `coreMs`: on a loaded machine, wall time stretches and it does not.
  *
- *   deno run -A bench/eg_core.ts <file> [rounds=3]
+ * translate takes the agent's defaults: at ≥ 2,000 exact hostnames the listener is served scoped (a
+ * RouteConfiguration and a ScopedRouteConfiguration per host, more to encode than one table);
+ * `scoped-routes-at` 0 is the one table with VHDS at any size (the layout before 2026-12-07).
+ *
+ *   deno run -A bench/eg_core.ts <file> [rounds=3] [scoped-routes-at]
  * @module
  */
 import { readConfig } from "../lib/source/files/mod.ts";
@@ -31,6 +35,7 @@ import { envoyRoot } from "../agent/xds/proto.ts";
 import { cpuUsage } from "node:process";
 
 const rounds = Number(Deno.args[1] ?? 3);
+const scopedRoutesAt = Deno.args[2] === undefined ? undefined : Number(Deno.args[2]);
 envoyRoot(); // protos loaded once per process (start-up, not translation)
 const cel = await new CelRules().load(); // likewise the CEL library
 const runs: Record<string, number>[] = [];
@@ -45,7 +50,7 @@ for (let r = 0; r < rounds; r++) {
   // Edge only, like EG's translator (which builds no mesh): the MeshIR is not built.
   const result = resolve(snap.objects, { mesh: false }, state);
   const t2 = performance.now();
-  const resources = translate(result.ir);
+  const resources = translate(result.ir, { scopedRoutesAt });
   const t3 = performance.now();
   Snapshot.fromResources(resources);
   const t4 = performance.now();
@@ -62,6 +67,7 @@ for (let r = 0; r < rounds; r++) {
     coreNoEncodeMs: +(t3 - t1).toFixed(1),
     coreCpuMs: +((cpu.user + cpu.system) / 1000).toFixed(1),
     clusters: resources.clusters.length,
+    scopes: resources.scopedRoutes?.length ?? 0,
   };
   console.log(JSON.stringify(run));
   runs.push(run);
@@ -74,6 +80,7 @@ console.log(JSON.stringify({
       .map((k) => [k, median(k)]),
   ),
   coldCoreMs: runs[0].coreMs,
+  scopes: runs[0].scopes,
   problems: runs[0].problems,
   peakRssMiB: Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024),
 }));

@@ -34,6 +34,11 @@ export interface EdgeOptions {
    * ServiceImport backendRefs from the registry, this cluster's endpoints first.
    */
   clusterset?: { registryUrl: string; region: string; cluster: string };
+  /**
+   * Each edge's `--scoped-routes-at` (a listener with this many exact hostnames or more is served
+   * as a route table per host; 0 = never). Unset: the agent's default.
+   */
+  scopedRoutesAt?: number;
 }
 
 /** Where an edge pod finds its node's SPIRE agent, and its trust domain. */
@@ -196,6 +201,9 @@ export function edgeResources(
                 "--dns-address=none",
                 "--envoy=auto",
                 `--shutdown-drain=${EDGE_SHUTDOWN_DRAIN}`,
+                ...(o.scopedRoutesAt === undefined
+                  ? []
+                  : [`--scoped-routes-at=${o.scopedRoutesAt}`]),
                 ...id.args,
                 ...(o.clusterset
                   ? [

@@ -110,6 +110,21 @@ Deno.test("edge clusterset: each edge pod reads the controller's registry as thi
   }
 });
 
+Deno.test("edge scoped routes: the controller's --edge-scoped-routes-at reaches each edge pod", () => {
+  const gateway = {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "Gateway",
+    metadata: { namespace: "default", name: "gw" },
+    spec: { listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
+  };
+  const base = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };
+  const args = (o: typeof base & { scopedRoutesAt?: number }) =>
+    (edgeResources(gateway, o) as Any[])[0].spec.template.spec.containers[0].args as string[];
+  assert(!args(base).some((a) => a.startsWith("--scoped-routes-at")), "unset: the agent's own");
+  assert(args({ ...base, scopedRoutesAt: 0 }).includes("--scoped-routes-at=0"));
+  assert(args({ ...base, scopedRoutesAt: 500 }).includes("--scoped-routes-at=500"));
+});
+
 Deno.test("edge labels: a long Gateway name still gives a valid label value (≤ 63)", () => {
   assertEquals(gatewayLabelValue("default", "gw"), "default.gw");
   // The conformance suite's http-listener-isolation-with-hostname-intersection Gateway.

@@ -25,6 +25,15 @@ export function positive(flag: string, v: string | undefined, dflt: number): num
   return n;
 }
 
+/** A whole number (0 included) from a flag. */
+export function wholeNumber(flag: string, v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n)) {
+    throw new Error(`--${flag} must be a whole number (0 or more), got ${v}`);
+  }
+  return n;
+}
+
 /** The webhook's options from its flags. */
 export function podWebhookFlags(
   v: Record<string, string | boolean | undefined>,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mcsFlags, podWebhookFlags, positive, seconds } from "./flags.ts";
+import { mcsFlags, podWebhookFlags, positive, seconds, wholeNumber } from "./flags.ts";
 
 Deno.test("controller flags: the clusterset group — registry, origin and east-west gateway", () => {
   assert.deepEqual(mcsFlags({}), {});
@@ -56,6 +56,10 @@ Deno.test("controller flags: numbers, seconds and the webhook group", () => {
   assert.throws(() => seconds("lease-duration", "-1", 1), /--lease-duration must be a positive/);
   assert.equal(positive("status-qps", "300", 20), 300);
   assert.throws(() => positive("status-qps", "x", 20), /--status-qps must be a positive number/);
+  assert.equal(wholeNumber("edge-scoped-routes-at", "0"), 0);
+  assert.equal(wholeNumber("edge-scoped-routes-at", "2500"), 2500);
+  assert.throws(() => wholeNumber("edge-scoped-routes-at", "-1"), /--edge-scoped-routes-at must/);
+  assert.throws(() => wholeNumber("edge-scoped-routes-at", "1.5"), /a whole number/);
   const hook = podWebhookFlags({
     "webhook-address": "[::1]:9443",
     "webhook-service": "svc",

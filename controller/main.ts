@@ -11,7 +11,7 @@ import { startMemoryTrim } from "../lib/memory/trim.ts";
 import { KubeClient } from "../lib/kube/mod.ts";
 import { controllerDefaults as d, edgeIdentityFlags, runController } from "./mod.ts";
 import { podWebhookDefaults } from "./webhook/mod.ts";
-import { mcsFlags, podWebhookFlags, positive, seconds } from "./flags.ts";
+import { mcsFlags, podWebhookFlags, positive, seconds, wholeNumber } from "./flags.ts";
 
 const w = podWebhookDefaults("");
 
@@ -58,6 +58,9 @@ flags:
                                they are (outside the mesh: never captured), not over mTLS
   --edge-address-pools <list>  comma-separated CIDRs the cluster's LoadBalancer assigns from; a
                                Gateway spec.address outside them is AddressNotUsable (default: any)
+  --edge-scoped-routes-at <n>  each edge's --scoped-routes-at: a listener with this many exact
+                               hostnames or more gets a route table per host (default: the
+                               agent's, 2000; 0 = never)
   --pod-ndots-webhook          serve the pod-ndots mutating webhook (default off: the API server
                                must reach this process; the chart sets it with injectPodNdots)
   --webhook-address <h:p>      its HTTPS address (default ${w.hostname}:${w.port})
@@ -113,6 +116,7 @@ async function main(args: string[]): Promise<number> {
       "edge-image": { type: "string", default: "aether.local/aether:dev" },
       "edge-service-account": { type: "string", default: "aether-edge" },
       "edge-address-pools": { type: "string" },
+      "edge-scoped-routes-at": { type: "string" },
       "edge-spire-socket-dir": { type: "string" },
       "edge-trust-domain": { type: "string" },
       "edge-outside-mesh-namespaces": { type: "string" },
@@ -189,6 +193,9 @@ async function main(args: string[]): Promise<number> {
           serviceAccount: values["edge-service-account"]!,
           addressPools: (values["edge-address-pools"] ?? "").split(",").map((s) => s.trim())
             .filter(Boolean),
+          ...(values["edge-scoped-routes-at"] === undefined ? {} : {
+            scopedRoutesAt: wholeNumber("edge-scoped-routes-at", values["edge-scoped-routes-at"]),
+          }),
           ...edgeIdentityFlags(
             values["edge-spire-socket-dir"],
             values["edge-trust-domain"],

@@ -99,6 +99,30 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
       }
     });
 
+    await t.step(
+      "edge.scopedRoutesAt reaches the controller's --edge-scoped-routes-at",
+      async () => {
+        const controllerArgs = async (...set: string[]) => {
+          const r = await exec(helm, ["template", "aether", chart, ...set]);
+          assertEquals(r.code, 0, r.stderr);
+          const docs: Any[] = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean);
+          const controller = docs.find((d) =>
+            d.kind === "Deployment" && d.metadata.name === "aether-controller"
+          );
+          return controller.spec.template.spec.containers[0].args as string[];
+        };
+        const flag = (args: string[]) =>
+          args.filter((a) => a.startsWith("--edge-scoped-routes-at"));
+        assertEquals(flag(await controllerArgs()), [], "unset: the agent's default");
+        assertEquals(flag(await controllerArgs("--set", "edge.scopedRoutesAt=0")), [
+          "--edge-scoped-routes-at=0",
+        ]);
+        assertEquals(flag(await controllerArgs("--set", "edge.scopedRoutesAt=5000")), [
+          "--edge-scoped-routes-at=5000",
+        ]);
+      },
+    );
+
     const rendered = await exec(helm, [
       "template",
       "aether",
