@@ -24,6 +24,9 @@ import { IdentityMemo } from "../../../lib/memo/mod.ts";
 export const DEFAULT_SCOPED_ROUTES_AT = 2000;
 
 const LUA = "envoy.extensions.filters.http.lua.v3.Lua";
+const WITH_MATCHER = "envoy.extensions.common.matching.v3.ExtensionWithMatcher";
+const HEADER_INPUT = "envoy.type.matcher.v3.HttpRequestHeaderMatchInput";
+const SKIP = "envoy.extensions.filters.common.matcher.action.v3.SkipFilter";
 
 /** Whether `chain` is served as scoped routes with the threshold `at` (0 or less: never). */
 export function isScoped(chain: IRHttpFilterChain, at: number): boolean {
@@ -51,23 +54,45 @@ export function scopedRoutesField(routeConfigName: string): Record<string, unkno
 }
 
 /**
- * The filter that lower-cases a request's host before the router picks its scope (only when it
- * has an upper-case letter: the route is then looked up again).
+ * The filter that lower-cases a request's host before the router picks its scope: a Lua filter
+ * (the route is looked up again after it) behind a matcher that skips it for a host without an
+ * upper-case letter, so the common request pays an RE2 match, not a Lua call (Envoy CPU per
+ * request, docs/performance.md: +13 µs always in Lua, +7 µs behind the matcher).
  */
 export function hostLowerCaseFilter(): Record<string, unknown> {
+  const lua = any(LUA, {
+    default_source_code: {
+      inline_string: [
+        "function envoy_on_request(handle)",
+        '  local host = handle:headers():get(":authority")',
+        '  if host ~= nil and string.find(host, "%u") ~= nil then',
+        '    handle:headers():replace(":authority", string.lower(host))',
+        "    handle:clearRouteCache()",
+        "  end",
+        "end",
+      ].join("\n"),
+    },
+  });
+  const noCapitals = {
+    single_predicate: {
+      input: {
+        name: "authority",
+        typed_config: any(HEADER_INPUT, { header_name: ":authority" }),
+      },
+      value_match: { safe_regex: { google_re2: {}, regex: "[^A-Z]*" } },
+    },
+  };
   return {
     name: "aether.host_lower_case",
-    typed_config: any(LUA, {
-      default_source_code: {
-        inline_string: [
-          "function envoy_on_request(handle)",
-          '  local host = handle:headers():get(":authority")',
-          '  if host ~= nil and string.find(host, "%u") ~= nil then',
-          '    handle:headers():replace(":authority", string.lower(host))',
-          "    handle:clearRouteCache()",
-          "  end",
-          "end",
-        ].join("\n"),
+    typed_config: any(WITH_MATCHER, {
+      extension_config: { name: "envoy.filters.http.lua", typed_config: lua },
+      xds_matcher: {
+        matcher_list: {
+          matchers: [{
+            predicate: noCapitals,
+            on_match: { action: { name: "skip", typed_config: any(SKIP) } },
+          }],
+        },
       },
     }),
   };
