@@ -119,16 +119,18 @@ export function scopedHost(
   return {
     table: {
       name,
-      resource: { ...base, name, virtual_hosts: [{ ...vhds.resource, domains: ["*"] }] },
+      resource: { name, ...base, virtual_hosts: [{ ...vhds.resource, domains: ["*"] }] },
     },
     scopes: domains.map((domain) => {
-      const scope = `${routeConfigName}/${domain}`;
+      // Hostnames are lower case by the Gateway API's rules; a scope key must be (scoped.ts).
+      const key = domain.toLowerCase();
+      const scope = `${routeConfigName}/${key}`;
       return {
         name: scope,
         resource: {
           name: scope,
           route_configuration_name: name,
-          key: { fragments: [{ string_key: domain.toLowerCase() }] },
+          key: { fragments: [{ string_key: key }] },
         },
       };
     }),
