@@ -20,6 +20,7 @@ import { controllerDefaults, runController } from "./run.ts";
 import {
   edgeIdentityFlags,
   edgeName,
+  type EdgeOptions,
   edgeResources,
   GATEWAY_LABEL,
   gatewayLabelValue,
@@ -59,14 +60,19 @@ Deno.test("edge pods: a listener edit changes the Service, never the pod templat
   assert(c.lifecycle.preStop.exec.command.join(" ").includes("sleep"));
 });
 
+/** One Gateway with one HTTP listener, and the edge options of the chart's defaults. */
+const gateway = {
+  apiVersion: "gateway.networking.k8s.io/v1",
+  kind: "Gateway",
+  metadata: { namespace: "default", name: "gw" },
+  spec: { listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
+};
+const base = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };
+/** The edge container's args for {@link gateway} with `o`. */
+const edgeArgs = (o: EdgeOptions) =>
+  (edgeResources(gateway, o) as Any[])[0].spec.template.spec.containers[0].args as string[];
+
 Deno.test("edge identity: the pod mounts the SPIRE agent's socket folder and names the trust domain", () => {
-  const gateway = {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "Gateway",
-    metadata: { namespace: "default", name: "gw" },
-    spec: { listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
-  };
-  const base = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };
   const plain = (edgeResources(gateway, base) as Any[])[0].spec.template.spec;
   assertEquals(plain.volumes, undefined);
   assert(!plain.containers[0].args.some((a: string) => a.startsWith("--spire")));
@@ -93,36 +99,18 @@ Deno.test("edge identity: the pod mounts the SPIRE agent's socket folder and nam
 });
 
 Deno.test("edge clusterset: each edge pod reads the controller's registry as this cluster", () => {
-  const gateway = {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "Gateway",
-    metadata: { namespace: "default", name: "gw" },
-    spec: { listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
-  };
-  const base = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };
-  const args = (o: typeof base) =>
-    (edgeResources(gateway, o) as Any[])[0].spec.template.spec.containers[0].args as string[];
-  assert(!args(base).some((a) => a.startsWith("--registry-url")));
+  assert(!edgeArgs(base).some((a) => a.startsWith("--registry-url")));
   const clusterset = { registryUrl: "http://registry:2379", region: "eu", cluster: "east" };
-  const withSet = args({ ...base, clusterset } as typeof base);
+  const withSet = edgeArgs({ ...base, clusterset });
   for (const a of ["--registry-url=http://registry:2379", "--region=eu", "--cluster=east"]) {
     assert(withSet.includes(a), withSet.join(" "));
   }
 });
 
 Deno.test("edge scoped routes: the controller's --edge-scoped-routes-at reaches each edge pod", () => {
-  const gateway = {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "Gateway",
-    metadata: { namespace: "default", name: "gw" },
-    spec: { listeners: [{ name: "http", port: 80, protocol: "HTTP" }] },
-  };
-  const base = { namespace: "aether-system", image: "aether:dev", serviceAccount: "aether-edge" };
-  const args = (o: typeof base & { scopedRoutesAt?: number }) =>
-    (edgeResources(gateway, o) as Any[])[0].spec.template.spec.containers[0].args as string[];
-  assert(!args(base).some((a) => a.startsWith("--scoped-routes-at")), "unset: the agent's own");
-  assert(args({ ...base, scopedRoutesAt: 0 }).includes("--scoped-routes-at=0"));
-  assert(args({ ...base, scopedRoutesAt: 500 }).includes("--scoped-routes-at=500"));
+  assert(!edgeArgs(base).some((a) => a.startsWith("--scoped-routes-at")), "unset: the agent's own");
+  assert(edgeArgs({ ...base, scopedRoutesAt: 0 }).includes("--scoped-routes-at=0"));
+  assert(edgeArgs({ ...base, scopedRoutesAt: 500 }).includes("--scoped-routes-at=500"));
 });
 
 Deno.test("edge labels: a long Gateway name still gives a valid label value (≤ 63)", () => {
