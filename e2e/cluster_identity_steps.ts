@@ -210,6 +210,7 @@ export async function newPodsServeMtls(
   const r = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!) as {
     readyMs: Record<string, number>;
     missing: string[];
+    lastSeen: Record<string, string>;
   };
   const ms = Object.values(r.readyMs).map((v) => v + offset);
   console.log(
@@ -217,7 +218,11 @@ export async function newPodsServeMtls(
       Math.round(quantile(ms, 0.5))
     } ms, p99 ${Math.round(quantile(ms, 0.99))} ms, max ${Math.round(Math.max(...ms))} ms`,
   );
-  assert.deepEqual(r.missing, [], `pods not serving mTLS within ${boundS} s`);
+  assert.deepEqual(
+    r.missing,
+    [],
+    `pods not serving mTLS within ${boundS} s; their last answers: ${JSON.stringify(r.lastSeen)}`,
+  );
   // Where the time went: each pod's Ready (the kubelet's view, whole seconds) from the apply.
   const pods = (await env.json(["-n", app, "get", "pods", "-l", "burst"])).items as {
     status: { conditions?: { type: string; status: string; lastTransitionTime: string }[] };
