@@ -26,6 +26,7 @@ export const limitFlagSpecs = {
   "connection-buffer-limit": { type: "string" },
   "max-downstream-connections": { type: "string" },
   "scoped-routes-at": { type: "string" },
+  "scoped-routes-on-demand": { type: "boolean" },
   "state-dir": { type: "string" },
   "keep-envoy": { type: "boolean" },
   "shutdown-drain": { type: "string" },
@@ -55,6 +56,9 @@ edge limits (Envoy's edge best practices, Envoy Gateway's defaults):
   --scoped-routes-at <n>  a listener with this many hostnames or more, all exact, gets a route
                       table per hostname (scoped RDS): an edit makes Envoy rebuild one host's
                       table, not all of them (default ${DEFAULT_SCOPED_ROUTES_AT}; 0 = never)
+  --scoped-routes-on-demand  Envoy fetches a host's table on its first request, not all at start:
+                      its memory and start grow with the hosts used; a host's first request waits
+                      for its table (and for the agent, when it is away)
 
 envoy supervision (Envoy outlives the agent; a restarted agent adopts it):
   --state-dir <dir>   Envoy's pid, admin address, bootstrap and log (envoy.log) (default
@@ -97,6 +101,8 @@ export interface LimitFlags {
   maxDownstreamConnections: number;
   /** --scoped-routes-at: hostnames of a listener from which it is served scoped (0: never). */
   scopedRoutesAt: number;
+  /** --scoped-routes-on-demand: scopes fetch their tables on first use. */
+  scopedRoutesOnDemand: boolean;
   stateDir?: string;
   keepEnvoy: boolean;
   /** --shutdown-drain in ms (0: none). */
@@ -147,6 +153,7 @@ export function limitsFromFlags(
     edgeLimits,
     maxDownstreamConnections: num("max-downstream-connections", defaultMaxDownstreamConnections),
     scopedRoutesAt: num("scoped-routes-at", DEFAULT_SCOPED_ROUTES_AT),
+    scopedRoutesOnDemand: v["scoped-routes-on-demand"] === true,
     stateDir: str("state-dir"),
     keepEnvoy: v["keep-envoy"] === true,
     shutdownDrainMs: dur("shutdown-drain", 0),

@@ -7,6 +7,8 @@ Deno.test("limit flags: defaults, durations, bad values name the flag", () => {
   assert.deepEqual(none.edgeLimits, edgeLimitDefaults);
   assert.equal(none.maxDownstreamConnections, 50_000);
   assert.equal(none.keepEnvoy, false);
+  assert.equal(none.scopedRoutesAt, 2000);
+  assert.equal(none.scopedRoutesOnDemand, false);
   assert.equal(parseDurationMs("x", "250ms"), 250);
   assert.equal(parseDurationMs("x", "1.5s"), 1500);
   assert.equal(parseDurationMs("x", "5m"), 300_000);
@@ -18,6 +20,8 @@ Deno.test("limit flags: defaults, durations, bad values name the flag", () => {
     "max-downstream-connections": "3",
     "keep-envoy": true,
     "state-dir": "/tmp/x",
+    "scoped-routes-at": "0",
+    "scoped-routes-on-demand": true,
   });
   assert.equal(set.edgeLimits.headersWithUnderscores, "drop");
   assert.equal(set.edgeLimits.requestHeadersTimeoutMs, 2000);
@@ -25,6 +29,8 @@ Deno.test("limit flags: defaults, durations, bad values name the flag", () => {
   assert.equal(set.maxDownstreamConnections, 3);
   assert.equal(set.keepEnvoy, true);
   assert.equal(set.stateDir, "/tmp/x");
+  assert.equal(set.scopedRoutesAt, 0);
+  assert.equal(set.scopedRoutesOnDemand, true);
   assert.throws(
     () => limitsFromFlags({ "request-headers-timeout": "soon" }),
     /request-headers-timeout/,
@@ -32,4 +38,5 @@ Deno.test("limit flags: defaults, durations, bad values name the flag", () => {
   assert.throws(() => limitsFromFlags({ "headers-with-underscores": "maybe" }), /underscores/);
   assert.throws(() => limitsFromFlags({ "http2-initial-stream-window": "10" }), /stream window/);
   assert.throws(() => limitsFromFlags({ "max-downstream-connections": "-1" }), /whole number/);
+  assert.throws(() => limitsFromFlags({ "scoped-routes-at": "many" }), /scoped-routes-at/);
 });

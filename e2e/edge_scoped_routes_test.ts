@@ -98,3 +98,49 @@ Deno.test("edge e2e: scoped routes — a table per host, edits, case and port, b
     await closeEchos(echos);
   }
 });
+
+Deno.test("edge e2e: scoped routes on demand — Envoy fetches a host's table on its first request", async (t) => {
+  const echos = await startEchos("a", "b");
+  const port = freePort();
+  const edge = await startEdge([
+    gatewayClass(),
+    gateway("gw", [{ name: "http", protocol: "HTTP", port }]),
+    ...serviceFor("a", echos.a),
+    ...serviceFor("b", echos.b),
+    ...[0, 1, 2, 3, 4].map((i) => route(i, "a")),
+  ], { scopedRoutesAt: 3, scopedRoutesOnDemand: true });
+  const served = async (host: string) => {
+    const r = await request({ port, authority: host });
+    return r.status === 200 ? String(r.json?.backend) : String(r.status);
+  };
+  /** The hosts whose route table Envoy holds (each table's one virtual host is named after it). */
+  const tables = async () => {
+    const text = await edge.agent.envoy!.admin("/config_dump?resource=dynamic_route_configs");
+    return [
+      ...new Set([...text.matchAll(/"name": ?"http\.\d+\/(h\d\.example\.com)"/g)].map((m) => m[1])),
+    ]
+      .sort();
+  };
+  try {
+    await t.step(
+      "ready with every scope and no table; a first request fetches its host's",
+      async () => {
+        assertEquals(await tables(), []);
+        assertEquals(await served("h1.example.com"), "a");
+        assertEquals(await served("H2.EXAMPLE.COM"), "a");
+        assertEquals(await tables(), ["h1.example.com", "h2.example.com"]);
+        assertEquals(await served("nope.example.com"), "404");
+      },
+    );
+
+    await t.step("an edit of a fetched host and of one never asked for are served", async () => {
+      await edge.apply(route(1, "b"), route(3, "b"));
+      assertEquals(await served("h1.example.com"), "b");
+      assertEquals(await served("h3.example.com"), "b");
+      assertEquals(await served("h4.example.com"), "a");
+    });
+  } finally {
+    await edge.close();
+    await closeEchos(echos);
+  }
+});

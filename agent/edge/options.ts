@@ -45,6 +45,8 @@ export interface StandaloneOptions extends SourceFlags {
    * as a route table per hostname (scoped RDS). Default `DEFAULT_SCOPED_ROUTES_AT`; 0 = never.
    */
   scopedRoutesAt?: number;
+  /** --scoped-routes-on-demand: Envoy fetches a scoped host's table on its first request. */
+  scopedRoutesOnDemand?: boolean;
   /** --max-downstream-connections: Envoy's overload-manager connection limit (0 = none). */
   maxDownstreamConnections?: number;
   /** --state-dir: where Envoy is recorded for adoption by a restarted agent (unset: a temp dir). */

@@ -91,6 +91,7 @@ export async function runStandalone(opts: StandaloneOptions): Promise<Standalone
         edge: true,
         edgeLimits: opts.edgeLimits,
         scopedRoutesAt: opts.scopedRoutesAt,
+        scopedRoutesOnDemand: opts.scopedRoutesOnDemand,
         ...(identity
           ? { mtls: { callerId: identity.callerId, trustDomain: identity.trustDomain } }
           : {}),

@@ -10,7 +10,7 @@ import { downstreamTls, tcpProxyChain, tlsPassthroughChain, udpListener } from "
 import type { NamedResource } from "./types.ts";
 import { adsConfigSource, any, statName } from "./util.ts";
 import { edgeHcmFields, edgeLimitDefaults, type EdgeLimits } from "./edge_limits.ts";
-import { hostLowerCaseFilter, scopedRoutesField } from "./scoped.ts";
+import { hostLowerCaseFilter, onDemandFilter, scopedRoutesField } from "./scoped.ts";
 
 /** Resolved listener options. */
 export interface ListenerOptions {
@@ -20,6 +20,8 @@ export interface ListenerOptions {
   edgeLimits?: EdgeLimits;
   /** Route tables (routeConfigName) served as scoped routes (scoped.ts); none when unset. */
   scopedTables?: ReadonlySet<string>;
+  /** Their scopes on demand: the on-demand filter goes before the router. */
+  scopedOnDemand?: boolean;
 }
 
 const HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
@@ -63,7 +65,13 @@ export function httpConnectionManager(
     ...hcmBase(
       `${opts.statPrefix}_${statName(chain.name)}`,
       chain.routeConfigName,
-      scoped ? [hostLowerCaseFilter(), routerFilter()] : [routerFilter()],
+      scoped
+        ? [
+          hostLowerCaseFilter(),
+          ...(opts.scopedOnDemand ? [onDemandFilter()] : []),
+          routerFilter(),
+        ]
+        : [routerFilter()],
     ),
   };
   if (scoped) {

@@ -58,6 +58,7 @@ export function translate(
   const edgeLimits = { ...edgeLimitDefaults, ...options.edgeLimits };
   const routeOpts = { stripRequestHeaders: edge ? [...AETHER_INTERNAL_HEADERS] : [] };
   const scopedAt = options.scopedRoutesAt ?? DEFAULT_SCOPED_ROUTES_AT;
+  const scopedOnDemand = options.scopedRoutesOnDemand === true;
   const chains = ir.listeners.flatMap((l) =>
     l.filterChains.flatMap((c) =>
       c.kind === "http"
@@ -77,13 +78,15 @@ export function translate(
   const scopedTables = new Set(scoped.map(({ c }) => c.routeConfigName));
   const base = scoped.length ? routeTableBase(routeOpts) : {};
   const hosts = scoped.flatMap(({ c, listener }) =>
-    memo.scoped.hosts(c, vhdsVirtualHosts(c, listener, memo), base)
+    memo.scoped.hosts(c, vhdsVirtualHosts(c, listener, memo), base, scopedOnDemand)
   );
   // Each list in its last order when its names are as last time (an edit): positions stay.
   const order = memo.order;
   const out: EnvoyResources = {
     listeners: order.listeners.sorted(
-      ir.listeners.map((l) => listener(l, { statPrefix, edge, edgeLimits, scopedTables })),
+      ir.listeners.map((l) =>
+        listener(l, { statPrefix, edge, edgeLimits, scopedTables, scopedOnDemand })
+      ),
     ),
     routes: order.routes.sorted(uniqueByName([
       ...plain.map(({ c }) => routeConfiguration(c, routeOpts)),

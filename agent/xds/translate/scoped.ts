@@ -27,6 +27,7 @@ const LUA = "envoy.extensions.filters.http.lua.v3.Lua";
 const WITH_MATCHER = "envoy.extensions.common.matching.v3.ExtensionWithMatcher";
 const HEADER_INPUT = "envoy.type.matcher.v3.HttpRequestHeaderMatchInput";
 const SKIP = "envoy.extensions.filters.common.matcher.action.v3.SkipFilter";
+const ON_DEMAND = "envoy.extensions.filters.http.on_demand.v3.OnDemand";
 
 /** Whether `chain` is served as scoped routes with the threshold `at` (0 or less: never). */
 export function isScoped(chain: IRHttpFilterChain, at: number): boolean {
@@ -98,6 +99,11 @@ export function hostLowerCaseFilter(): Record<string, unknown> {
   };
 }
 
+/** Envoy's on-demand filter: a request through an on-demand scope fetches its table first. */
+export function onDemandFilter(): Record<string, unknown> {
+  return { name: "envoy.filters.http.on_demand", typed_config: any(ON_DEMAND) };
+}
+
 /** One virtual host's table and the scopes (one per domain) that select it. */
 export interface ScopedHost {
   readonly table: NamedResource;
@@ -107,13 +113,15 @@ export interface ScopedHost {
 /**
  * The table and scopes of one virtual host of a scoped chain. `vhds` is its VHDS resource
  * (route.ts: named `<routeConfigName>/<vhost>`, shared and never mutated); `base` the fields every
- * table of the chain shares (route.ts `routeConfiguration` without `vhds`).
+ * table of the chain shares (route.ts `routeConfiguration` without `vhds`). With `onDemand` the
+ * scopes are on demand: Envoy asks for a host's table on its first request through it.
  */
 export function scopedHost(
   routeConfigName: string,
   domains: readonly string[],
   vhds: NamedResource,
   base: Record<string, unknown>,
+  onDemand = false,
 ): ScopedHost {
   const name = vhds.name;
   return {
@@ -130,6 +138,7 @@ export function scopedHost(
         resource: {
           name: scope,
           route_configuration_name: name,
+          ...(onDemand ? { on_demand: true } : {}),
           key: { fragments: [{ string_key: key }] },
         },
       };
@@ -153,9 +162,10 @@ export class ScopedMemo {
     chain: IRHttpFilterChain,
     vhds: readonly NamedResource[],
     base: Record<string, unknown>,
+    onDemand = false,
   ): readonly ScopedHost[] {
     const table = chain.routeConfigName;
-    const baseKey = JSON.stringify(base);
+    const baseKey = JSON.stringify(base) + (onDemand ? " on demand" : "");
     const last = this.#chains.get(table);
     const was = last?.baseKey === baseKey ? last : undefined;
     let shift = 0;
@@ -167,7 +177,8 @@ export class ScopedMemo {
       }
       const seen = this.#hosts.peek(r);
       if (seen?.baseKey === baseKey) return seen;
-      const made = { ...scopedHost(table, chain.virtualHosts[i].domains, r, base), baseKey };
+      const domains = chain.virtualHosts[i].domains;
+      const made = { ...scopedHost(table, domains, r, base, onDemand), baseKey };
       this.#hosts.set(r, made);
       return made;
     });

@@ -66,3 +66,25 @@ Deno.test("scoped routes: with a memo, an unchanged host keeps its table and sco
   assert.deepEqual(same, [true, false, true], "b's table alone made again");
   assert.deepEqual(after.routes[1].resource, first.routes[1].resource, "with the same content");
 });
+
+Deno.test("scoped routes on demand: every scope on demand, the on-demand filter before the router", () => {
+  const out = translate(hosts(), { scopedRoutesAt: 2, scopedRoutesOnDemand: true });
+  assert.deepEqual(out.scopedRoutes!.map((r) => r.resource.on_demand), [true, true, true]);
+  const filters = JSON.stringify(out.listeners[0].resource).match(/"name":"[a-z_.]+"/g)!
+    .filter((n) => /aether\.host_lower_case|envoy\.filters\.http\./.test(n));
+  assert.deepEqual(filters, [
+    '"name":"aether.host_lower_case"',
+    '"name":"envoy.filters.http.lua"',
+    '"name":"envoy.filters.http.on_demand"',
+    '"name":"envoy.filters.http.router"',
+  ]);
+  // Eager (the default): no scope on demand, no on-demand filter.
+  const eager = translate(hosts(), { scopedRoutesAt: 2 });
+  assert.ok(eager.scopedRoutes!.every((r) => !("on_demand" in r.resource)));
+  assert.doesNotMatch(JSON.stringify(eager.listeners[0].resource), /on_demand/);
+  // One memo through both: switching makes the scopes again.
+  const memo = new TranslateMemo();
+  translate(hosts(), { scopedRoutesAt: 2 }, memo);
+  const switched = translate(hosts(), { scopedRoutesAt: 2, scopedRoutesOnDemand: true }, memo);
+  assert.ok(switched.scopedRoutes!.every((r) => r.resource.on_demand === true));
+});

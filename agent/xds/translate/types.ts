@@ -33,6 +33,12 @@ export interface TranslateOptions {
    * Envoy rebuild one host's table. 0: never. Default `DEFAULT_SCOPED_ROUTES_AT` (2,000).
    */
   scopedRoutesAt?: number;
+  /**
+   * Scoped chains' scopes on demand: Envoy fetches a host's table on its first request (Envoy's
+   * memory and start then grow with the hosts used, not the hosts configured; a host's first
+   * request waits for its table, and for the agent if it is away). Default false.
+   */
+  scopedRoutesOnDemand?: boolean;
   /** Upstream connect timeout in ms. Default 5000. */
   connectTimeoutMs?: number;
   /**
