@@ -39,6 +39,8 @@ export interface EdgeOptions {
    * as a route table per host; 0 = never). Unset: the agent's default.
    */
   scopedRoutesAt?: number;
+  /** Each edge's `--scoped-routes-on-demand` (Envoy fetches a host's table on first use). */
+  scopedRoutesOnDemand?: boolean;
 }
 
 /** Where an edge pod finds its node's SPIRE agent, and its trust domain. */
@@ -204,6 +206,7 @@ export function edgeResources(
                 ...(o.scopedRoutesAt === undefined
                   ? []
                   : [`--scoped-routes-at=${o.scopedRoutesAt}`]),
+                ...(o.scopedRoutesOnDemand ? ["--scoped-routes-on-demand"] : []),
                 ...id.args,
                 ...(o.clusterset
                   ? [

@@ -111,6 +111,8 @@ Deno.test("edge scoped routes: the controller's --edge-scoped-routes-at reaches 
   assert(!edgeArgs(base).some((a) => a.startsWith("--scoped-routes-at")), "unset: the agent's own");
   assert(edgeArgs({ ...base, scopedRoutesAt: 0 }).includes("--scoped-routes-at=0"));
   assert(edgeArgs({ ...base, scopedRoutesAt: 500 }).includes("--scoped-routes-at=500"));
+  assert(!edgeArgs(base).includes("--scoped-routes-on-demand"));
+  assert(edgeArgs({ ...base, scopedRoutesOnDemand: true }).includes("--scoped-routes-on-demand"));
 });
 
 Deno.test("edge labels: a long Gateway name still gives a valid label value (≤ 63)", () => {

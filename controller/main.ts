@@ -61,6 +61,8 @@ flags:
   --edge-scoped-routes-at <n>  each edge's --scoped-routes-at: a listener with this many exact
                                hostnames or more gets a route table per host (default: the
                                agent's, 2000; 0 = never)
+  --edge-scoped-routes-on-demand  each edge's --scoped-routes-on-demand: Envoy fetches a host's
+                               table on its first request (default off)
   --pod-ndots-webhook          serve the pod-ndots mutating webhook (default off: the API server
                                must reach this process; the chart sets it with injectPodNdots)
   --webhook-address <h:p>      its HTTPS address (default ${w.hostname}:${w.port})
@@ -117,6 +119,7 @@ async function main(args: string[]): Promise<number> {
       "edge-service-account": { type: "string", default: "aether-edge" },
       "edge-address-pools": { type: "string" },
       "edge-scoped-routes-at": { type: "string" },
+      "edge-scoped-routes-on-demand": { type: "boolean" },
       "edge-spire-socket-dir": { type: "string" },
       "edge-trust-domain": { type: "string" },
       "edge-outside-mesh-namespaces": { type: "string" },
@@ -196,6 +199,7 @@ async function main(args: string[]): Promise<number> {
           ...(values["edge-scoped-routes-at"] === undefined ? {} : {
             scopedRoutesAt: wholeNumber("edge-scoped-routes-at", values["edge-scoped-routes-at"]),
           }),
+          ...(values["edge-scoped-routes-on-demand"] ? { scopedRoutesOnDemand: true } : {}),
           ...edgeIdentityFlags(
             values["edge-spire-socket-dir"],
             values["edge-trust-domain"],

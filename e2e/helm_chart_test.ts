@@ -100,7 +100,7 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
     });
 
     await t.step(
-      "edge.scopedRoutesAt reaches the controller's --edge-scoped-routes-at",
+      "edge.scopedRoutesAt and .scopedRoutesOnDemand reach the controller's flags",
       async () => {
         const controllerArgs = async (...set: string[]) => {
           const r = await exec(helm, ["template", "aether", chart, ...set]);
@@ -120,6 +120,12 @@ Deno.test("helm chart: lint, template, server dry-run, least-privilege RBAC that
         assertEquals(flag(await controllerArgs("--set", "edge.scopedRoutesAt=5000")), [
           "--edge-scoped-routes-at=5000",
         ]);
+        const onDemand = (args: string[]) => args.includes("--edge-scoped-routes-on-demand");
+        assertEquals(onDemand(await controllerArgs()), false);
+        assertEquals(
+          onDemand(await controllerArgs("--set", "edge.scopedRoutesOnDemand=true")),
+          true,
+        );
       },
     );
 
