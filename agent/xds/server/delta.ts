@@ -5,21 +5,17 @@
  * @module
  */
 import { TypeUrl } from "../proto.ts";
-import { AdsStream, type StreamDeps, type TypeState, wildcardTypes } from "./stream.ts";
+import { AdsStream, emptyIsWildcard, type StreamDeps, type TypeState } from "./stream.ts";
 import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, DeltaResource } from "./service.ts";
 import { vhdsAliases, vhdsNamespace, vhdsSelect } from "./vhds.ts";
 
 /**
- * Types whose first request without names is a (legacy) wildcard subscription: LDS and CDS; VHDS,
- * which Envoy 1.40 opens with no names (measured) and expects every virtual host of its route
- * configurations from; and SRDS, whose scopes Envoy takes all of, then subscribes to each scope's
- * RouteConfiguration by name.
+ * Whether a type's first request without names is a (legacy) wildcard subscription: those of
+ * {@link emptyIsWildcard}, and VHDS, which Envoy 1.40 opens with no names (measured) and expects
+ * every virtual host of its route configurations from.
  */
-const legacyWildcardTypes: ReadonlySet<string> = new Set([
-  ...wildcardTypes,
-  TypeUrl.virtualHost,
-  TypeUrl.scopedRoute,
-]);
+const legacyWildcard = (typeUrl: string): boolean =>
+  emptyIsWildcard(typeUrl) || typeUrl === TypeUrl.virtualHost;
 
 /** One delta ADS stream. `send` writes a response to the client. */
 export class DeltaStream extends AdsStream {
@@ -59,7 +55,7 @@ export class DeltaStream extends AdsStream {
       for (const [name, version] of Object.entries(req.initial_resource_versions ?? {})) {
         st.known.set(name, version);
       }
-      if (legacyWildcardTypes.has(typeUrl) && subscribe.length === 0) st.wildcard = true;
+      if (legacyWildcard(typeUrl) && subscribe.length === 0) st.wildcard = true;
     }
     for (const name of subscribe) {
       if (name === "*") st.wildcard = true;

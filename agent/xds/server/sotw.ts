@@ -4,7 +4,7 @@
  * @module
  */
 import { TypeUrl } from "../proto.ts";
-import { AdsStream, type StreamDeps, type TypeState, wildcardTypes } from "./stream.ts";
+import { AdsStream, emptyIsWildcard, type StreamDeps, type TypeState } from "./stream.ts";
 import type { DiscoveryRequest, DiscoveryResponse } from "./service.ts";
 
 /** One SotW ADS stream. `send` writes a response to the client. */
@@ -34,8 +34,7 @@ export class SotwStream extends AdsStream {
       st.known = new Map();
     }
     const names = (req.resource_names ?? []).filter((n) => n !== "*");
-    // SRDS as well: Envoy asks for a listener's scopes without names and takes all of them.
-    st.wildcard = wildcardTypes.has(typeUrl) || typeUrl === TypeUrl.scopedRoute
+    st.wildcard = emptyIsWildcard(typeUrl)
       ? names.length === 0 || (req.resource_names ?? []).includes("*")
       : (req.resource_names ?? []).includes("*");
     st.names = new Set(names);

@@ -81,6 +81,12 @@ export const gateTimeoutMs = 2000;
 
 /** Types every ADS client subscribes to with a wildcard (their removals come by omission). */
 export const wildcardTypes: ReadonlySet<string> = new Set([TypeUrl.listener, TypeUrl.cluster]);
+/**
+ * Whether a request without names subscribes to every resource of its type: the wildcard types,
+ * and SRDS, whose scopes Envoy asks for without names and takes all of.
+ */
+export const emptyIsWildcard = (typeUrl: string): boolean =>
+  wildcardTypes.has(typeUrl) || typeUrl === TypeUrl.scopedRoute;
 /** Types held back while a cluster, endpoint or secret push awaits its ACK (make-before-break). */
 const gatedTypes: ReadonlySet<string> = new Set([
   TypeUrl.listener,
