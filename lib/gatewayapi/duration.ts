@@ -12,9 +12,18 @@ const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms:
 /** Parses a Gateway API duration into milliseconds; undefined when it is not one. */
 export function parseDuration(text: string): number | undefined {
   if (!DURATION_PATTERN.test(text)) return undefined;
-  let total = 0;
-  for (const part of text.matchAll(/([0-9]+)(ms|h|m|s)/g)) {
-    total += Number(part[1]) * UNIT_MS[part[2]];
+  // The pattern held: digits, then a unit, up to four times (a scan, no second regex).
+  let total = 0, n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      n = n * 10 + (c - 48);
+      continue;
+    }
+    const unit = text[i] === "m" && text[i + 1] === "s" ? "ms" : text[i];
+    total += n * UNIT_MS[unit];
+    i += unit.length - 1;
+    n = 0;
   }
   return total;
 }
