@@ -74,3 +74,9 @@ export function protocolProblem(
   }
   return undefined;
 }
+
+/** The port numbered `n` of a port list. */
+export function portNumbered(ports: ServicePort[] | undefined, n: number | undefined) {
+  for (let i = 0; i < (ports?.length ?? 0); i++) if (ports![i].port === n) return ports![i];
+  return undefined;
+}

@@ -16,7 +16,12 @@ import { importClusterName } from "./imports.ts";
 import { type ImportEndpointsMemo, memoizedImportEndpoints } from "./imports_memo.ts";
 import { MCS_GROUP } from "../mcs/mod.ts";
 import { vipImportPort, vipImportSni } from "./vip_imports.ts";
-import { HTTP2_APP_PROTOCOLS, protocolProblem, readyEndpoints } from "./backend_ports.ts";
+import {
+  HTTP2_APP_PROTOCOLS,
+  portNumbered,
+  protocolProblem,
+  readyEndpoints,
+} from "./backend_ports.ts";
 import { referenceAllowed } from "./refs.ts";
 import { IdentityMemo, sameItems } from "../memo/mod.ts";
 import { meshNameOwners, type OwnersMemo, portClusterName } from "./mesh/names.ts";
@@ -184,8 +189,10 @@ export class Backends {
     if (imported) {
       const si = this.indexed.serviceImports.get(key);
       reads?.import(key, si);
-      if (!si) return bad("BackendNotFound", `ServiceImport ${ns}/${ref.name} not found`);
-      const port = (si.spec?.ports ?? []).find((p) => p.port === ref.port);
+      if (!si) {
+        return bad("BackendNotFound", `ServiceImport ${ns}/${ref.name} not found`);
+      }
+      const port = portNumbered(si.spec?.ports, ref.port);
       if (!port) {
         return bad("BackendNotFound", `ServiceImport ${ns}/${ref.name} has no port ${ref.port}`);
       }
@@ -214,9 +221,10 @@ export class Backends {
         conflict: [svc, owner],
       };
     }
-    const ports = svc.spec?.ports ?? [];
-    const port = ports.find((p) => p.port === ref.port);
-    if (!port) return bad("BackendNotFound", `Service ${ns}/${ref.name} has no port ${ref.port}`);
+    const port = portNumbered(svc.spec?.ports, ref.port);
+    if (!port) {
+      return bad("BackendNotFound", `Service ${ns}/${ref.name} has no port ${ref.port}`);
+    }
     const wrong = protocolProblem(`Service ${ns}/${ref.name}`, port, options.transport);
     if (wrong) return bad("UnsupportedProtocol", wrong);
     const resolved: ResolvedBackend = {
@@ -248,15 +256,14 @@ export class Backends {
    * shared by the edge and the mesh; http2 when `http2` or the port's appProtocol is h2c/grpc.
    */
   serviceCluster(svc: Obj<ServiceSpec>, port: ServicePort, http2: boolean): IRCluster {
-    const sni = vipImportSni(this.indexed, svc, port);
     const name = this.#clusterName(svc, port);
-    return this.#cluster(
+    return this.#known(name, port, http2) ?? this.#cluster(
       name,
       svc,
       port,
       http2,
-      () => this.#vipImportEndpoints(name, svc, port) ?? this.#endpoints(svc, port),
-      sni,
+      this.#vipImportEndpoints(name, svc, port) ?? this.#endpoints(svc, port),
+      vipImportSni(this.indexed, svc, port),
     );
   }
 
@@ -266,22 +273,17 @@ export class Backends {
    */
   importCluster(si: Obj<ServiceImportSpec>, port: ServicePort, http2: boolean): IRCluster {
     const name = importClusterName(si.metadata.namespace, si.metadata.name, port.port);
-    return this.#cluster(
-      name,
-      si,
+    const known = this.#known(name, port, http2);
+    if (known) return known;
+    const key = this.indexed.keyOf(si);
+    this.#importSources.set(name, { key, use: "import", port });
+    const endpoints = memoizedImportEndpoints(
+      this.#memo.imports ??= new IdentityMemo(),
+      "import",
+      this.indexed.clusterSetEndpoints.get(key)?.spec,
       port,
-      http2,
-      () => {
-        const key = this.indexed.keyOf(si);
-        this.#importSources.set(name, { key, use: "import", port });
-        return memoizedImportEndpoints(
-          this.#memo.imports ??= new IdentityMemo(),
-          "import",
-          this.indexed.clusterSetEndpoints.get(key)?.spec,
-          port,
-        );
-      },
     );
+    return this.#cluster(name, si, port, http2, endpoints);
   }
 
   /** The clusters made so far whose endpoints come from a ClusterSetEndpoints object, by name. */
@@ -289,30 +291,36 @@ export class Backends {
     return this.#importSources;
   }
 
-  /** The cluster `name` of `port` of `of`, made once per resolve (a later http2 use upgrades it). */
+  /** Whether `port`'s clusters speak HTTP/2 whatever refers to them (appProtocol h2c, grpc). */
+  #h2(port: ServicePort, http2: boolean): boolean {
+    return http2 || HTTP2_APP_PROTOCOLS.has(port.appProtocol ?? "");
+  }
+
+  /** The cluster `name` when this resolve made it already (an http2 use upgrades it). */
+  #known(name: string, port: ServicePort, http2: boolean): IRCluster | undefined {
+    const existing = this.#clusters.get(name);
+    if (existing && this.#h2(port, http2)) existing.protocol = "http2";
+    return existing;
+  }
+
+  /** Makes the cluster `name` of `port` of `of` (once per resolve: see {@link Backends.#known}). */
   #cluster(
     name: string,
     of: Obj,
     port: ServicePort,
     http2: boolean,
-    endpoints: () => IREndpoint[],
+    endpoints: IREndpoint[],
     sni?: string,
   ): IRCluster {
-    const h2 = http2 || HTTP2_APP_PROTOCOLS.has(port.appProtocol ?? "");
-    const existing = this.#clusters.get(name);
-    if (existing) {
-      if (h2) existing.protocol = "http2";
-      return existing;
-    }
     const cluster: IRCluster = {
       name,
       service: this.indexed.keyOf(of),
       port: port.port,
-      protocol: h2 ? "http2" : "http1",
-      endpoints: endpoints(),
-      ...(port.protocol === "UDP" ? { udp: true } : {}),
-      ...(sni ? { sni } : {}),
+      protocol: this.#h2(port, http2) ? "http2" : "http1",
+      endpoints,
     };
+    if (port.protocol === "UDP") cluster.udp = true;
+    if (sni) cluster.sni = sni;
     this.#clusters.set(name, cluster);
     return cluster;
   }

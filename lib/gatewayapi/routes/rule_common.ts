@@ -91,10 +91,8 @@ export class RuleContext {
   }
 
   #resolve(ref: BackendObjectReference) {
-    const r = this.backends.resolve(ref, this.kind, this.namespace, this.options.http2 ?? false, {
-      mesh: this.options.mesh,
-      transport: this.options.transport,
-    });
+    const o = this.options; // (its mesh and transport are resolve's options)
+    const r = this.backends.resolve(ref, this.kind, this.namespace, o.http2 ?? false, o);
     if (r.use) this.clusters.push(r.use);
     if (r.conflict) this.conflicts.push(r.conflict);
     return r;
