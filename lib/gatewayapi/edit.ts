@@ -132,8 +132,8 @@ function editOnLast(
       last.context,
       after,
       false,
-      (reads) =>
-        last.backends.reading(reads, () => def.convert(last.backends, after as Obj<never>, false)),
+      (route, mesh, reads) =>
+        last.backends.reading(reads, () => def.convert(last.backends, route as Obj<never>, mesh)),
     );
     if (converted.unsupported || !sameBackends(was.converted, converted)) return undefined;
     changes.push({ at, before: was, after: { ...was, route: after, converted } });

@@ -34,7 +34,7 @@ import { routeStatuses } from "./route_status.ts";
 import { mergeUdpBackends } from "./l4/udp_clusters.ts";
 import { indexObjects, keyOf, type Obj } from "./object_index.ts";
 import { Reads, readsHold } from "./reads.ts";
-import { ResolveState, type VhostSite } from "./state/mod.ts";
+import { ResolveState, type RouteConverter, type VhostSite } from "./state/mod.ts";
 import type { ObjectStatus, ResolveOptions, ResolveResult } from "./resolve_types.ts";
 import type { KubeObject, Problem, RouteSpecCommon } from "./types.ts";
 export type { ObjectStatus, ResolveOptions, ResolveResult } from "./resolve_types.ts";
@@ -120,17 +120,14 @@ export function resolve(
   const attached = state.attach.context(gateways, indexed.namespaces);
   for (const def of routeKinds) {
     const kind = def.kind;
-    const convert = (r: Obj<RouteSpecCommon>, mesh: boolean) => (reads: Reads) =>
+    // Made once per kind (a memo hit allocates nothing per route).
+    const convert: RouteConverter = (r, mesh, reads) =>
       backends.reading(reads, () => def.convert(backends, r as Obj<never>, mesh));
+    const attach = (r: Obj<RouteSpecCommon>) => attachRoute(indexed, gatewayMap, kind, r);
     for (const route of indexed.routes.get(kind) ?? []) {
-      const parents = state.attach.attach(
-        attached,
-        kind,
-        route,
-        () => attachRoute(indexed, gatewayMap, kind, route),
-      );
+      const parents = state.attach.attach(attached, kind, route, attach);
       if (parents.length > 0) {
-        const converted = state.convert.convert(context, route, false, convert(route, false));
+        const converted = state.convert.convert(context, route, false, convert);
         backends.apply(converted);
         routes.push({ kind, route, parents, converted });
       }
@@ -148,7 +145,7 @@ export function resolve(
         (hit) => readsHold(hit.reads, hit.context, context),
       ).parents;
       if (meshParents.length === 0) continue;
-      const converted = state.convert.convert(context, route, true, convert(route, true));
+      const converted = state.convert.convert(context, route, true, convert);
       backends.apply(converted);
       meshRoutes.push({
         kind,

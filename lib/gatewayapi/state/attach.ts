@@ -63,17 +63,24 @@ export class AttachMemo {
     return this.#last = { gateways: objects, namespaces };
   }
 
-  /** `attach()` of `route`, or its remembered outcomes (read-only, as are attach()'s). */
+  /**
+   * `attach(route)`, or its remembered outcomes (read-only, as are attach()'s). (A caller makes
+   * its `attach` once per resolve and kind, not per route: a hit allocates nothing.)
+   */
   attach(
     context: AttachContext,
     kind: RouteKind,
     route: Obj<RouteSpecCommon>,
-    attach: () => readonly ParentOutcome[],
+    attach: (route: Obj<RouteSpecCommon>) => readonly ParentOutcome[],
   ): readonly ParentOutcome[] {
-    return this.routes.get(
-      route,
-      () => ({ context, kind, parents: attach() }),
-      (hit) => hit.context === context && hit.kind === kind,
-    ).parents;
+    const hit = this.routes.peek(route);
+    if (hit !== undefined && hit.context === context && hit.kind === kind) {
+      this.routes.count(true);
+      return hit.parents;
+    }
+    this.routes.count(false);
+    const parents = attach(route);
+    this.routes.set(route, { context, kind, parents });
+    return parents;
   }
 }

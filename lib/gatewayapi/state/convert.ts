@@ -14,6 +14,9 @@ import type { ConvertedRoute } from "../routes/kind.ts";
 import type { ObjectIndex } from "../object_index.ts";
 import type { KubeObject } from "../types.ts";
 
+/** Converts `route` (for Service parents when `mesh`), recording its lookups in `reads`. */
+export type RouteConverter = (route: KubeObject, mesh: boolean, reads: Reads) => ConvertedRoute;
+
 /** What references resolve against in one resolve (the same object while nothing changed). */
 export type ConvertContext = LookupWorld;
 
@@ -64,23 +67,26 @@ export class ConvertMemo {
   }
 
   /**
-   * `convert(reads)` of `route`, or the remembered result for the same route while the lookups
-   * its conversion recorded in `reads` still hold in `context`.
+   * `convert(route, mesh, reads)`, or the remembered result for the same route while the lookups
+   * its conversion recorded in `reads` still hold in `context`. (A caller makes its `convert` once
+   * per resolve, not per route: a hit allocates nothing.)
    */
   convert(
     context: ConvertContext,
     route: KubeObject,
     mesh: boolean,
-    convert: (reads: Reads) => ConvertedRoute,
+    convert: RouteConverter,
   ): ConvertedRoute {
     const memo = mesh ? this.mesh : this.edge;
-    return memo.get(
-      route,
-      () => {
-        const reads = new Reads();
-        return { context, reads, converted: convert(reads) };
-      },
-      (hit) => readsHold(hit.reads, hit.context, context),
-    ).converted;
+    const hit = memo.peek(route);
+    if (hit !== undefined && readsHold(hit.reads, hit.context, context)) {
+      memo.count(true);
+      return hit.converted;
+    }
+    memo.count(false);
+    const reads = new Reads();
+    const converted = convert(route, mesh, reads);
+    memo.set(route, { context, reads, converted });
+    return converted;
   }
 }

@@ -80,3 +80,4 @@ export class ResolveState {
 }
 export { type VhostInput, VhostMemo, type VhostSite } from "./vhost.ts";
 export { idOf, type LastIndex, LastMemo, type LastResolve, type LastRoute } from "./last.ts";
+export type { RouteConverter } from "./convert.ts";
