@@ -212,6 +212,11 @@ function wireType(kind: Kind): number {
  */
 export class DirectEncoder {
   readonly #out = new Out();
+  /**
+   * The field tables this encoder has used, by type: a Map lookup per message instead of the
+   * Root index's (which walks from the type up to its Root first).
+   */
+  readonly #tables = new Map<protobuf.Type, Table>();
   /** Per nesting depth, the fields set in the message being written and their values. */
   readonly #fields: FieldInfo[][] = [];
   readonly #values: unknown[][] = [];
@@ -271,7 +276,8 @@ export class DirectEncoder {
   /** Writes the fields of `object` (a message of `type`), in field-number order. */
   #message(type: protobuf.Type, object: Record<string, unknown>, depth: number): void {
     if (depth > MAX_DEPTH || !plain(object)) throw NOT_DIRECT;
-    const table = tableOf(type);
+    let table = this.#tables.get(type);
+    if (table === undefined) this.#tables.set(type, table = tableOf(type));
     if (table.required) throw NOT_DIRECT;
     const fields = table.fields;
     const present = this.#fields[depth] ??= [];
