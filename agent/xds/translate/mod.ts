@@ -88,10 +88,15 @@ export function translate(
         listener(l, { statPrefix, edge, edgeLimits, scopedTables, scopedOnDemand })
       ),
     ),
-    routes: order.routes.sorted(uniqueByName([
-      ...plain.map(({ c }) => routeConfiguration(c, routeOpts)),
-      ...hosts.map((h) => h.table),
-    ])),
+    routes: order.routes.sorted(
+      // One chain's tables have distinct names (its own, or one per host when scoped).
+      chains.length === 1
+        ? (plain.length ? [routeConfiguration(plain[0].c, routeOpts)] : hosts.map((h) => h.table))
+        : uniqueByName([
+          ...plain.map(({ c }) => routeConfiguration(c, routeOpts)),
+          ...hosts.map((h) => h.table),
+        ]),
+    ),
     virtualHosts: order.virtualHosts.sorted(
       // One chain's virtual hosts have distinct names (one per domain).
       plain.length === 1
@@ -106,7 +111,11 @@ export function translate(
   };
   // Only chains served scoped have scopes (and the list is left out without them).
   if (hosts.length) {
-    out.scopedRoutes = order.scopedRoutes.sorted(uniqueByName(hosts.flatMap((h) => h.scopes)));
+    const scopes = hosts.flatMap((h) => h.scopes);
+    // One chain's scopes have distinct names (one per host).
+    out.scopedRoutes = order.scopedRoutes.sorted(
+      scoped.length === 1 ? scopes : uniqueByName(scopes),
+    );
   }
   memo.clusters.settle();
   memo.keepChains(new Set(chains.map(({ c }) => c.routeConfigName)));
