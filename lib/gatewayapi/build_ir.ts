@@ -7,7 +7,7 @@
  * @module
  */
 import type { ListenerState } from "./gateways.ts";
-import { HostnameIndex } from "./host_index.ts";
+import { type HostEntry, HostnameIndex } from "./host_index.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
 import { pushEntries, type RankedEntry, renderRoutes } from "./routes/render.ts";
 import type { ListenerContext } from "./routes/kind.ts";
@@ -27,6 +27,24 @@ export function renderVhost(
   const entries: RankedEntry[] = [];
   for (const [route, converted, host] of inputs) pushEntries(entries, route, converted, host);
   return { name: domain, domains: [domain], routes: renderRoutes(entries, context) };
+}
+
+/**
+ * Each placement of the `owner` listener among the entries covering a domain, with its most
+ * specific hostname (one entry, the common case, without a Map).
+ */
+function ownerInputs(covering: HostEntry<Placement>[], owner: ListenerState): VhostInput[] {
+  if (covering.length === 1) {
+    const { host, item: p } = covering[0];
+    return p.listener === owner ? [[p.route, p.converted, host]] : [];
+  }
+  const best = new Map<Placement, string>();
+  for (const { host, item: p } of covering) {
+    if (p.listener !== owner) continue;
+    const seen = best.get(p);
+    if (seen === undefined || compareHostnames(host, seen) < 0) best.set(p, host);
+  }
+  return [...best].map(([p, host]): VhostInput => [p.route, p.converted, host]);
 }
 
 function virtualHosts(
@@ -49,27 +67,16 @@ function virtualHosts(
   const bySpecificity = [...listeners].sort((a, b) =>
     compareHostnames(listenerHost(a), listenerHost(b))
   );
+  // One context per listener, shared by its virtual hosts (read-only).
+  const contexts = new Map<ListenerState, ListenerContext>(listeners.map((l) => [l, {
+    port: l.listener.port,
+    protocol: l.listener.protocol as "HTTP" | "HTTPS",
+  }]));
   return [...domains].sort(compareHostnames).map((domain) => {
     const owner = bySpecificity.find((l) => covers(listenerHost(l), domain))!;
-    // Each placement of the owner listener covering the domain, with its most specific hostname.
-    const best = new Map<Placement, string>();
-    for (const { host, item: p } of hosts.covering(domain)) {
-      if (p.listener !== owner) continue;
-      const seen = best.get(p);
-      if (seen === undefined || compareHostnames(host, seen) < 0) best.set(p, host);
-    }
-    const context: ListenerContext = {
-      port: owner.listener.port,
-      protocol: owner.listener.protocol as "HTTP" | "HTTPS",
-    };
-    const inputs = [...best].map(([p, host]): VhostInput => [p.route, p.converted, host]);
-    const vhost = memo.render(
-      owner.id,
-      domain,
-      context,
-      inputs,
-      () => renderVhost(domain, context, inputs),
-    );
+    const context = contexts.get(owner)!;
+    const inputs = ownerInputs(hosts.covering(domain), owner);
+    const vhost = memo.render(owner.id, domain, context, inputs, renderVhost);
     sites?.push({ listenerId: owner.id, domain, context, inputs, vhost });
     return vhost;
   });

@@ -182,7 +182,7 @@ function applyChanges(
       site.domain,
       site.context,
       inputs,
-      () => renderVhost(site.domain, site.context, inputs),
+      renderVhost,
     );
     if (vhost !== site.vhost && clustersOf(vhost) !== clustersOf(site.vhost)) return undefined;
     const [li, ci, vi] = index.siteAt[s];

@@ -7,7 +7,7 @@
 import type { ParentOutcome } from "./attachment.ts";
 import { ConditionFactory, type Outcome } from "./status/mod.ts";
 import type { MeshParentOutcome } from "./mesh/attachment.ts";
-import { IdentityMemo, sameItems } from "../memo/mod.ts";
+import { IdentityMemo } from "../memo/mod.ts";
 import { keyOf } from "./object_index.ts";
 import type { KubeObject, ParentReference, RouteParentStatus, RouteStatus } from "./types.ts";
 
@@ -52,26 +52,52 @@ export function routeStatuses(
       .map(([route, list]) => ({ route, list, k: key(route) }))
       .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
     for (const { route, list } of mine) {
+      // A hit (the same parents' outcomes as last time) allocates nothing.
+      const seen = memo.peek(route);
+      const hit = seen !== undefined && sameInputs(seen.inputs, now, list);
+      memo.count(hit);
+      if (hit) {
+        out.push({ route, status: seen.status });
+        continue;
+      }
       const inputs: unknown[] = [now];
+      const c = new ConditionFactory(route.metadata.generation ?? 0, now);
+      const parents: RouteParentStatus[] = [];
       for (const { side, controllerName } of list) {
         for (const p of side.parents) {
           inputs.push(p.parentRef, controllerName, p.accepted, side.converted.resolvedRefs);
+          parents.push(parentStatus(c, p.parentRef, controllerName, p.accepted, side));
         }
       }
-      const { status } = memo.get(route, () => {
-        const c = new ConditionFactory(route.metadata.generation ?? 0, now);
-        const parents: RouteParentStatus[] = [];
-        for (const { side, controllerName } of list) {
-          for (const p of side.parents) {
-            parents.push(parentStatus(c, p.parentRef, controllerName, p.accepted, side));
-          }
-        }
-        return { inputs, status: { parents } };
-      }, (seen) => sameItems(seen.inputs, inputs));
+      const status = { parents };
+      memo.set(route, { inputs, status });
       out.push({ route, status });
     }
   }
   return out;
+}
+
+/**
+ * Whether a status made of `inputs` is this route's now: `now`, then per side and parent its
+ * parentRef, controllerName, Accepted and ResolvedRefs, each the same (by identity).
+ */
+function sameInputs(
+  inputs: readonly unknown[],
+  now: string,
+  list: readonly { side: RouteSide; controllerName: string }[],
+): boolean {
+  if (inputs[0] !== now) return false;
+  let i = 1;
+  for (const { side, controllerName } of list) {
+    for (const p of side.parents) {
+      if (
+        inputs[i] !== p.parentRef || inputs[i + 1] !== controllerName ||
+        inputs[i + 2] !== p.accepted || inputs[i + 3] !== side.converted.resolvedRefs
+      ) return false;
+      i += 4;
+    }
+  }
+  return i === inputs.length;
 }
 
 function parentStatus(

@@ -42,15 +42,22 @@ const sameInputs = (a: readonly VhostInput[], b: readonly VhostInput[]) =>
 export class VhostMemo {
   readonly byConversion = new IdentityMemo<ConvertedRoute, Map<string, Entry>>();
 
-  /** `render()`, or the virtual host rendered before from the same inputs. */
+  /**
+   * `render(domain, context, inputs)`, or the virtual host rendered before from the same inputs
+   * (a function, not a closure per virtual host: a hit allocates nothing but its key).
+   */
   render(
     listenerId: string,
     domain: string,
     context: ListenerContext,
     inputs: readonly VhostInput[],
-    render: () => IRVirtualHost,
+    render: (
+      domain: string,
+      context: ListenerContext,
+      inputs: readonly VhostInput[],
+    ) => IRVirtualHost,
   ): IRVirtualHost {
-    if (inputs.length === 0) return render();
+    if (inputs.length === 0) return render(domain, context, inputs);
     const key = `${listenerId}|${domain}`;
     let byKey = this.byConversion.peek(inputs[0][1]);
     const seen = byKey?.get(key);
@@ -58,7 +65,7 @@ export class VhostMemo {
       seen.protocol === context.protocol && sameInputs(seen.inputs, inputs);
     this.byConversion.count(hit);
     if (hit) return seen.vhost;
-    const vhost = render();
+    const vhost = render(domain, context, inputs);
     if (!byKey) this.byConversion.set(inputs[0][1], byKey = new Map());
     byKey.set(key, { port: context.port, protocol: context.protocol, inputs, vhost });
     return vhost;
