@@ -2,9 +2,12 @@
  * The test runner behind `deno task test` (after the peers are ensured). The tests that use the
  * local Kubernetes cluster hold one machine-wide lock each, so run in parallel with the rest they
  * would sit in the parallel slots waiting for each other and stall every other file; the two-data-
- * plane multi-cluster tests (`mcs_`) each run many processes and time failovers. They run instead
- * one after another in a `deno test` of their own, beside a `deno test --parallel` of everything
- * else; each line of output carries its group's prefix.
+ * plane multi-cluster tests (`mcs_`) each run many processes and time failovers; the SPIRE
+ * registrar files (`spire_registrar`) crash the process beside another gRPC-using file (Deno's
+ * nghttp2 abort on a GOAWAY, see {@link maxWholeReruns}: 4 of 8 runs beside the etcd registry file,
+ * 0 of 7 alone or one after another, 2026-12-07). They run instead one after another in a
+ * `deno test` of their own, beside a `deno test --parallel` of everything else; each line of output
+ * carries its group's prefix.
  *
  * A file that failed is run once more, alone, after both groups (at most `maxReruns` files): a
  * test that fails only beside 600 others on two busy cores is told apart from one that fails on
@@ -19,10 +22,11 @@
 import { digest, failedFiles, failures } from "./failure_digest.ts";
 
 /**
- * Test files of the serial group, by name prefix in e2e/, run in this order: the multi-cluster
- * data planes, the cluster files, then the official conformance gate (`conformance_test.ts`).
+ * Test files of the serial group, by name prefix in e2e/, run in this order: the SPIRE registrar
+ * files, the multi-cluster data planes, the cluster files, then the official conformance gate
+ * (`conformance_test.ts`).
  */
-const serialPrefixes = ["mcs_", "cluster_", "conformance"];
+const serialPrefixes = ["spire_registrar", "mcs_", "cluster_", "conformance"];
 /** More failed files than this is no flake: the run fails without running any again. */
 const maxReruns = 4;
 
