@@ -162,6 +162,53 @@ spec:
   return docs.join("---\n");
 }
 
+/**
+ * What the node knows of pods that never served mTLS, printed before the step fails: each pod's
+ * phase, IP and start time, its entry in the node agent's `/debug/capture` (table, listener,
+ * served), and the agent's log lines that name it (the cluster is gone by the time anyone reads
+ * the failure, so this is all there is).
+ */
+async function explainMissing(env: CaptureEnv, c: Cluster, names: string[]) {
+  const { app } = env.ns;
+  const tryText = async (what: string, f: () => Promise<string>) => {
+    try {
+      return await f();
+    } catch (e) {
+      return `(${what} failed: ${(e as Error).message.slice(0, 200)})`;
+    }
+  };
+  const pods = await tryText("get pods", async () => {
+    const items = (await env.json(["-n", app, "get", "pods", "-l", "burst"])).items as {
+      metadata: { name: string };
+      status: { phase?: string; podIP?: string; startTime?: string };
+    }[];
+    return JSON.stringify(
+      items.filter((p) => names.includes(p.metadata.name)).map((p) => ({
+        name: p.metadata.name,
+        phase: p.status.phase,
+        ip: p.status.podIP,
+        started: p.status.startTime,
+      })),
+    );
+  });
+  const capture = await tryText("/debug/capture", async () => {
+    const doc = await nodeAgentJson(c, "/debug/capture");
+    const list = (doc?.pods ?? []) as Record<string, unknown>[];
+    return JSON.stringify(list.filter((p) => names.some((n) => JSON.stringify(p).includes(n))));
+  });
+  const logs = await tryText("agent logs", async () => {
+    const text = await env.k(["-n", releaseNs, "logs", "ds/aether-agent", "-c", "agent"]);
+    return text.split("\n").filter((l) =>
+      names.some((n) => l.includes(`"${n}"`) || l.includes(`/${n}"`))
+    )
+      .slice(-40).join("\n");
+  });
+  console.log(
+    `pods that never served mTLS: ${pods}\n  node agent /debug/capture for them: ${capture}\n` +
+      `  node agent log lines naming them (last 40):\n${logs}`,
+  );
+}
+
 /** The `q` quantile (0–1) of `xs` (nearest rank). */
 const quantile = (xs: number[], q: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)];
@@ -218,6 +265,7 @@ export async function newPodsServeMtls(
       Math.round(quantile(ms, 0.5))
     } ms, p99 ${Math.round(quantile(ms, 0.99))} ms, max ${Math.round(Math.max(...ms))} ms`,
   );
+  if (r.missing.length > 0) await explainMissing(env, c, r.missing);
   assert.deepEqual(
     r.missing,
     [],
