@@ -58,13 +58,29 @@ function counterOf(expr: unknown[]): RuleCounter {
   return { packets: Number(v.packets ?? 0), bytes: Number(v.bytes ?? 0) };
 }
 
+/** IANA protocol numbers of the names nft lists `meta l4proto` values by. */
+const PROTO_NUMBERS: Readonly<Record<string, number>> = { tcp: 6, udp: 17 };
+
+/**
+ * Whether an `l4proto` value is protocol `name`: nft lists it by name, or by number when
+ * libnftables did not resolve the name (seen 2026-12-07 for some pods' tables in the node agent:
+ * `{"set": [6, 17]}`, taken for a foreign rule, so the table was "repaired" every 30 s forever).
+ */
+const isProto = (v: unknown, name: string) => v === name || v === PROTO_NUMBERS[name];
+
+/** Whether an `l4proto` match's right side is the set {tcp, udp}, by name or by number. */
+function isTcpUdpSet(v: unknown): boolean {
+  const set = isObj(v) && Array.isArray(v.set) ? v.set : undefined;
+  return set?.length === 2 && isProto(set[0], "tcp") && isProto(set[1], "udp");
+}
+
 /**
  * Our UDP rule (`meta l4proto udp redirect to ip daddr . udp dport map @udp-vips4`; nft lists the
  * `meta nfproto` it adds for the inet family too), or undefined.
  */
 function udpRuleOf(expr: Obj[], counter: RuleCounter): Rule | undefined {
   const m = expr.map((e) => isObj(e.match) ? e.match as Obj : undefined);
-  if (!m[0] || !same(m[0].left, { meta: { key: "l4proto" } }) || m[0].right !== "udp") {
+  if (!m[0] || !same(m[0].left, { meta: { key: "l4proto" } }) || !isProto(m[0].right, "udp")) {
     return undefined;
   }
   const last = expr[expr.length - 1];
@@ -110,7 +126,7 @@ function ruleOf(exprIn: unknown): Rule | undefined {
     if (!family) return undefined;
     const kind = family === 4 ? "dns4" : "dns6";
     const ok = same(m[0]!.left, { meta: { key: "l4proto" } }) &&
-      same(m[0]!.right, { set: ["tcp", "udp"] }) && m[1]!.right === `@${SETS[kind]}` &&
+      isTcpUdpSet(m[0]!.right) && m[1]!.right === `@${SETS[kind]}` &&
       same(m[2]!.left, { payload: { protocol: "th", field: "dport" } }) && m[2]!.right === 53 &&
       dnat.family === (family === 4 ? "ip" : "ip6") && typeof dnat.addr === "string" &&
       typeof dnat.port === "number";

@@ -90,3 +90,17 @@ Deno.test("parseTable: what is not a libnftables listing throws", () => {
   assert.throws(() => parseTable('{"x": []}'), NftParseError);
   assert.throws(() => parseTable([]), NftParseError);
 });
+
+Deno.test("parseTable: l4proto listed by number (6, 17) reads back as by name", () => {
+  // libnftables lists a protocol by number when it does not resolve the name: the node agent saw
+  // `{"set": [6, 17]}` for some pods and replaced their tables every 30 s as drifted.
+  const byName = listed("dual_stack");
+  const byNumber = byName.replace(/"set":\s*\[\s*"tcp",\s*"udp"\s*\]/g, '"set": [6, 17]');
+  assert.notEqual(byNumber, byName);
+  const a = parseTable(byName)!, b = parseTable(byNumber)!;
+  assert.deepEqual(b.problems, []);
+  assert.ok(sameSpec(a.spec, b.spec), JSON.stringify(b.spec));
+  // Another number is still not ours.
+  const other = byName.replace(/"set":\s*\[\s*"tcp",\s*"udp"\s*\]/g, '"set": [6, 132]');
+  assert.ok(parseTable(other)!.problems.some((p) => p.startsWith("foreign rule")));
+});
