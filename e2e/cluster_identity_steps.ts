@@ -203,9 +203,19 @@ async function explainMissing(env: CaptureEnv, c: Cluster, names: string[]) {
     )
       .slice(-40).join("\n");
   });
+  // Envoy's own word on their inbound listeners (podIP:15008 in the pod's netns): a bind or
+  // config error names the address.
+  const ips = (JSON.parse(pods.startsWith("[") ? pods : "[]") as { ip?: string }[])
+    .flatMap((p) => p.ip ? [p.ip] : []);
+  const envoy = await tryText("node proxy logs", async () => {
+    const text = await env.k(["-n", releaseNs, "logs", "ds/aether-node-proxy", "--tail=5000"]);
+    return text.split("\n").filter((l) => ips.some((ip) => l.includes(`${ip}:`)))
+      .slice(-20).join("\n");
+  });
   console.log(
     `pods that never served mTLS: ${pods}\n  node agent /debug/capture for them: ${capture}\n` +
-      `  node agent log lines naming them (last 40):\n${logs}`,
+      `  node agent log lines naming them (last 40):\n${logs}\n` +
+      `  node proxy (Envoy) log lines naming their addresses (last 20):\n${envoy}`,
   );
 }
 
