@@ -212,10 +212,23 @@ async function explainMissing(env: CaptureEnv, c: Cluster, names: string[]) {
     return text.split("\n").filter((l) => ips.some((ip) => l.includes(`${ip}:`)))
       .slice(-20).join("\n");
   });
+  // Whether the node proxy holds each pod's inbound listener (translate's side) at all.
+  const inbound = await tryText("node proxy /listeners", async () => {
+    const url = "http://$(cat /tmp/envoy-admin-address)/listeners";
+    const text = await env.k([
+      ...["-n", releaseNs, "exec", "ds/aether-node-proxy", "--"],
+      ...["/bin/sh", "-c", `wget -q -O- "${url}"`],
+    ]);
+    const held = new Set(text.split("\n").map((l) => l.split("::")[0]));
+    return JSON.stringify(
+      Object.fromEntries(names.map((n) => [n, held.has(`inbound|${app}/${n}`)])),
+    );
+  });
   console.log(
     `pods that never served mTLS: ${pods}\n  node agent /debug/capture for them: ${capture}\n` +
       `  node agent log lines naming them (last 40):\n${logs}\n` +
-      `  node proxy (Envoy) log lines naming their addresses (last 20):\n${envoy}`,
+      `  node proxy (Envoy) log lines naming their addresses (last 20):\n${envoy}\n` +
+      `  node proxy holds their inbound listener (inbound|<ns>/<pod>): ${inbound}`,
   );
 }
 
