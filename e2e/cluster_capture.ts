@@ -249,17 +249,22 @@ export async function nftIn(pid: number, args: string[]): Promise<string> {
  * the address file in its container, asked from there).
  */
 export async function nodeProxyStats(c: Cluster, filter: string): Promise<Map<string, number>> {
-  const url = `http://$(cat /tmp/envoy-admin-address)/stats?filter=${encodeURIComponent(filter)}`;
-  const out = await kubectl(c.kubeconfig, [
-    ...["-n", releaseNs, "exec", "ds/aether-node-proxy", "--"],
-    ...["/bin/sh", "-c", `wget -q -O- "${url}"`],
-  ]);
+  const out = await nodeProxyAdmin(c, `/stats?filter=${encodeURIComponent(filter)}`);
   const stats = new Map<string, number>();
   for (const line of out.split("\n")) {
     const m = line.match(/^(\S+): (\d+)$/);
     if (m) stats.set(m[1], Number(m[2]));
   }
   return stats;
+}
+
+/** The body of the node proxy Envoy's admin `path` (fetched from inside its pod). */
+export function nodeProxyAdmin(c: Cluster, path: string): Promise<string> {
+  const url = `http://$(cat /tmp/envoy-admin-address)${path}`;
+  return kubectl(c.kubeconfig, [
+    ...["-n", releaseNs, "exec", "ds/aether-node-proxy", "--"],
+    ...["/bin/sh", "-c", `wget -q -O- "${url}"`],
+  ]);
 }
 
 /** GET `path` of the node agent's admin server (on the node address), parsed as JSON. */

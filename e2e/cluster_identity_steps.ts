@@ -12,6 +12,7 @@ import { projectRoot } from "../testbed/peers/mod.ts";
 import {
   type CaptureEnv,
   nodeAgentJson,
+  nodeProxyAdmin,
   nodeProxyStats,
   podPid,
   wgetEcho,
@@ -177,36 +178,34 @@ async function explainMissing(env: CaptureEnv, c: Cluster, names: string[]) {
       return `(${what} failed: ${(e as Error).message.slice(0, 200)})`;
     }
   };
-  const pods = await tryText("get pods", async () => {
+  let pods: { name: string; phase?: string; ip?: string; started?: string }[] = [];
+  const podsText = await tryText("get pods", async () => {
     const items = (await env.json(["-n", app, "get", "pods", "-l", "burst"])).items as {
       metadata: { name: string };
       status: { phase?: string; podIP?: string; startTime?: string };
     }[];
-    return JSON.stringify(
-      items.filter((p) => names.includes(p.metadata.name)).map((p) => ({
-        name: p.metadata.name,
-        phase: p.status.phase,
-        ip: p.status.podIP,
-        started: p.status.startTime,
-      })),
-    );
+    pods = items.filter((p) => names.includes(p.metadata.name)).map((p) => ({
+      name: p.metadata.name,
+      phase: p.status.phase,
+      ip: p.status.podIP,
+      started: p.status.startTime,
+    }));
+    return JSON.stringify(pods);
   });
   const capture = await tryText("/debug/capture", async () => {
     const doc = await nodeAgentJson(c, "/debug/capture");
-    const list = (doc?.pods ?? []) as Record<string, unknown>[];
-    return JSON.stringify(list.filter((p) => names.some((n) => JSON.stringify(p).includes(n))));
+    const list = (doc?.pods ?? []) as { name?: string }[];
+    return JSON.stringify(list.filter((p) => names.includes(p.name ?? "")));
   });
   const logs = await tryText("agent logs", async () => {
     const text = await env.k(["-n", releaseNs, "logs", "ds/aether-agent", "-c", "agent"]);
     return text.split("\n").filter((l) =>
       names.some((n) => l.includes(`"${n}"`) || l.includes(`/${n}"`))
-    )
-      .slice(-40).join("\n");
+    ).slice(-40).join("\n");
   });
   // Envoy's own word on their inbound listeners (podIP:15008 in the pod's netns): a bind or
   // config error names the address.
-  const ips = (JSON.parse(pods.startsWith("[") ? pods : "[]") as { ip?: string }[])
-    .flatMap((p) => p.ip ? [p.ip] : []);
+  const ips = pods.flatMap((p) => p.ip ? [p.ip] : []);
   const envoy = await tryText("node proxy logs", async () => {
     const text = await env.k(["-n", releaseNs, "logs", "ds/aether-node-proxy", "--tail=5000"]);
     return text.split("\n").filter((l) => ips.some((ip) => l.includes(`${ip}:`)))
@@ -214,18 +213,14 @@ async function explainMissing(env: CaptureEnv, c: Cluster, names: string[]) {
   });
   // Whether the node proxy holds each pod's inbound listener (translate's side) at all.
   const inbound = await tryText("node proxy /listeners", async () => {
-    const url = "http://$(cat /tmp/envoy-admin-address)/listeners";
-    const text = await env.k([
-      ...["-n", releaseNs, "exec", "ds/aether-node-proxy", "--"],
-      ...["/bin/sh", "-c", `wget -q -O- "${url}"`],
-    ]);
+    const text = await nodeProxyAdmin(c, "/listeners");
     const held = new Set(text.split("\n").map((l) => l.split("::")[0]));
     return JSON.stringify(
       Object.fromEntries(names.map((n) => [n, held.has(`inbound|${app}/${n}`)])),
     );
   });
   console.log(
-    `pods that never served mTLS: ${pods}\n  node agent /debug/capture for them: ${capture}\n` +
+    `pods that never served mTLS: ${podsText}\n  node agent /debug/capture for them: ${capture}\n` +
       `  node agent log lines naming them (last 40):\n${logs}\n` +
       `  node proxy (Envoy) log lines naming their addresses (last 20):\n${envoy}\n` +
       `  node proxy holds their inbound listener (inbound|<ns>/<pod>): ${inbound}`,

@@ -95,6 +95,10 @@ export interface ImportSource {
   readonly port: ServicePort;
 }
 
+/** Whether a cluster of `port` speaks HTTP/2: asked for (`http2`) or by appProtocol (h2c, grpc). */
+const speaksH2 = (port: ServicePort, http2: boolean) =>
+  http2 || HTTP2_APP_PROTOCOLS.has(port.appProtocol ?? "");
+
 /** Resolves backendRefs for one resolve and collects the clusters they use. */
 export class Backends {
   #clusters = new Map<string, IRCluster>();
@@ -291,15 +295,10 @@ export class Backends {
     return this.#importSources;
   }
 
-  /** Whether `port`'s clusters speak HTTP/2 whatever refers to them (appProtocol h2c, grpc). */
-  #h2(port: ServicePort, http2: boolean): boolean {
-    return http2 || HTTP2_APP_PROTOCOLS.has(port.appProtocol ?? "");
-  }
-
   /** The cluster `name` when this resolve made it already (an http2 use upgrades it). */
   #known(name: string, port: ServicePort, http2: boolean): IRCluster | undefined {
     const existing = this.#clusters.get(name);
-    if (existing && this.#h2(port, http2)) existing.protocol = "http2";
+    if (existing && speaksH2(port, http2)) existing.protocol = "http2";
     return existing;
   }
 
@@ -316,7 +315,7 @@ export class Backends {
       name,
       service: this.indexed.keyOf(of),
       port: port.port,
-      protocol: this.#h2(port, http2) ? "http2" : "http1",
+      protocol: speaksH2(port, http2) ? "http2" : "http1",
       endpoints,
     };
     if (port.protocol === "UDP") cluster.udp = true;

@@ -80,6 +80,10 @@ export function translate(
   const hosts = scoped.flatMap(({ c, listener }) =>
     memo.scoped.hosts(c, vhdsVirtualHosts(c, listener, memo), base, scopedOnDemand)
   );
+  const tables = [
+    ...plain.map(({ c }) => routeConfiguration(c, routeOpts)),
+    ...hosts.map((h) => h.table),
+  ];
   // Each list in its last order when its names are as last time (an edit): positions stay.
   const order = memo.order;
   const out: EnvoyResources = {
@@ -88,15 +92,8 @@ export function translate(
         listener(l, { statPrefix, edge, edgeLimits, scopedTables, scopedOnDemand })
       ),
     ),
-    routes: order.routes.sorted(
-      // One chain's tables have distinct names (its own, or one per host when scoped).
-      chains.length === 1
-        ? (plain.length ? [routeConfiguration(plain[0].c, routeOpts)] : hosts.map((h) => h.table))
-        : uniqueByName([
-          ...plain.map(({ c }) => routeConfiguration(c, routeOpts)),
-          ...hosts.map((h) => h.table),
-        ]),
-    ),
+    // One chain's tables have distinct names (its own, or one per host when scoped).
+    routes: order.routes.sorted(chains.length === 1 ? tables : uniqueByName(tables)),
     virtualHosts: order.virtualHosts.sorted(
       // One chain's virtual hosts have distinct names (one per domain).
       plain.length === 1
