@@ -14,6 +14,7 @@ import type { NamedResource } from "../xds/translate/mod.ts";
 import {
   localizeEndpoints,
   nodeClusterNames,
+  type NodeInboundPorts,
   nodeNamespaces,
   type NodeResources,
   type NodeTranslateOptions,
@@ -57,6 +58,19 @@ function referenced(index: MeshIndex, changed: Iterable<string>): string[] {
     for (const c of s ? referencedClusters(index, s) : []) out.add(c);
   }
   return [...out].sort();
+}
+
+/**
+ * What the node's inbound listeners read of the mesh's endpoints: per pod (in view order), its IP
+ * and the ports that IP backs. A node whose key changed is translated again in full, whatever
+ * kind of change it was: a pod whose IP joins a Service's endpoints after its last translation
+ * (it became Ready after its SVID arrived) must get its `:15008` listener, which EDS alone never
+ * adds; one that leaves them loses it.
+ */
+export function inboundKey(inbound: NodeInboundPorts, view: Pick<NodeView, "pods">): string {
+  return JSON.stringify(
+    view.pods.map((p) => p.ip && [p.ip, inbound.ports.get(p.ip), inbound.meshPorts.get(p.ip)]),
+  );
 }
 
 /**

@@ -25,13 +25,21 @@ import {
 import { INTERNAL_LISTENER, type NodeHandler, type OnDemandHandler } from "../xds/server/mod.ts";
 import type { NamedResource } from "../xds/translate/mod.ts";
 import {
+  type NodeInboundPorts,
+  nodeInboundPorts,
   nodeNamespaces,
   type NodeResources,
   type NodeTranslateOptions,
   translateNode,
 } from "../xds/translate/node/mod.ts";
 import { onDemandRequests } from "./on_demand_names.ts";
-import { EndpointMemo, retranslateEndpoints, retranslateNode, sameClosure } from "./incremental.ts";
+import {
+  EndpointMemo,
+  inboundKey,
+  retranslateEndpoints,
+  retranslateNode,
+  sameClosure,
+} from "./incremental.ts";
 import {
   indexMesh,
   type MeshIndex,
@@ -85,6 +93,8 @@ interface NodeState {
   watch: Set<string>;
   /** The closed dependency set `resources` was translated with. */
   closed: string[];
+  /** With identity: the {@link inboundKey} `resources` was translated with. */
+  inbound?: string;
   resources: NodeResources;
   /** The snapshot encoded from `resources` (undefined before the first translation). */
   snapshot?: Snapshot;
@@ -101,6 +111,8 @@ export class NodeSnapshots {
   #mesh: MeshIR = { services: [], clusters: [] };
   #index: MeshIndex = indexMesh(this.#mesh);
   #fingerprints = serviceFingerprints(this.#index);
+  /** With identity: per pod IP, what inbound listeners take in the current mesh. */
+  #inbound: NodeInboundPorts | undefined;
   /** With capture: the services the UDP capture listeners send to (every node watches them). */
   #udpWatch: string[] = [];
   #nodes = new Map<string, NodeState>();
@@ -168,6 +180,7 @@ export class NodeSnapshots {
     this.#mesh = mesh;
     this.#index = index;
     this.#fingerprints = fingerprints;
+    this.#inbound = this.options.translate?.identity ? nodeInboundPorts(mesh) : undefined;
     this.#udpWatch = this.options.translate?.capture
       ? udpAuthorities(udpTargets(mesh), index.clusterAuthority)
       : [];
@@ -179,7 +192,7 @@ export class NodeSnapshots {
     const everywhere = this.options.translate?.capture !== undefined && routing.size > 0;
     for (const [nodeId, st] of this.#nodes) {
       const watched = [...st.watch];
-      if (everywhere) this.#translate(st);
+      if (everywhere || this.#inboundMoved(st)) this.#translate(st);
       else if (watched.some((a) => routing.has(a))) this.#translate(st, before, changed, memo);
       else if (watched.some((a) => endpoints.has(a))) {
         this.#updateEndpoints(st, before, endpoints, memo);
@@ -187,6 +200,11 @@ export class NodeSnapshots {
       touched.push(nodeId);
     }
     return touched.sort();
+  }
+
+  /** Whether the node's pods back other Service ports than when it was last translated. */
+  #inboundMoved(st: NodeState): boolean {
+    return this.#inbound !== undefined && inboundKey(this.#inbound, st.view) !== st.inbound;
   }
 
   /** Adds or replaces a node's view (pods and seed dependencies) and translates it. */
@@ -354,6 +372,7 @@ export class NodeSnapshots {
       ...this.#udpWatch,
     ]);
     st.closed = view.dependencies;
+    if (this.#inbound) st.inbound = inboundKey(this.#inbound, st.view);
     const fresh = translateNode(
       this.#mesh,
       view,

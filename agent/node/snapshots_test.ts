@@ -196,3 +196,35 @@ Deno.test("NodeSnapshots with identity: each caller gets mTLS clusters only for 
   const outbound = ns.resources(node)!.listeners.find((l) => l.name === "outbound|a/client-0")!;
   assert.match(JSON.stringify(outbound.resource), /"odcds":\{"source":\{"ads"/);
 });
+
+Deno.test("NodeSnapshots with identity: a pod whose IP joins a Service's endpoints late gets its inbound listener", () => {
+  const c = nodeGoldenCases().find((x) => x.name === "capture_identity")!;
+  const unready = structuredClone(c.mesh);
+  unready.clusters.find((x) => x.name === "redis.aether.internal")!.endpoints = [];
+  const listeners = () => ns.resources(c.view.nodeId)!.listeners.map((l) => l.name);
+  const ns = new NodeSnapshots({ translate: c.options });
+  ns.setMesh(unready);
+  // The node watches nothing: no seed, no request (the Service's change is endpoints only).
+  ns.setView({ ...c.view, dependencies: [] });
+  assert.ok(!listeners().includes("inbound|b/redis-0"), "not Ready: no inbound listener");
+  // redis-0 becomes Ready: only endpoints changed, in a service the node does not watch.
+  assert.deepEqual(ns.setMesh(c.mesh), [c.view.nodeId]);
+  assert.ok(listeners().includes("inbound|b/redis-0"), "Ready: its inbound listener");
+  // (Its Envoy advertised no internal listeners: NodeSnapshots translates without them.)
+  const options = { ...c.options, internalListeners: false };
+  const full = nodeSnapshots(c.mesh, [{ view: { ...c.view, dependencies: [] } }], options);
+  assert.deepEqual(ns.resources(c.view.nodeId), full.get(c.view.nodeId), "as a full translation");
+  // Another endpoint change that moves none of the node's pods leaves its listeners alone.
+  const before = ns.resources(c.view.nodeId)!.listeners;
+  const other = structuredClone(c.mesh);
+  other.clusters.find((x) => x.name === "redis.aether.internal")!.endpoints.push({
+    address: "10.0.7.7",
+    port: 6379,
+    identity: "spiffe://td.test/ns/b/sa/redis",
+  });
+  ns.setMesh(other);
+  assert.equal(ns.resources(c.view.nodeId)!.listeners, before);
+  // Unready again: the listener goes.
+  ns.setMesh(unready);
+  assert.ok(!listeners().includes("inbound|b/redis-0"));
+});

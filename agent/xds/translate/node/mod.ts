@@ -65,12 +65,13 @@ import {
   inboundCluster,
   inboundInternalListeners,
   inboundListener,
+  type InboundPort,
   inboundPorts,
 } from "./inbound.ts";
 import { localizeEndpoints } from "./local.ts";
 import { DEFAULT_ID_TEMPLATE, spiffeIdFor } from "../mtls.ts";
 import { captureListener, captureRouteConfiguration, passthroughCluster } from "./capture.ts";
-import { captureTargets } from "./capture_match.ts";
+import { type CaptureTarget, captureTargets } from "./capture_match.ts";
 import { captureUdpListeners, udpCaptureClusters } from "./capture_udp.ts";
 import { udpTargets } from "../../../../lib/ir/mod.ts";
 
@@ -241,6 +242,31 @@ export function nodeClusterNames(
   return names;
 }
 
+/** Per pod IP, what its inbound listeners take (see {@link nodeInboundPorts}). */
+export interface NodeInboundPorts {
+  /** The `podIP:15008` chains: every Service port the IP backs, with or without a mesh name. */
+  ports: Map<string, InboundPort[]>;
+  /** The internal listeners (this node's own mesh callers): mesh names only. */
+  meshPorts: Map<string, InboundPort[]>;
+}
+
+/**
+ * Pure: per pod IP, the Service ports its inbound listeners take, from the mesh's endpoints that
+ * carry an identity. A pod gets inbound listeners only while its IP backs a port here, so the
+ * node's listeners depend on endpoints too (agent/node re-translates a node when its pods' entry
+ * changes). Ports that are not known HTTP also take raw TCP. `targets` defaults to the mesh's
+ * capture targets (translateNode passes the ones it made).
+ */
+export function nodeInboundPorts(
+  mesh: MeshIR,
+  targets: readonly CaptureTarget[] = captureTargets(mesh),
+): NodeInboundPorts {
+  const tcp = new Set(targets.filter((t) => t.protocol !== "http").map((t) => t.port.cluster));
+  const ports = inboundPorts([...mesh.clusters, ...mesh.namespacedClusters ?? []], tcp);
+  const meshPorts = mesh.namespacedClusters ? inboundPorts(mesh.clusters, tcp) : ports;
+  return { ports, meshPorts };
+}
+
 /**
  * Translates one node's view of the mesh into Envoy resources, each kind sorted by name. A
  * caller's `assignment` may give an unchanged cluster's ClusterLoadAssignment as the object it
@@ -323,12 +349,7 @@ export function translateNode(
     // mesh names get one. Ports that are not known HTTP also take raw TCP — on a node without
     // capture too: callers on capturing nodes (of this cluster or, for an export, of others)
     // send it.
-    const tcp = new Set(
-      (capture ? captured : captureTargets(mesh)).filter((t) => t.protocol !== "http")
-        .map((t) => t.port.cluster),
-    );
-    const ports = inboundPorts([...mesh.clusters, ...mesh.namespacedClusters ?? []], tcp);
-    const meshPorts = mesh.namespacedClusters ? inboundPorts(mesh.clusters, tcp) : ports;
+    const { ports, meshPorts } = nodeInboundPorts(mesh, capture ? captured : undefined);
     const targets = new Set<string>();
     for (const p of view.pods) {
       const mine = p.ip ? ports.get(p.ip) ?? [] : [];
