@@ -250,6 +250,20 @@ export class Backends {
     for (const [svc, owner] of needs.conflicts) this.#reportConflict(svc, owner);
   }
 
+  /**
+   * Whether every cluster `needs` uses was made by this resolve already, as it stays (no http2
+   * upgrade): then applying it would change nothing (the add path, add_edit.ts).
+   */
+  holds(needs: { clusters: readonly ClusterUse[] }): boolean {
+    return needs.clusters.every((u) => {
+      const name = u.imported
+        ? importClusterName(u.imported.metadata.namespace, u.imported.metadata.name, u.port.port)
+        : this.#clusterName(u.svc, u.port);
+      const made = this.#clusters.get(name);
+      return made !== undefined && (made.protocol === "http2" || !speaksH2(u.port, u.http2));
+    });
+  }
+
   /** Owner Service of each mesh name (by Service name). */
   get owners(): ReadonlyMap<string, Obj<ServiceSpec>> {
     return this.#owners;

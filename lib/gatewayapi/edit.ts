@@ -2,8 +2,9 @@
  * The edit path of resolve: a revision that only edits a few HTTP-chain routes (HTTPRoute,
  * GRPCRoute) in place is resolved on the last result (state/last.ts) — the edited routes
  * converted again, their statuses made again and the virtual hosts they sit in rendered again;
- * everything else is the last result's own objects. Any other revision is resolved cold
- * (resolve.ts, still with the state's memos). Either way the result deep-equals a resolve of the
+ * everything else is the last result's own objects. A revision that inserts one route takes the
+ * add path (add_edit.ts). Any other revision is resolved cold (resolve.ts, still with the
+ * state's memos). Either way the result deep-equals a resolve of the
  * same objects with a new state (edit_test.ts holds every golden case and seeded edits to it).
  *
  * An edit qualifies when the options are the same as last time (key by key), every other object
@@ -21,6 +22,7 @@
 import { equalData } from "../data/mod.ts";
 import { admitted, changedPositions, sameOptions } from "./edit_common.ts";
 import { endpointsOnLast, isEndpointsChange } from "./endpoints_edit.ts";
+import { addOnLast, insertedAt } from "./add_edit.ts";
 import { isMeshParent } from "./mesh/attachment.ts";
 import { renderVhost } from "./build_ir.ts";
 import { resolve, statusOf } from "./resolve.ts";
@@ -44,9 +46,10 @@ export const EDIT_MAX_ROUTES = 64;
 
 /**
  * How a revision was resolved: from scratch (with the memos), on the last result (a few routes
- * edited), or on the last result with only ClusterSetEndpoints objects changed (endpoints_edit.ts).
+ * edited), on the last result with only ClusterSetEndpoints objects changed (endpoints_edit.ts),
+ * or on the last result with one route inserted (add_edit.ts).
  */
-export type ResolvePath = "cold" | "edit" | "endpoints";
+export type ResolvePath = "cold" | "edit" | "endpoints" | "add";
 
 /** One changed route: where it is in the last resolve, and what it became. */
 interface Change {
@@ -69,7 +72,15 @@ export function resolveEdit(
   const changed = last && sameOptions(last.options, options)
     ? changedPositions(objects, last.objects, objects.length)
     : undefined;
-  if (changed && changed.length > 0 && isEndpointsChange(objects, last!.objects, changed)) {
+  const added = last && !changed && sameOptions(last.options, options)
+    ? insertedAt(objects, last.objects)
+    : undefined;
+  if (added !== undefined) {
+    const result = addOnLast(objects, options, state, added);
+    if (result) return { result, path: "add" };
+  } else if (
+    changed && changed.length > 0 && isEndpointsChange(objects, last!.objects, changed)
+  ) {
     const result = endpointsOnLast(objects, state, changed);
     if (result) return { result, path: "endpoints" };
   } else if (changed && changed.length <= EDIT_MAX_ROUTES) {

@@ -121,7 +121,7 @@ function churn(
   const at = base.flatMap((o, i) => (o.kind === CSE ? [i] : []));
   assert.ok(at.length > 0, `${what}: no ClusterSetEndpoints`);
   const ports = new Map(at.map((i) => [i, portsOf((base[i] as Loose).spec)]));
-  const paths: Record<ResolvePath, number> = { cold: 0, edit: 0, endpoints: 0 };
+  const paths: Record<ResolvePath, number> = { cold: 0, edit: 0, endpoints: 0, add: 0 };
   const rnd = lcg(seed);
   let objects = base;
   let before = check(objects, state, cel, `${what}: first`).result;
@@ -149,7 +149,7 @@ Deno.test("endpoints path: golden cases with ClusterSetEndpoints, seeded changes
     if (!base.some((o) => o.kind === CSE)) continue;
     cases++;
     const paths = churn(base, new ResolveState(cel), cel, 7 + cases, 120, name);
-    assert.deepStrictEqual(paths, { cold: 0, edit: 0, endpoints: 120 }, name);
+    assert.deepStrictEqual(paths, { cold: 0, edit: 0, endpoints: 120, add: 0 }, name);
   }
   assert.ok(cases >= 2, `${cases} golden cases with ClusterSetEndpoints`);
 });
@@ -330,7 +330,7 @@ Deno.test("endpoints path: every kind of cluster a ClusterSetEndpoints object fe
       }
     }
   });
-  assert.deepStrictEqual(paths, { cold: 0, edit: 0, endpoints: 300 });
+  assert.deepStrictEqual(paths, { cold: 0, edit: 0, endpoints: 300, add: 0 });
   // Each kind changed at least once: a path that leaves one alone fails the oracle above.
   assert.deepStrictEqual([...changed].sort(), expected);
 });

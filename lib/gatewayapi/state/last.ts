@@ -10,8 +10,10 @@ import type { AdmissionKinds } from "../admission/mod.ts";
 import type { ParentOutcome } from "../attachment.ts";
 import type { Backends } from "../backends.ts";
 import type { ConvertContext } from "./convert.ts";
+import type { AttachContext } from "./attach.ts";
+import type { GatewayState } from "../gateways.ts";
 import type { ConvertedRoute, RouteKind } from "../routes/kind.ts";
-import type { Obj } from "../object_index.ts";
+import type { Obj, ObjectIndex } from "../object_index.ts";
 import type { ResolveOptions, ResolveResult } from "../resolve_types.ts";
 import type { KubeObject, RouteSpecCommon } from "../types.ts";
 import type { VhostSite } from "./vhost.ts";
@@ -35,6 +37,10 @@ export interface LastResolve {
   readonly admission: AdmissionKinds;
   readonly backends: Backends;
   readonly context: ConvertContext;
+  /** The objects indexed, the Gateways evaluated and the attachment context (the add path). */
+  readonly indexed: ObjectIndex;
+  readonly gateways: readonly GatewayState[];
+  readonly attached: AttachContext;
   readonly controllerName: string;
   readonly now: string;
   /** The routes with Gateway parents, settled (conflicts, unsupported features). */

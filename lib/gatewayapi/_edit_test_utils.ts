@@ -1,0 +1,32 @@
+/**
+ * The oracle of the edit and add paths' tests: a result of resolveEdit() against a cold resolve
+ * (a new state) of the same objects.
+ * @module
+ */
+import assert from "node:assert/strict";
+import { CelRules } from "./admission/mod.ts";
+import { resolveEdit, type ResolvePath } from "./edit.ts";
+import { resolve, type ResolveOptions } from "./resolve.ts";
+import { ResolveState } from "./state/mod.ts";
+import type { KubeObject } from "./types.ts";
+
+/** Resolves `objects` on `state`'s edit path and cold, asserts them equal; returns the path. */
+export function check(
+  objects: KubeObject[],
+  options: ResolveOptions,
+  state: ResolveState,
+  cel: CelRules,
+  what: string,
+): ResolvePath {
+  const { result, path } = resolveEdit(objects, options, state);
+  const cold = resolve(objects, options, new ResolveState(cel));
+  assert.deepStrictEqual(result, cold, `${what} (${path})`);
+  return path;
+}
+
+/** The CEL rules, loaded. */
+export async function loadedCel(): Promise<CelRules> {
+  const cel = new CelRules();
+  await cel.load();
+  return cel;
+}

@@ -1,0 +1,373 @@
+/**
+ * The add path of resolve: a revision that only inserts one HTTP-chain route (HTTPRoute,
+ * GRPCRoute) whose hostnames are exact is resolved on the last result (state/last.ts) — the route
+ * admitted, attached and converted; the virtual hosts of its hostnames rendered again, or made
+ * and put in their sorted place when the hostname is new (with the wildcard routes of the listener
+ * that cover it); its status made and put in its sorted place; its listeners' attachedRoutes
+ * counted and their Gateways' statuses made again. Everything else is the last result's own
+ * objects. The result deep-equals a resolve of the same objects with a new state (edit_test.ts).
+ *
+ * An add qualifies when the options are the same, every other object is the same object in the
+ * same order, the new route names no Service parent and no other object has its kind, namespace
+ * and name; every route with Gateway parents is of its kind (no cross-kind hostname conflict);
+ * every parent of ours accepts it; it converts without an unsupported feature or a name conflict;
+ * every cluster it needs was made already, as it is (Backends.holds) and forwarded to by the IR;
+ * and each of its placements names exact hostnames only (a wildcard or a catch-all route reaches
+ * every virtual host it covers: resolved cold). Pure: the state is passed in and out explicitly.
+ * @module
+ */
+import { admitted } from "./edit_common.ts";
+import { attachRoute } from "./attachment.ts";
+import { type GatewayState, gatewayStatus, type ListenerState } from "./gateways.ts";
+import { compareHostnames, covers } from "./hostnames.ts";
+import { isMeshParent } from "./mesh/attachment.ts";
+import { renderVhost } from "./build_ir.ts";
+import { keyOf, type Obj } from "./object_index.ts";
+import { statusOf } from "./resolve.ts";
+import { ROUTE_KINDS } from "./routes/registry.ts";
+import { routeStatuses } from "./route_status.ts";
+import type { LastResolve, ResolveState, VhostInput } from "./state/mod.ts";
+import type { ListenerContext } from "./routes/kind.ts";
+import type { ResolveOptions, ResolveResult } from "./resolve_types.ts";
+import type { KubeObject, RouteSpecCommon } from "./types.ts";
+import type { IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/mod.ts";
+
+/** Where `objects` is `before` with one object inserted: its position, else undefined. */
+export function insertedAt(
+  objects: readonly KubeObject[],
+  before: readonly KubeObject[],
+): number | undefined {
+  if (objects.length !== before.length + 1) return undefined;
+  let at = 0;
+  while (at < before.length && objects[at] === before[at]) at++;
+  for (let i = at; i < before.length; i++) if (objects[i + 1] !== before[i]) return undefined;
+  return at;
+}
+
+/** A virtual host to put in place: a new one (`vi` its sorted position) or one re-rendered. */
+interface VhostChange {
+  li: number;
+  ci: number;
+  vi: number;
+  fresh: boolean;
+  listenerId: string;
+  domain: string;
+  context: ListenerContext;
+  inputs: VhostInput[];
+  vhost: IRVirtualHost;
+}
+
+const listenerHost = (l: ListenerState) => l.listener.hostname || "*";
+
+/** The clusters the routes of a virtual host forward or mirror to. */
+function clustersOf(vhost: IRVirtualHost): string[] {
+  const names: string[] = [];
+  for (const r of vhost.routes) {
+    if (r.action.kind !== "forward") continue;
+    for (const b of r.action.backends) names.push(b.cluster);
+    for (const m of r.action.mirrors) names.push(m.cluster);
+  }
+  return names;
+}
+
+/**
+ * The result of inserting `objects[at]` when the add qualifies (see the module doc), resolved on
+ * the last result and remembered; else undefined (nothing changed).
+ */
+export function addOnLast(
+  objects: KubeObject[],
+  options: ResolveOptions,
+  state: ResolveState,
+  at: number,
+): ResolveResult | undefined {
+  const last = state.last.value!;
+  const index = state.last.index();
+  const raw = objects[at];
+  if (!index || typeof raw !== "object" || raw === null) return undefined;
+  const def = (options.routeKinds ?? ROUTE_KINDS).find((d) => d.kind === raw.kind);
+  if (!def || def.chain !== "http" || typeof raw.metadata?.name !== "string") return undefined;
+  const kind = raw.kind;
+  const route = admitted(raw, state) as Obj<RouteSpecCommon> | undefined;
+  if (!route || (route.spec?.parentRefs ?? []).some(isMeshParent)) return undefined;
+  const key = keyOf(route);
+  const ns = route.metadata.namespace;
+  const same = (o: KubeObject) =>
+    o.kind === kind && o.metadata?.name === route.metadata.name &&
+    (o.metadata.namespace ?? "default") === ns;
+  if (objects.some((o, i) => i !== at && same(o))) return undefined;
+  if (!last.routes.every((r) => r.kind === kind)) return undefined;
+  const gatewayMap = new Map(last.gateways.map((g) => [keyOf(g.gateway), g]));
+  const parents = state.attach.attach(
+    last.attached,
+    kind,
+    route,
+    (r) => attachRoute(last.indexed, gatewayMap, kind, r),
+  );
+  if (parents.length === 0) return remember(objects, state, last.result, false);
+  if (!parents.every((p) => p.accepted.ok)) return undefined;
+  const converted = state.convert.convert(
+    last.context,
+    route,
+    false,
+    (r, mesh, reads) =>
+      last.backends.reading(reads, () => def.convert(last.backends, r as Obj<never>, mesh)),
+  );
+  if (converted.unsupported || converted.conflicts.length > 0) return undefined;
+  if (!last.backends.holds(converted)) return undefined;
+
+  // Its placements: one per listener, hostnames merged (as resolve makes them).
+  const listenerById = new Map(last.gateways.flatMap((g) => g.listeners).map((l) => [l.id, l]));
+  const placements = new Map<ListenerState, string[]>();
+  for (const p of parents) {
+    for (const a of p.attachments) {
+      const l = listenerById.get(a.listenerId);
+      if (!l) return undefined;
+      placements.set(l, [...new Set([...placements.get(l) ?? [], ...a.hostnames])]);
+    }
+  }
+  // Per IR chain, each hostname with the listeners that place the route on it.
+  const wanted = new Map<string, ChainWant>();
+  for (const [l, hostnames] of placements) {
+    if (!l.programmed) continue;
+    if (hostnames.length === 0 || hostnames.some((h) => h.includes("*"))) return undefined;
+    for (const address of l.addresses) {
+      const want = chainWant(last, l, address, wanted);
+      if (!want) return undefined;
+      for (const h of hostnames) want.domains.set(h, [...want.domains.get(h) ?? [], l]);
+    }
+  }
+  const changes: VhostChange[] = [];
+  for (const want of wanted.values()) {
+    const made = placeOn(last, index.siteAt, want, route, converted);
+    if (!made) return undefined;
+    changes.push(...made);
+  }
+  const irClusters = new Set(last.result.ir.clusters.map((c) => c.name));
+  for (const c of changes) {
+    if (!clustersOf(c.vhost).every((n) => irClusters.has(n))) return undefined;
+  }
+  const statusAt = routeStatusAt(last.result.statuses, kind, key);
+  if (statusAt === undefined) return undefined;
+
+  // Committed from here on: the IR, the sites, the statuses, the counts.
+  const listeners = applyVhosts(last, index.siteAt, changes);
+  const statuses = last.result.statuses.slice();
+  const [made] = routeStatuses(
+    [kind],
+    [{ controllerName: last.controllerName, routes: [{ kind, route, parents, converted }] }],
+    last.now,
+    state.statuses,
+  );
+  statuses.splice(statusAt, 0, statusOf(route, made.status));
+  const touched = new Set<GatewayState>();
+  for (const l of placements.keys()) {
+    l.attachedRoutes++;
+    touched.add(last.gateways.find((g) => g.listeners.includes(l))!);
+  }
+  for (const g of touched) {
+    const at = statuses.findIndex((s) =>
+      s.kind === "Gateway" && s.namespace === g.gateway.metadata.namespace &&
+      s.name === g.gateway.metadata.name
+    );
+    statuses[at] = statusOf(g.gateway, gatewayStatus(g, last.now));
+  }
+  last.routes.push({ kind, route, parents, converted });
+  const result: ResolveResult = {
+    ir: { ...last.result.ir, listeners },
+    mesh: last.result.mesh,
+    statuses,
+    problems: last.result.problems.slice(),
+  };
+  return remember(objects, state, result, true);
+}
+
+/** Records the new input and result as the last resolve (its index made again when moved). */
+function remember(
+  objects: KubeObject[],
+  state: ResolveState,
+  result: ResolveResult,
+  moved: boolean,
+): ResolveResult {
+  const last = state.last.value!;
+  last.objects = objects.slice();
+  last.result = result;
+  if (moved) state.last.set(last);
+  return result;
+}
+
+/** One IR HTTP chain the new route is placed on, and its hostnames there with their listeners. */
+interface ChainWant {
+  li: number;
+  ci: number;
+  /** The listeners sharing the chain, most specific hostname first (build_ir.ts's owners). */
+  group: ListenerState[];
+  domains: Map<string, ListenerState[]>;
+}
+
+/**
+ * The chain of `l` on the IR listener `address:port` (its HTTP chain, or its own HTTPS chain),
+ * from `wanted` or added to it; undefined when the IR does not hold it as expected.
+ */
+function chainWant(
+  last: LastResolve,
+  l: ListenerState,
+  address: string,
+  wanted: Map<string, ChainWant>,
+): ChainWant | undefined {
+  const ir = last.result.ir.listeners;
+  const li = ir.findIndex((x) => x.name === `${address}:${l.listener.port}`);
+  if (li < 0) return undefined;
+  const https = ir[li].protocol === "HTTPS";
+  const ci = https ? ir[li].filterChains.findIndex((c) => c.name === l.id) : 0;
+  if (ir[li].filterChains[ci]?.kind !== "http") return undefined;
+  const k = `${li}/${ci}`;
+  let want = wanted.get(k);
+  if (want) return want;
+  const group = https
+    ? [l]
+    : last.gateways.flatMap((g) => g.listeners).filter((x) =>
+      x.programmed && x.listener.port === l.listener.port && x.addresses.includes(address)
+    ).sort((a, b) => compareHostnames(listenerHost(a), listenerHost(b)));
+  wanted.set(k, want = { li, ci, group, domains: new Map() });
+  return want;
+}
+
+/**
+ * The virtual hosts the route changes on one chain: per hostname, the existing one rendered again
+ * with the route when one of its listeners owns it, or a new one (every hostname of a placement
+ * is a domain) with its owner's routes whose wildcard hostname covers it, and the route's own
+ * when one of its listeners is the owner. Undefined when a hostname has no owner.
+ */
+function placeOn(
+  last: LastResolve,
+  siteAt: readonly (readonly [number, number, number])[],
+  want: ChainWant,
+  route: Obj<RouteSpecCommon>,
+  converted: VhostInput[1],
+): VhostChange[] | undefined {
+  const { li, ci, group } = want;
+  const chain = last.result.ir.listeners[li].filterChains[ci] as IRHttpFilterChain;
+  // The chain's sites: contiguous in `last.sites`, in its virtual hosts' order.
+  const first = siteAt.findIndex(([a, b]) => a === li && b === ci);
+  const sites = first < 0 ? [] : last.sites.slice(first, first + chain.virtualHosts.length);
+  const out: VhostChange[] = [];
+  for (const [domain, placed] of want.domains) {
+    const owner = group.find((x) => covers(listenerHost(x), domain));
+    if (!owner) return undefined;
+    const mine = placed.includes(owner);
+    const vi = chain.virtualHosts.findIndex((v) => v.name === domain);
+    if (vi >= 0) {
+      const site = sites[vi];
+      if (!mine) continue;
+      if (site.listenerId !== owner.id) return undefined;
+      const inputs: VhostInput[] = [...site.inputs, [route, converted, domain]];
+      const vhost = renderVhost(domain, site.context, inputs);
+      const { listenerId, context } = site;
+      out.push({ li, ci, vi, fresh: false, listenerId, domain, context, inputs, vhost });
+      continue;
+    }
+    const best = new Map<KubeObject, VhostInput>();
+    for (const site of sites) {
+      if (site.listenerId !== owner.id) continue;
+      for (const input of site.inputs) {
+        if (!covers(input[2], domain)) continue;
+        const seen = best.get(input[0]);
+        if (!seen || compareHostnames(input[2], seen[2]) < 0) best.set(input[0], input);
+      }
+    }
+    const inputs = [...best.values()];
+    if (mine) inputs.push([route, converted, domain]);
+    const context = {
+      port: owner.listener.port,
+      protocol: owner.listener.protocol,
+    } as ListenerContext;
+    const vhost = renderVhost(domain, context, inputs);
+    let pos = 0;
+    while (
+      pos < chain.virtualHosts.length &&
+      compareHostnames(chain.virtualHosts[pos].name, domain) < 0
+    ) pos++;
+    const listenerId = owner.id;
+    out.push({ li, ci, vi: pos, fresh: true, listenerId, domain, context, inputs, vhost });
+  }
+  return out;
+}
+
+/**
+ * The IR listeners with `changes` in place (copies of the listeners and chains they touch), and
+ * `last.sites` with them: re-rendered sites replaced, new ones inserted (last position first, so
+ * earlier positions hold).
+ */
+function applyVhosts(
+  last: LastResolve,
+  siteAt: readonly (readonly [number, number, number])[],
+  changes: readonly VhostChange[],
+): IRListener[] {
+  const listeners = last.result.ir.listeners.slice();
+  const chains = new Map<string, IRHttpFilterChain>();
+  const copied = new Set<number>();
+  const chainOf = (li: number, ci: number) => {
+    const k = `${li}/${ci}`;
+    let chain = chains.get(k);
+    if (chain) return chain;
+    if (!copied.has(li)) {
+      copied.add(li);
+      listeners[li] = { ...listeners[li], filterChains: listeners[li].filterChains.slice() };
+    }
+    chain = { ...listeners[li].filterChains[ci] as IRHttpFilterChain };
+    chain.virtualHosts = chain.virtualHosts.slice();
+    listeners[li].filterChains[ci] = chain;
+    chains.set(k, chain);
+    return chain;
+  };
+  const firstSite = (li: number, ci: number) => {
+    const i = siteAt.findIndex(([a, b]) => a === li && b === ci);
+    if (i >= 0) return i;
+    // A chain without virtual hosts: its sites start after every earlier chain's.
+    const after = siteAt.findIndex(([a, b]) => a > li || (a === li && b > ci));
+    return after < 0 ? siteAt.length : after;
+  };
+  // Last position first (a later chain's, then within a chain: a re-render before an insertion
+  // at its position, insertions at one position in reverse hostname order), so the positions of
+  // what comes earlier hold.
+  const order = (a: VhostChange, b: VhostChange) =>
+    b.li - a.li || b.ci - a.ci || b.vi - a.vi || Number(a.fresh) - Number(b.fresh) ||
+    compareHostnames(b.domain, a.domain);
+  for (const c of [...changes].sort(order)) {
+    const chain = chainOf(c.li, c.ci);
+    const at = firstSite(c.li, c.ci) + c.vi;
+    const site = { listenerId: c.listenerId, domain: c.domain, context: c.context };
+    if (c.fresh) {
+      chain.virtualHosts.splice(c.vi, 0, c.vhost);
+      last.sites.splice(at, 0, { ...site, inputs: c.inputs, vhost: c.vhost });
+    } else {
+      chain.virtualHosts[c.vi] = c.vhost;
+      last.sites[at] = { ...last.sites[at], inputs: c.inputs, vhost: c.vhost };
+    }
+  }
+  return listeners;
+}
+
+/**
+ * Where a new route status of `kind` and `key` (`<namespace>/<name>`) goes: among the statuses of
+ * its kind, by key; undefined when there is none of its kind (where the kind's first goes is not
+ * worth finding here).
+ */
+function routeStatusAt(
+  statuses: ResolveResult["statuses"],
+  kind: string,
+  key: string,
+): number | undefined {
+  const keyOfStatus = (s: { namespace?: string; name: string }) =>
+    s.namespace ? `${s.namespace}/${s.name}` : s.name;
+  let end: number | undefined;
+  for (let i = 0; i < statuses.length; i++) {
+    if (statuses[i].kind !== kind) {
+      if (end !== undefined) break;
+      continue;
+    }
+    if (keyOfStatus(statuses[i]) > key) return i;
+    end = i + 1;
+  }
+  return end;
+}
