@@ -89,7 +89,7 @@ function routeOn(name: string, hosts: string[], svc: string, age = 2): KubeObjec
   };
 }
 
-Deno.test("add path: 200 seeded synthetic adds beside wildcard routes each equal a cold resolve", async () => {
+Deno.test("add path: 200 seeded synthetic adds beside wildcard routes, with edits between, each equal a cold resolve", async () => {
   const cel = await loadedCel();
   const services = 30, routes = 24;
   let objects: KubeObject[] = [
@@ -132,6 +132,15 @@ Deno.test("add path: 200 seeded synthetic adds beside wildcard routes each equal
     const at = pick(objects.length + 1);
     objects = [...objects.slice(0, at), route, ...objects.slice(at)];
     paths[check(objects, options, state, cel, `add ${n}: ${what} at ${at}`)]++;
+    if (pick(4) === 0) {
+      // An edit after adds: the edit path's index is built again from the added result.
+      const k = pick(routes);
+      const at = objects.findIndex((o) =>
+        o.kind === "HTTPRoute" && o.metadata.name === `route-${k}`
+      );
+      objects = objects.with(at, syntheticRoute(k, services, n));
+      paths[check(objects, options, state, cel, `edit ${n} after adds`)]++;
+    }
     if (pick(8) === 0) {
       // Now and then a removal (cold), so adds also start from a fresh last resolve.
       objects = objects.filter((o) => o !== route);
@@ -139,6 +148,7 @@ Deno.test("add path: 200 seeded synthetic adds beside wildcard routes each equal
     }
   }
   assert.ok(paths.add > 100 && paths.cold > 30, `add ${paths.add}, cold ${paths.cold}`);
+  assert.ok(paths.edit > 30, `edit ${paths.edit}`);
 });
 
 Deno.test("add path: a new host takes it and counts the listener's routes; a wildcard does not", async () => {
