@@ -21,6 +21,15 @@ Deno.test("NameOrder: sorts as sortedByName; the same names in place reuse the l
   const again = items.map((x) => ({ ...x, edited: true }));
   assert.deepEqual(order.sorted(again), sortedByName(again), "stable for equal names too");
   assert.equal(order.hits, 1, "the same names at the same positions: the last order");
+  // One name inserted anywhere (a new one, or a duplicate): put in place, as a sort would.
+  let list = again;
+  for (let k = 0; k < 40; k++) {
+    const at = next() % (list.length + 1);
+    const name = k % 3 === 0 ? list[next() % list.length].name : `n-${next() % 400}`;
+    list = [...list.slice(0, at), { name, i: 1000 + k, edited: true }, ...list.slice(at)];
+    assert.deepEqual(order.sorted(list), sortedByName(list), `insert ${k} at ${at}`);
+  }
+  assert.equal(order.inserts, 40, "each insertion put in place, no sort");
   const moved = items.toReversed();
   assert.deepEqual(order.sorted(moved), sortedByName(moved));
   assert.equal(order.misses, 2, "names moved: sorted again");

@@ -63,8 +63,9 @@ export class NameOrder {
   #names: readonly string[] = [];
   /** Output position → input position, for {@link #names}. */
   #order: readonly number[] = [];
-  /** Lists put in the last order (hits) or sorted (misses). */
+  /** Lists put in the last order (hits), in it with one name inserted (inserts), or sorted. */
   hits = 0;
+  inserts = 0;
   misses = 0;
 
   /** `items` sorted by name, as {@link sortedByName} sorts them. */
@@ -76,12 +77,49 @@ export class NameOrder {
       this.hits++;
       return this.#order.map((i) => items[i]);
     }
+    const at = insertedAt(names, items);
+    if (at !== undefined) {
+      this.inserts++;
+      this.#names = items.map((r) => r.name);
+      this.#order = insertInOrder(this.#order, items, at);
+      return this.#order.map((i) => items[i]);
+    }
     this.misses++;
     this.#names = items.map((r) => r.name);
     const keys = this.#names;
     this.#order = keys.map((_, i) => i).sort((a, b) => byName(keys[a], keys[b]));
     return this.#order.map((i) => items[i]);
   }
+}
+
+/** Where `items`' names are `names` with one inserted: its position; else undefined. */
+function insertedAt(names: readonly string[], items: readonly { name: string }[]) {
+  if (items.length !== names.length + 1) return undefined;
+  let at = 0;
+  while (at < names.length && items[at].name === names[at]) at++;
+  for (let i = at; i < names.length; i++) if (items[i + 1].name !== names[i]) return undefined;
+  return at;
+}
+
+/**
+ * `order` (output → input position) with input `at` inserted: later inputs move one on, and `at`
+ * goes where a stable sort by name puts it (after equal names of earlier inputs, before later).
+ */
+function insertInOrder(
+  order: readonly number[],
+  items: readonly { name: string }[],
+  at: number,
+): number[] {
+  const out = order.map((i) => (i >= at ? i + 1 : i));
+  const name = items[at].name;
+  let lo = 0, hi = out.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((byName(items[out[mid]].name, name) || out[mid] - at) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  out.splice(lo, 0, at);
+  return out;
 }
 
 /** Copies `value` into `target[key]` only when it is not undefined (keeps outputs minimal). */
