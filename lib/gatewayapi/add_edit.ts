@@ -16,7 +16,7 @@
  * every virtual host it covers: resolved cold). Pure: the state is passed in and out explicitly.
  * @module
  */
-import { admitted } from "./edit_common.ts";
+import { admitted, convertOnLast } from "./edit_common.ts";
 import { attachRoute } from "./attachment.ts";
 import { type GatewayState, gatewayStatus, type ListenerState } from "./gateways.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
@@ -105,13 +105,7 @@ export function addOnLast(
   );
   if (parents.length === 0) return remember(objects, state, last.result, false);
   if (!parents.every((p) => p.accepted.ok)) return undefined;
-  const converted = state.convert.convert(
-    last.context,
-    route,
-    false,
-    (r, mesh, reads) =>
-      last.backends.reading(reads, () => def.convert(last.backends, r as Obj<never>, mesh)),
-  );
+  const converted = convertOnLast(state, def, route);
   if (converted.unsupported || converted.conflicts.length > 0) return undefined;
   if (!last.backends.holds(converted)) return undefined;
 

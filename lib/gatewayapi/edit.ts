@@ -20,7 +20,7 @@
  * @module
  */
 import { equalData } from "../data/mod.ts";
-import { admitted, changedPositions, sameOptions } from "./edit_common.ts";
+import { admitted, changedPositions, convertOnLast, sameOptions } from "./edit_common.ts";
 import { endpointsOnLast, isEndpointsChange } from "./endpoints_edit.ts";
 import { addOnLast, insertedAt } from "./add_edit.ts";
 import { isMeshParent } from "./mesh/attachment.ts";
@@ -139,13 +139,7 @@ function editOnLast(
     const was = last.routes[at];
     if (was.route !== before || was.converted.unsupported) return undefined;
     if (!was.parents.every((p) => p.accepted.ok)) return undefined;
-    const converted = state.convert.convert(
-      last.context,
-      after,
-      false,
-      (route, mesh, reads) =>
-        last.backends.reading(reads, () => def.convert(last.backends, route as Obj<never>, mesh)),
-    );
+    const converted = convertOnLast(state, def, after);
     if (converted.unsupported || !sameBackends(was.converted, converted)) return undefined;
     changes.push({ at, before: was, after: { ...was, route: after, converted } });
   }

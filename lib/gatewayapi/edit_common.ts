@@ -1,13 +1,16 @@
 /**
  * What the edit paths of resolve (edit.ts: a few routes; endpoints_edit.ts: ClusterSetEndpoints
- * objects) both check a revision against the last one with: the changed positions, the options,
- * and an object admitted on its own. Pure.
+ * objects; add_edit.ts: one route more) check a revision against the last one with: the changed
+ * positions, the options, an object admitted on its own, a route converted on the last resolve.
+ * Pure.
  * @module
  */
 import { admit } from "./admission/mod.ts";
 import type { ResolveState } from "./state/mod.ts";
 import type { ResolveOptions } from "./resolve_types.ts";
-import type { KubeObject, Problem } from "./types.ts";
+import type { ConvertedRoute, RouteKindDef } from "./routes/kind.ts";
+import type { Obj } from "./object_index.ts";
+import type { KubeObject, Problem, RouteSpecCommon } from "./types.ts";
 
 /** The positions where `objects` differs from `before`; undefined past `max` or another length. */
 export function changedPositions(
@@ -45,4 +48,20 @@ export function admitted(raw: KubeObject, state: ResolveState): KubeObject | und
     state.cel,
   );
   return problems.length === 0 && out.length === 1 ? out[0] : undefined;
+}
+
+/** `route` (an edge route of kind `def`) converted with the last resolve's context and Backends. */
+export function convertOnLast(
+  state: ResolveState,
+  def: RouteKindDef,
+  route: Obj<RouteSpecCommon>,
+): ConvertedRoute {
+  const last = state.last.value!;
+  return state.convert.convert(
+    last.context,
+    route,
+    false,
+    (r, mesh, reads) =>
+      last.backends.reading(reads, () => def.convert(last.backends, r as Obj<never>, mesh)),
+  );
 }
