@@ -5,9 +5,11 @@
  * plane multi-cluster tests (`mcs_`) each run many processes and time failovers; the SPIRE
  * registrar files (`spire_registrar`) crash the process beside another gRPC-using file (Deno's
  * nghttp2 abort on a GOAWAY, see {@link maxWholeReruns}: 4 of 8 runs beside the etcd registry file,
- * 0 of 7 alone or one after another, 2026-12-07). They run instead one after another in a
- * `deno test` of their own, beside a `deno test --parallel` of everything else; each line of output
- * carries its group's prefix.
+ * 0 of 7 alone or one after another, 2026-12-07 — and once more in the serial group itself, beside
+ * the parallel one, the same day). They run instead one after another, type-checked together once
+ * and then each in a `deno test` of its own (a crash ends only its file, which is then named and
+ * run again alone), beside a `deno test --parallel` of everything else; each line of output carries
+ * its group's prefix.
  *
  * A file that failed is run once more, alone, after both groups (at most `maxReruns` files): a
  * test that fails only beside 600 others on two busy cores is told apart from one that fails on
@@ -83,9 +85,9 @@ interface Lane {
   readonly args: readonly string[];
 }
 
-async function run(prefix: string, args: string[]): Promise<Lane> {
+async function run(prefix: string, args: string[], command = "test"): Promise<Lane> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["test", "-A", ...args],
+    args: command === "test" ? ["test", "-A", ...args] : [command, ...args],
     cwd: root,
     stdout: "piped",
     stderr: "piped",
@@ -141,18 +143,21 @@ async function rerunCrashed(name: string, lane: Lane): Promise<{ ok: boolean; no
 /**
  * A failed lane's files run again one at a time; true when each passed alone. A lane that
  * failed without naming a failure (a type error) or with too many is not run again; one that
- * crashed runs again whole when `wholeAgain` (the parallel group).
+ * crashed runs again whole when `wholeAgain` (the parallel group). `crashed` are files of the lane
+ * whose own process crashed (the serial group's): they are run again alone like failed ones.
  */
 async function rerunFailed(
   name: string,
   lane: Lane,
   wholeAgain = false,
+  crashed: readonly string[] = [],
 ): Promise<{ ok: boolean; notes: string[] }> {
   if (lane.code === 0) return { ok: true, notes: [] };
   const list = failures(lane.output);
-  const files = failedFiles(list);
+  const files = [...new Set([...failedFiles(list), ...crashed])];
   if (files.length === 0 && lane.signal !== null && wholeAgain) return rerunCrashed(name, lane);
   const notes = [`[${name}] failed tests (${list.length}):`, ...digest(list)];
+  for (const file of crashed) notes.push(`[${name}] ${file}: its process crashed`);
   if (files.length === 0 || files.length > maxReruns) {
     notes.push(`[${name}] ${files.length} failed files: not run again`);
     return { ok: false, notes };
@@ -170,22 +175,53 @@ async function rerunFailed(
   return { ok, notes };
 }
 
+/**
+ * The serial files, in order: type-checked together in one `deno check`, then each in a
+ * `deno test --no-check` of its own, so a crash (Deno's nghttp2 abort) ends only that file. One
+ * lane for them all; `crashed` names the files whose process was ended by a signal. A failed check
+ * runs none of them.
+ */
+async function runSerial(
+  prefix: string,
+  files: string[],
+): Promise<{ lane: Lane; crashed: string[] }> {
+  if (files.length === 0) {
+    return { lane: { code: 0, output: "", signal: null, args: [] }, crashed: [] };
+  }
+  const check = await run(prefix, files, "check");
+  if (check.code !== 0) return { lane: check, crashed: [] };
+  const outputs: string[] = [];
+  const crashed: string[] = [];
+  let code = 0;
+  for (const file of files) {
+    const lane = await run(prefix, ["--no-check", file]);
+    outputs.push(lane.output);
+    if (lane.code !== 0) code = lane.code;
+    if (lane.signal !== null) {
+      code ||= 1;
+      crashed.push(file);
+    }
+  }
+  return { lane: { code, output: outputs.join("\n"), signal: null, args: files }, crashed };
+}
+
 if (Deno.args.length > 0) {
   Deno.exit((await run("", ["--parallel", ...Deno.args])).code);
 }
 
 const serial = await serialFiles();
 const started = Date.now();
-const [rest, cluster] = await Promise.all([
+const [rest, { lane: cluster, crashed }] = await Promise.all([
   run("[tests] ", [
     "--parallel",
     `--ignore=${[...await configExcludes(), ...serialIgnores].join(",")}`,
   ]),
-  serial.length > 0
-    ? run("[cluster] ", serial)
-    : Promise.resolve({ code: 0, output: "", signal: null, args: [] }),
+  runSerial("[cluster] ", serial),
 ]);
-const reruns = [await rerunFailed("tests", rest, true), await rerunFailed("cluster", cluster)];
+const reruns = [
+  await rerunFailed("tests", rest, true),
+  await rerunFailed("cluster", cluster, false, crashed),
+];
 const secs = Math.round((Date.now() - started) / 1000);
 const word = (lane: Lane, ok: boolean) =>
   lane.code === 0 ? "ok" : ok ? "ok (passed when run again; see above)" : "FAILED";
