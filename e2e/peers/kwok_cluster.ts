@@ -87,6 +87,19 @@ export async function startKwokCluster(dir: string, o: KwokClusterOptions): Prom
     for (const ns of o.namespaces ?? []) {
       await create("/api/v1/namespaces", { metadata: { name: ns } });
     }
+    // The API server refuses a pod until its namespace's `default` ServiceAccount exists, which
+    // kube-controller-manager creates a moment after the namespace (seen missing on a busy CI run).
+    for (const ns of ["default", ...o.namespaces ?? []]) {
+      await waitFor(
+        `ServiceAccount ${ns}/default`,
+        async () => {
+          const sa = await kube.request("GET", `/api/v1/namespaces/${ns}/serviceaccounts/default`);
+          return sa.status === 200 ? true : undefined;
+        },
+        120_000,
+        kube.procs,
+      );
+    }
     return { kube, nodeName, podCidr: o.podCidr, create, stop: () => kube.stop() };
   } catch (e) {
     await kube.stop();
