@@ -16,12 +16,12 @@
  * every virtual host it covers: resolved cold). Pure: the state is passed in and out explicitly.
  * @module
  */
-import { admitted, convertOnLast } from "./edit_common.ts";
+import { admitted, convertOnLast, vhostClusters } from "./edit_common.ts";
 import { attachRoute } from "./attachment.ts";
 import { type GatewayState, gatewayStatus, type ListenerState } from "./gateways.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
 import { isMeshParent } from "./mesh/attachment.ts";
-import { renderVhost } from "./build_ir.ts";
+import { listenerHost, renderVhost } from "./build_ir.ts";
 import { keyOf, type Obj } from "./object_index.ts";
 import { statusOf } from "./resolve.ts";
 import { ROUTE_KINDS } from "./routes/registry.ts";
@@ -55,19 +55,6 @@ interface VhostChange {
   context: ListenerContext;
   inputs: VhostInput[];
   vhost: IRVirtualHost;
-}
-
-const listenerHost = (l: ListenerState) => l.listener.hostname || "*";
-
-/** The clusters the routes of a virtual host forward or mirror to. */
-function clustersOf(vhost: IRVirtualHost): string[] {
-  const names: string[] = [];
-  for (const r of vhost.routes) {
-    if (r.action.kind !== "forward") continue;
-    for (const b of r.action.backends) names.push(b.cluster);
-    for (const m of r.action.mirrors) names.push(m.cluster);
-  }
-  return names;
 }
 
 /**
@@ -138,7 +125,7 @@ export function addOnLast(
   }
   const irClusters = new Set(last.result.ir.clusters.map((c) => c.name));
   for (const c of changes) {
-    if (!clustersOf(c.vhost).every((n) => irClusters.has(n))) return undefined;
+    if (![...vhostClusters(c.vhost)].every((n) => irClusters.has(n))) return undefined;
   }
   const statusAt = routeStatusAt(last.result.statuses, kind, key);
   if (statusAt === undefined) return undefined;

@@ -16,7 +16,8 @@ import type { VhostInput, VhostMemo, VhostSite } from "./state/mod.ts";
 import { l4FilterChains } from "./l4/build.ts";
 import type { IRFilterChain, IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/mod.ts";
 
-const listenerHost = (l: ListenerState) => l.listener.hostname || "*";
+/** A listener's hostname, `*` when it has none. */
+export const listenerHost = (l: ListenerState) => l.listener.hostname || "*";
 
 /** Renders one virtual host of `domain` from its inputs (routes with their most specific host). */
 export function renderVhost(

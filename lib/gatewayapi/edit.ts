@@ -20,7 +20,13 @@
  * @module
  */
 import { equalData } from "../data/mod.ts";
-import { admitted, changedPositions, convertOnLast, sameOptions } from "./edit_common.ts";
+import {
+  admitted,
+  changedPositions,
+  convertOnLast,
+  sameOptions,
+  vhostClusters,
+} from "./edit_common.ts";
 import { endpointsOnLast, isEndpointsChange } from "./endpoints_edit.ts";
 import { addOnLast, insertedAt } from "./add_edit.ts";
 import { isMeshParent } from "./mesh/attachment.ts";
@@ -147,15 +153,7 @@ function editOnLast(
 }
 
 /** The clusters the routes of a virtual host forward or mirror to, sorted. */
-function clustersOf(vhost: IRVirtualHost): string {
-  const names = new Set<string>();
-  for (const r of vhost.routes) {
-    if (r.action.kind !== "forward") continue;
-    for (const b of r.action.backends) names.add(b.cluster);
-    for (const m of r.action.mirrors) names.add(m.cluster);
-  }
-  return [...names].sort().join(" ");
-}
+const clustersOf = (vhost: IRVirtualHost) => [...vhostClusters(vhost)].sort().join(" ");
 
 /**
  * Re-renders the changed routes' virtual hosts and remakes their statuses; remembers the result.

@@ -1,7 +1,8 @@
 /**
  * What the edit paths of resolve (edit.ts: a few routes; endpoints_edit.ts: ClusterSetEndpoints
  * objects; add_edit.ts: one route more) check a revision against the last one with: the changed
- * positions, the options, an object admitted on its own, a route converted on the last resolve.
+ * positions, the options, an object admitted on its own, a route converted on the last resolve,
+ * the clusters a virtual host reaches.
  * Pure.
  * @module
  */
@@ -11,6 +12,7 @@ import type { ResolveOptions } from "./resolve_types.ts";
 import type { ConvertedRoute, RouteKindDef } from "./routes/kind.ts";
 import type { Obj } from "./object_index.ts";
 import type { KubeObject, Problem, RouteSpecCommon } from "./types.ts";
+import type { IRVirtualHost } from "../ir/mod.ts";
 
 /** The positions where `objects` differs from `before`; undefined past `max` or another length. */
 export function changedPositions(
@@ -64,4 +66,15 @@ export function convertOnLast(
     (r, mesh, reads) =>
       last.backends.reading(reads, () => def.convert(last.backends, r as Obj<never>, mesh)),
   );
+}
+
+/** The clusters the routes of a virtual host forward or mirror to. */
+export function vhostClusters(vhost: IRVirtualHost): Set<string> {
+  const names = new Set<string>();
+  for (const r of vhost.routes) {
+    if (r.action.kind !== "forward") continue;
+    for (const b of r.action.backends) names.add(b.cluster);
+    for (const m of r.action.mirrors) names.add(m.cluster);
+  }
+  return names;
 }
