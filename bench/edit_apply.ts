@@ -2,11 +2,11 @@
  * The agent's own share of a route edit, in one process and without Envoy: a pipeline (resolve →
  * translate → encoded snapshot, as the standalone agent runs it) holds `routes` HTTPRoutes over
  * `services` Services; each of `edits` edits replaces one route (a new header value) and the
- * apply is timed (with `add` as a fourth argument each edit adds a route instead: resolve's cold
- * path); the first apply of the whole config is timed too. CPU time per edit (user + system of the process, GC threads included) is the
+ * apply is timed (with `add` as a fourth argument each edit adds a route instead, with `remove` it
+ * deletes one); the first apply of the whole config is timed too. CPU time per edit (user + system of the process, GC threads included) is the
  * figure that holds on a shared machine; wall percentiles follow the machine's load.
  *
- *   deno run -A --v8-flags=--max-semi-space-size=4 bench/edit_apply.ts [routes=1000] [services=1000] [edits=200] [add]
+ *   deno run -A --v8-flags=--max-semi-space-size=4 bench/edit_apply.ts [routes=1000] [services=1000] [edits=200] [add|remove]
  *
  * Prints one JSON line.
  * @module
@@ -18,7 +18,7 @@ import { pipelineApply } from "./pipeline_apply.ts";
 const routes = Number(Deno.args[0] ?? 1000);
 const services = Number(Deno.args[1] ?? 1000);
 const edits = Number(Deno.args[2] ?? 200);
-const add = Deno.args[3] === "add";
+const mode = Deno.args[3] === "add" || Deno.args[3] === "remove" ? Deno.args[3] : "edit";
 const objects = syntheticConfig({ services, routes, port: 10080 });
 const apply = pipelineApply();
 const cpuMs = () => {
@@ -34,8 +34,10 @@ let current = objects;
 const cpu0 = cpuMs();
 for (let n = 1; n <= edits; n++) {
   const k = (n * 7919) % routes;
-  current = add
+  current = mode === "add"
     ? [...current, syntheticRoute(routes + n - 1, services)]
+    : mode === "remove"
+    ? current.toSpliced(first + (k % (routes - n + 1)), 1)
     : current.with(first + k, syntheticRoute(k, services, n));
   const started = performance.now();
   apply(n, current);
@@ -48,7 +50,7 @@ console.log(JSON.stringify({
   routes,
   services,
   edits,
-  mode: add ? "add" : "edit",
+  mode,
   firstApplyMs,
   p50Ms: pct(50),
   p90Ms: pct(90),

@@ -2,12 +2,12 @@
  * Route edit → Envoy serving it: a standalone agent with a real Envoy holds `routes` HTTPRoutes
  * over `services` services; each edit changes one route's header value, and we time from handing
  * the change to the source until a real request through Envoy sees it.
- * `deno run -A bench/edit_latency.ts <routes> <services> <edits> [scoped-routes-at] [add]` prints
+ * `deno run -A bench/edit_latency.ts <routes> <services> <edits> [scoped-routes-at] [add|remove]` prints
  * one JSON line; `apply*` is the synchronous share (source → resolve → translate → encoded xDS
  * snapshot), the rest is the push and Envoy applying it. `scoped-routes-at` is the agent's
  * `--scoped-routes-at` (default: the agent's; 0 = one route table with VHDS at any size); with
- * `add` each change adds a route for a new host instead of editing one. Envoy's allocated heap is
- * read at the end.
+ * `add` each change adds a route for a new host instead of editing one, with `remove` it deletes
+ * one (served once its host answers 404). Envoy's allocated heap is read at the end.
  */
 import http from "node:http";
 import { Logger } from "../lib/log/mod.ts";
@@ -22,7 +22,8 @@ const routes = Number(Deno.args[0] ?? 1000);
 const services = Number(Deno.args[1] ?? 1000);
 const edits = Number(Deno.args[2] ?? 100);
 const scopedRoutesAt = Deno.args[3] === undefined ? undefined : Number(Deno.args[3]);
-const add = Deno.args[4] === "add";
+const mode = Deno.args[4] === "add" || Deno.args[4] === "remove" ? Deno.args[4] : "edit";
+const add = mode === "add";
 
 const echo = await startEcho("bench", "127.0.0.1", 0);
 const port = freePort();
@@ -54,11 +55,16 @@ try {
   for (let n = 1; n <= edits; n++) {
     const k = add ? routes + n - 1 : (n * 7919) % routes;
     const started = performance.now();
-    source.apply(syntheticRoute(k, services, n));
+    if (mode === "remove") source.remove(syntheticRoute(k, services));
+    else source.apply(syntheticRoute(k, services, n));
     applied.push(performance.now() - started);
     for (;;) {
       const r = await request({ port, authority: `app-${k}.example.com`, path: "/", agent: pool });
-      if ((r.json?.headers as Record<string, string> | undefined)?.["x-edit"] === String(n)) break;
+      if (
+        mode === "remove"
+          ? r.status === 404
+          : (r.json?.headers as Record<string, string> | undefined)?.["x-edit"] === String(n)
+      ) break;
       if (performance.now() - started > 10000) throw new Error(`edit ${n} not served after 10 s`);
     }
     samples.push(performance.now() - started);
@@ -81,7 +87,7 @@ console.log(JSON.stringify({
   routes,
   services,
   edits,
-  change: add ? "add host" : "edit route",
+  change: { add: "add host", remove: "remove route", edit: "edit route" }[mode],
   layout: scopedLayout ? "scoped" : "vhds",
   firstReadyMs: +readyMs.toFixed(0),
   p50Ms: +pct(50).toFixed(1),

@@ -95,11 +95,12 @@ if (want("edit")) {
     [10000, "0", "edit"],
     [10000, "2000", "add"],
     [10000, "0", "add"],
+    [10000, "2000", "remove"],
   ];
   const rows = [];
   for (const [routes, at, change] of runs) {
-    const edits = change === "add" ? "40" : "200";
-    const args = [String(routes), "1000", edits, at, ...(change === "add" ? ["add"] : [])];
+    const edits = change === "edit" ? "200" : "40";
+    const args = [String(routes), "1000", edits, at, ...(change === "edit" ? [] : [change])];
     rows.push(await runJson("bench/edit_latency.ts", args));
   }
   console.log(
@@ -122,6 +123,12 @@ if (want("apply")) {
   await runInherit("bench/edit_apply.ts", ["1000", "1000", "200"], [
     "--v8-flags=--max-semi-space-size=4",
   ]);
+  // At 10k: a route edited, added, deleted (the edit, add and remove paths of resolve).
+  for (const change of ["edit", "add", "remove"]) {
+    await runInherit("bench/edit_apply.ts", ["10000", "1000", "60", change], [
+      "--v8-flags=--max-semi-space-size=4",
+    ]);
+  }
 }
 if (want("load")) {
   await runInherit("bench/load.ts", []);

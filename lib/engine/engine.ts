@@ -86,7 +86,7 @@ export class Engine {
     this.#problems = m.gauge("aether_config_problems", "Problems in the current configuration.");
     this.#resolves = m.counter(
       "aether_resolves_total",
-      "Source revisions resolved, by path: cold (every object), edit (a few routes on the last), endpoints (ClusterSetEndpoints only, on the last), add (one route inserted, on the last).",
+      "Source revisions resolved, by path: cold (every object), edit (a few routes on the last), endpoints (ClusterSetEndpoints only, on the last), add (one route inserted, on the last), remove (one route deleted, on the last).",
     );
   }
 

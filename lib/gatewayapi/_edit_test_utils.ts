@@ -30,3 +30,12 @@ export async function loadedCel(): Promise<CelRules> {
   await cel.load();
   return cel;
 }
+
+/** A count per resolve path, every one at 0. */
+export const noPaths = (): Record<ResolvePath, number> => ({
+  cold: 0,
+  edit: 0,
+  endpoints: 0,
+  add: 0,
+  remove: 0,
+});

@@ -18,7 +18,7 @@
  */
 import { admitted, convertOnLast, vhostClusters } from "./edit_common.ts";
 import { attachRoute } from "./attachment.ts";
-import { type GatewayState, gatewayStatus, type ListenerState } from "./gateways.ts";
+import type { ListenerState } from "./gateways.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
 import { isMeshParent } from "./mesh/attachment.ts";
 import { listenerHost, renderVhost } from "./build_ir.ts";
@@ -26,11 +26,20 @@ import { keyOf, type Obj } from "./object_index.ts";
 import { statusOf } from "./resolve.ts";
 import { ROUTE_KINDS } from "./routes/registry.ts";
 import { routeStatuses } from "./route_status.ts";
+import {
+  applyVhosts,
+  type ChainWant,
+  chainWant,
+  recountAttached,
+  remember,
+  siteStarts,
+  type VhostChange,
+} from "./vhost_changes.ts";
 import type { LastResolve, ResolveState, VhostInput } from "./state/mod.ts";
 import type { ListenerContext } from "./routes/kind.ts";
 import type { ResolveOptions, ResolveResult } from "./resolve_types.ts";
 import type { KubeObject, RouteSpecCommon } from "./types.ts";
-import type { IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/mod.ts";
+import type { IRHttpFilterChain } from "../ir/mod.ts";
 
 /** Where `objects` is `before` with one object inserted: its position, else undefined. */
 export function insertedAt(
@@ -42,19 +51,6 @@ export function insertedAt(
   while (at < before.length && objects[at] === before[at]) at++;
   for (let i = at; i < before.length; i++) if (objects[i + 1] !== before[i]) return undefined;
   return at;
-}
-
-/** A virtual host to put in place: a new one (`vi` its sorted position) or one re-rendered. */
-interface VhostChange {
-  li: number;
-  ci: number;
-  vi: number;
-  fresh: boolean;
-  listenerId: string;
-  domain: string;
-  context: ListenerContext;
-  inputs: VhostInput[];
-  vhost: IRVirtualHost;
 }
 
 /**
@@ -140,18 +136,7 @@ export function addOnLast(
     state.statuses,
   );
   statuses.splice(statusAt, 0, statusOf(route, made.status));
-  const touched = new Set<GatewayState>();
-  for (const l of placements.keys()) {
-    l.attachedRoutes++;
-    touched.add(last.gateways.find((g) => g.listeners.includes(l))!);
-  }
-  for (const g of touched) {
-    const at = statuses.findIndex((s) =>
-      s.kind === "Gateway" && s.namespace === g.gateway.metadata.namespace &&
-      s.name === g.gateway.metadata.name
-    );
-    statuses[at] = statusOf(g.gateway, gatewayStatus(g, last.now));
-  }
+  recountAttached(last, statuses, placements.keys(), 1);
   last.routes.push({ kind, route, parents, converted });
   const result: ResolveResult = {
     ir: { ...last.result.ir, listeners },
@@ -160,77 +145,6 @@ export function addOnLast(
     problems: last.result.problems.slice(),
   };
   return remember(objects, state, result, true);
-}
-
-/**
- * Where each HTTP chain's sites start in `last.sites` (by `<listener>/<chain>` position): the
- * sites follow the IR's listeners, chains and virtual hosts in order. Undefined when the sites
- * are not as many as the IR's virtual hosts (then no add starts from it). (Not the edit path's
- * index: an add moves positions, and rebuilding that index costs ≈ 10 ms at 10k routes; it is
- * built again only when an edit needs it.)
- */
-function siteStarts(last: LastResolve): Map<string, number> | undefined {
-  const starts = new Map<string, number>();
-  let at = 0;
-  last.result.ir.listeners.forEach((l, li) =>
-    l.filterChains.forEach((c, ci) => {
-      if (c.kind !== "http") return;
-      starts.set(`${li}/${ci}`, at);
-      at += c.virtualHosts.length;
-    })
-  );
-  return at === last.sites.length ? starts : undefined;
-}
-
-/** Records the new input and result as the last resolve (its index made again when moved). */
-function remember(
-  objects: KubeObject[],
-  state: ResolveState,
-  result: ResolveResult,
-  moved: boolean,
-): ResolveResult {
-  const last = state.last.value!;
-  last.objects = objects.slice();
-  last.result = result;
-  if (moved) state.last.set(last);
-  return result;
-}
-
-/** One IR HTTP chain the new route is placed on, and its hostnames there with their listeners. */
-interface ChainWant {
-  li: number;
-  ci: number;
-  /** The listeners sharing the chain, most specific hostname first (build_ir.ts's owners). */
-  group: ListenerState[];
-  domains: Map<string, ListenerState[]>;
-}
-
-/**
- * The chain of `l` on the IR listener `address:port` (its HTTP chain, or its own HTTPS chain),
- * from `wanted` or added to it; undefined when the IR does not hold it as expected.
- */
-function chainWant(
-  last: LastResolve,
-  l: ListenerState,
-  address: string,
-  wanted: Map<string, ChainWant>,
-): ChainWant | undefined {
-  const ir = last.result.ir.listeners;
-  const li = ir.findIndex((x) => x.name === `${address}:${l.listener.port}`);
-  if (li < 0) return undefined;
-  const https = ir[li].protocol === "HTTPS";
-  const ci = https ? ir[li].filterChains.findIndex((c) => c.name === l.id) : 0;
-  if (ir[li].filterChains[ci]?.kind !== "http") return undefined;
-  const k = `${li}/${ci}`;
-  let want = wanted.get(k);
-  if (want) return want;
-  const group = https
-    ? [l]
-    : last.gateways.flatMap((g) => g.listeners).filter((x) =>
-      x.programmed && x.listener.port === l.listener.port && x.addresses.includes(address)
-    ).sort((a, b) => compareHostnames(listenerHost(a), listenerHost(b)));
-  wanted.set(k, want = { li, ci, group, domains: new Map() });
-  return want;
 }
 
 /**
@@ -264,7 +178,7 @@ function placeOn(
       const inputs: VhostInput[] = [...site.inputs, [route, converted, domain]];
       const vhost = renderVhost(domain, site.context, inputs);
       const { listenerId, context } = site;
-      out.push({ li, ci, vi, fresh: false, listenerId, domain, context, inputs, vhost });
+      out.push({ li, ci, vi, op: "render", listenerId, domain, context, inputs, vhost });
       continue;
     }
     const best = new Map<KubeObject, VhostInput>();
@@ -289,57 +203,9 @@ function placeOn(
       compareHostnames(chain.virtualHosts[pos].name, domain) < 0
     ) pos++;
     const listenerId = owner.id;
-    out.push({ li, ci, vi: pos, fresh: true, listenerId, domain, context, inputs, vhost });
+    out.push({ li, ci, vi: pos, op: "insert", listenerId, domain, context, inputs, vhost });
   }
   return out;
-}
-
-/**
- * The IR listeners with `changes` in place (copies of the listeners and chains they touch), and
- * `last.sites` with them: re-rendered sites replaced, new ones inserted (last position first, so
- * earlier positions hold).
- */
-function applyVhosts(
-  last: LastResolve,
-  starts: ReadonlyMap<string, number>,
-  changes: readonly VhostChange[],
-): IRListener[] {
-  const listeners = last.result.ir.listeners.slice();
-  const chains = new Map<string, IRHttpFilterChain>();
-  const copied = new Set<number>();
-  const chainOf = (li: number, ci: number) => {
-    const k = `${li}/${ci}`;
-    let chain = chains.get(k);
-    if (chain) return chain;
-    if (!copied.has(li)) {
-      copied.add(li);
-      listeners[li] = { ...listeners[li], filterChains: listeners[li].filterChains.slice() };
-    }
-    chain = { ...listeners[li].filterChains[ci] as IRHttpFilterChain };
-    chain.virtualHosts = chain.virtualHosts.slice();
-    listeners[li].filterChains[ci] = chain;
-    chains.set(k, chain);
-    return chain;
-  };
-  // Last position first (a later chain's, then within a chain: a re-render before an insertion
-  // at its position, insertions at one position in reverse hostname order), so the positions of
-  // what comes earlier hold.
-  const order = (a: VhostChange, b: VhostChange) =>
-    b.li - a.li || b.ci - a.ci || b.vi - a.vi || Number(a.fresh) - Number(b.fresh) ||
-    compareHostnames(b.domain, a.domain);
-  for (const c of [...changes].sort(order)) {
-    const chain = chainOf(c.li, c.ci);
-    const at = starts.get(`${c.li}/${c.ci}`)! + c.vi;
-    const site = { listenerId: c.listenerId, domain: c.domain, context: c.context };
-    if (c.fresh) {
-      chain.virtualHosts.splice(c.vi, 0, c.vhost);
-      last.sites.splice(at, 0, { ...site, inputs: c.inputs, vhost: c.vhost });
-    } else {
-      chain.virtualHosts[c.vi] = c.vhost;
-      last.sites[at] = { ...last.sites[at], inputs: c.inputs, vhost: c.vhost };
-    }
-  }
-  return listeners;
 }
 
 /**

@@ -13,7 +13,7 @@ import { goldenCaseNames, readYamlDocsStrict } from "../../testbed/golden.ts";
 import { lcg } from "../../testbed/fixtures/lcg.ts";
 import { syntheticConfig, syntheticRoute } from "../../testbed/fixtures/synthetic_config.ts";
 import { cloneData } from "../data/mod.ts";
-import { check, loadedCel } from "./_edit_test_utils.ts";
+import { check, loadedCel, noPaths } from "./_edit_test_utils.ts";
 import type { ResolveOptions } from "./resolve.ts";
 import { resolveEdit } from "./edit.ts";
 import { ResolveState } from "./state/mod.ts";
@@ -37,7 +37,7 @@ function copyOf(route: KubeObject, name: string, hostnames?: string[]): KubeObje
 
 Deno.test("add path: copies of every golden route added one at a time equal a cold resolve", async () => {
   const cel = await loadedCel();
-  const paths = { cold: 0, edit: 0, endpoints: 0, add: 0 };
+  const paths = noPaths();
   for (const name of goldenCaseNames(dir)) {
     let objects = readYamlDocsStrict(join(dir, `${name}.in.yaml`)) as KubeObject[];
     const options: ResolveOptions = {};
@@ -103,7 +103,7 @@ Deno.test("add path: 200 seeded synthetic adds beside wildcard routes, with edit
   check(objects, options, state, cel, "first");
   const rnd = lcg(7);
   const pick = (n: number) => Math.floor(rnd() * n);
-  const paths = { cold: 0, edit: 0, endpoints: 0, add: 0 };
+  const paths = noPaths();
   let next = routes;
   for (let n = 1; n <= 200; n++) {
     const roll = pick(10);
@@ -142,7 +142,7 @@ Deno.test("add path: 200 seeded synthetic adds beside wildcard routes, with edit
       paths[check(objects, options, state, cel, `edit ${n} after adds`)]++;
     }
     if (pick(8) === 0) {
-      // Now and then a removal (cold), so adds also start from a fresh last resolve.
+      // Now and then a removal (the remove path, or cold), so adds also start from its result.
       objects = objects.filter((o) => o !== route);
       paths[check(objects, options, state, cel, `remove ${n}`)]++;
     }

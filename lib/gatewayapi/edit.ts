@@ -3,9 +3,10 @@
  * GRPCRoute) in place is resolved on the last result (state/last.ts) — the edited routes
  * converted again, their statuses made again and the virtual hosts they sit in rendered again;
  * everything else is the last result's own objects. A revision that inserts one route takes the
- * add path (add_edit.ts). Any other revision is resolved cold (resolve.ts, still with the
- * state's memos). Either way the result deep-equals a resolve of the
- * same objects with a new state (edit_test.ts holds every golden case and seeded edits to it).
+ * add path (add_edit.ts), one that deletes one the remove path (remove_edit.ts). Any other
+ * revision is resolved cold (resolve.ts, still with the state's memos). Either way the result
+ * deep-equals a resolve of the same objects with a new state (edit_test.ts holds every golden
+ * case and seeded edits to it).
  *
  * An edit qualifies when the options are the same as last time (key by key), every other object
  * is the same object at the same position, at most {@link EDIT_MAX_ROUTES} routes changed, and
@@ -29,6 +30,7 @@ import {
 } from "./edit_common.ts";
 import { endpointsOnLast, isEndpointsChange } from "./endpoints_edit.ts";
 import { addOnLast, insertedAt } from "./add_edit.ts";
+import { removedAt, removeOnLast } from "./remove_edit.ts";
 import { isMeshParent } from "./mesh/attachment.ts";
 import { renderVhost } from "./build_ir.ts";
 import { resolve, statusOf } from "./resolve.ts";
@@ -53,9 +55,10 @@ export const EDIT_MAX_ROUTES = 64;
 /**
  * How a revision was resolved: from scratch (with the memos), on the last result (a few routes
  * edited), on the last result with only ClusterSetEndpoints objects changed (endpoints_edit.ts),
- * or on the last result with one route inserted (add_edit.ts).
+ * on the last result with one route inserted (add_edit.ts), or with one route deleted
+ * (remove_edit.ts).
  */
-export type ResolvePath = "cold" | "edit" | "endpoints" | "add";
+export type ResolvePath = "cold" | "edit" | "endpoints" | "add" | "remove";
 
 /** One changed route: where it is in the last resolve, and what it became. */
 interface Change {
@@ -78,12 +81,15 @@ export function resolveEdit(
   const changed = last && sameOptions(last.options, options)
     ? changedPositions(objects, last.objects, objects.length)
     : undefined;
-  const added = last && !changed && sameOptions(last.options, options)
-    ? insertedAt(objects, last.objects)
-    : undefined;
+  const same = last !== undefined && !changed && sameOptions(last.options, options);
+  const added = same ? insertedAt(objects, last.objects) : undefined;
+  const removed = same && added === undefined ? removedAt(objects, last.objects) : undefined;
   if (added !== undefined) {
     const result = addOnLast(objects, options, state, added);
     if (result) return { result, path: "add" };
+  } else if (removed !== undefined) {
+    const result = removeOnLast(objects, options, state, removed);
+    if (result) return { result, path: "remove" };
   } else if (
     changed && changed.length > 0 && isEndpointsChange(objects, last!.objects, changed)
   ) {

@@ -14,7 +14,7 @@ import { goldenCaseNames, readYamlDocsStrict } from "../../testbed/golden.ts";
 import { lcg } from "../../testbed/fixtures/lcg.ts";
 import { syntheticConfig, syntheticRoute } from "../../testbed/fixtures/synthetic_config.ts";
 import { cloneData } from "../data/mod.ts";
-import { check, loadedCel } from "./_edit_test_utils.ts";
+import { check, loadedCel, noPaths } from "./_edit_test_utils.ts";
 import { resolve, type ResolveOptions } from "./resolve.ts";
 import { ResolveState } from "./state/mod.ts";
 import type { KubeObject } from "./types.ts";
@@ -99,7 +99,7 @@ function spareService(objects: KubeObject[]): { name: string; port: number } | u
 
 Deno.test("edit path: every golden route edited five ways in a row equals a cold resolve", async () => {
   const cel = await loadedCel();
-  const paths = { cold: 0, edit: 0, endpoints: 0, add: 0 };
+  const paths = noPaths();
   for (const name of goldenCaseNames(dir)) {
     const base = readYamlDocsStrict(join(dir, `${name}.in.yaml`)) as KubeObject[];
     const options: ResolveOptions = {};
@@ -212,7 +212,7 @@ Deno.test("edit path: 300 seeded synthetic edits each equal a cold resolve", asy
       (s) => (s.rules[0].matches = [{ path: { type: "PathPrefix", value: "no-slash" } }]),
     ],
   ];
-  const paths = { cold: 0, edit: 0, endpoints: 0, add: 0 };
+  const paths = noPaths();
   for (let n = 1; n <= 300; n++) {
     const roll = pick(20);
     let what: string;

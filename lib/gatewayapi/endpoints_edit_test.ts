@@ -17,6 +17,7 @@ import { lcg } from "../../testbed/fixtures/lcg.ts";
 import { cloneData } from "../data/mod.ts";
 import { CelRules } from "./admission/mod.ts";
 import { resolveEdit, type ResolvePath } from "./edit.ts";
+import { noPaths } from "./_edit_test_utils.ts";
 import { resolve, type ResolveOptions, type ResolveResult } from "./resolve.ts";
 import { ResolveState } from "./state/mod.ts";
 import type { KubeObject } from "./types.ts";
@@ -121,7 +122,7 @@ function churn(
   const at = base.flatMap((o, i) => (o.kind === CSE ? [i] : []));
   assert.ok(at.length > 0, `${what}: no ClusterSetEndpoints`);
   const ports = new Map(at.map((i) => [i, portsOf((base[i] as Loose).spec)]));
-  const paths: Record<ResolvePath, number> = { cold: 0, edit: 0, endpoints: 0, add: 0 };
+  const paths = noPaths();
   const rnd = lcg(seed);
   let objects = base;
   let before = check(objects, state, cel, `${what}: first`).result;
@@ -149,7 +150,7 @@ Deno.test("endpoints path: golden cases with ClusterSetEndpoints, seeded changes
     if (!base.some((o) => o.kind === CSE)) continue;
     cases++;
     const paths = churn(base, new ResolveState(cel), cel, 7 + cases, 120, name);
-    assert.deepStrictEqual(paths, { cold: 0, edit: 0, endpoints: 120, add: 0 }, name);
+    assert.deepStrictEqual(paths, { ...noPaths(), endpoints: 120 }, name);
   }
   assert.ok(cases >= 2, `${cases} golden cases with ClusterSetEndpoints`);
 });
@@ -330,7 +331,7 @@ Deno.test("endpoints path: every kind of cluster a ClusterSetEndpoints object fe
       }
     }
   });
-  assert.deepStrictEqual(paths, { cold: 0, edit: 0, endpoints: 300, add: 0 });
+  assert.deepStrictEqual(paths, { ...noPaths(), endpoints: 300 });
   // Each kind changed at least once: a path that leaves one alone fails the oracle above.
   assert.deepStrictEqual([...changed].sort(), expected);
 });

@@ -10,7 +10,7 @@ import { translate, TranslateMemo } from "./mod.ts";
 import { NameOrder, sortedByName } from "./util.ts";
 import { toYaml } from "./_test_utils.ts";
 
-Deno.test("NameOrder: sorts as sortedByName; the same names in place reuse the last order", () => {
+Deno.test("NameOrder: sorts as sortedByName; the same names in place, one inserted or taken out, reuse the last order", () => {
   let seed = 7;
   const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
   const names = Array.from({ length: 300 }, () => `n-${next() % 200}`); // duplicates too
@@ -30,6 +30,14 @@ Deno.test("NameOrder: sorts as sortedByName; the same names in place reuse the l
     assert.deepEqual(order.sorted(list), sortedByName(list), `insert ${k} at ${at}`);
   }
   assert.equal(order.inserts, 40, "each insertion put in place, no sort");
+  // One name taken out anywhere: left out of the last order, as a sort would.
+  for (let k = 0; k < 40; k++) {
+    const at = next() % list.length;
+    list = list.toSpliced(at, 1);
+    assert.deepEqual(order.sorted(list), sortedByName(list), `remove ${k} at ${at}`);
+  }
+  assert.equal(order.removes, 40, "each removal left out, no sort");
+  assert.equal(order.misses, 1);
   const moved = items.toReversed();
   assert.deepEqual(order.sorted(moved), sortedByName(moved));
   assert.equal(order.misses, 2, "names moved: sorted again");

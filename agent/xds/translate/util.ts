@@ -57,15 +57,20 @@ export function sortedByName<T extends { name: string }>(items: readonly T[]): T
  * {@link sortedByName} for one stream of lists (one per translator and list), remembering the
  * last list's names and the order it sorted them into: a list with the same names at the same
  * positions (an edit inside some items, none added, removed or renamed) is put in that order
- * again without a comparison sort, so every name keeps its output position too.
+ * again without a comparison sort, so every name keeps its output position too; one with a name
+ * inserted or taken out is put in that order with the name placed by a binary search, or left out.
  */
 export class NameOrder {
   #names: readonly string[] = [];
   /** Output position → input position, for {@link #names}. */
   #order: readonly number[] = [];
-  /** Lists put in the last order (hits), in it with one name inserted (inserts), or sorted. */
+  /**
+   * Lists put in the last order (hits), in it with one name inserted (inserts) or one taken out
+   * (removes), or sorted.
+   */
   hits = 0;
   inserts = 0;
+  removes = 0;
   misses = 0;
 
   /** `items` sorted by name, as {@link sortedByName} sorts them. */
@@ -84,6 +89,13 @@ export class NameOrder {
       this.#order = insertInOrder(this.#order, items, at);
       return this.#order.map((i) => items[i]);
     }
+    const gone = insertedAt(items, names);
+    if (gone !== undefined) {
+      this.removes++;
+      this.#names = items.map((r) => r.name);
+      this.#order = this.#order.filter((i) => i !== gone).map((i) => (i > gone ? i - 1 : i));
+      return this.#order.map((i) => items[i]);
+    }
     this.misses++;
     this.#names = items.map((r) => r.name);
     const keys = this.#names;
@@ -92,12 +104,21 @@ export class NameOrder {
   }
 }
 
-/** Where `items`' names are `names` with one inserted: its position; else undefined. */
-function insertedAt(names: readonly string[], items: readonly { name: string }[]) {
+/**
+ * Where the names of `items` are `names` with one inserted: its position; else undefined (with
+ * the two swapped: where a name of `names` was taken out).
+ */
+function insertedAt(
+  names: readonly (string | { name: string })[],
+  items: readonly (string | { name: string })[],
+) {
   if (items.length !== names.length + 1) return undefined;
+  const nameOf = (x: string | { name: string }) => typeof x === "string" ? x : x.name;
   let at = 0;
-  while (at < names.length && items[at].name === names[at]) at++;
-  for (let i = at; i < names.length; i++) if (items[i + 1].name !== names[i]) return undefined;
+  while (at < names.length && nameOf(items[at]) === nameOf(names[at])) at++;
+  for (let i = at; i < names.length; i++) {
+    if (nameOf(items[i + 1]) !== nameOf(names[i])) return undefined;
+  }
   return at;
 }
 

@@ -1,10 +1,12 @@
 /**
- * The add path (lib/gatewayapi/add_edit.ts) through a real Envoy: a new HTTPRoute for a new exact
- * hostname is resolved on the last result — `/metrics` counts it as `path="add"`, not as a cold
- * resolve — and Envoy serves it, with the routes of the listener's wildcard route that cover the
- * new host still there under the new route's own (Gateway API merges every route of a host into
- * one virtual host). The Gateway's `attachedRoutes` and the route's `Accepted` come from the same
- * path. A wildcard route added afterwards does not qualify: it goes cold and serves as well.
+ * The add and remove paths (lib/gatewayapi/add_edit.ts, remove_edit.ts) through a real Envoy: a
+ * new HTTPRoute for a new exact hostname is resolved on the last result — `/metrics` counts it as
+ * `path="add"`, not as a cold resolve — and Envoy serves it, with the routes of the listener's
+ * wildcard route that cover the new host still there under the new route's own (Gateway API
+ * merges every route of a host into one virtual host); the Gateway's `attachedRoutes` and the
+ * route's `Accepted` come from the same path. Deleting it (`path="remove"`) hands its host back to
+ * the wildcard route, and `attachedRoutes` counts it out. A wildcard route added afterwards does
+ * not qualify: it goes cold and serves as well.
  */
 import assert from "node:assert/strict";
 import {
@@ -31,7 +33,7 @@ interface Condition {
   reason: string;
 }
 
-Deno.test("edge: a new route for a new host takes the add path and serves through Envoy", async () => {
+Deno.test("edge: a new route for a new host takes the add path, its deletion the remove path, both served through Envoy", async () => {
   const echos = await startEchos("app", "other", "wild");
   const port = freePort();
   const ref = (name: string) => ({ name, port: 8080 });
@@ -65,7 +67,7 @@ Deno.test("edge: a new route for a new host takes the add path and serves throug
       Number(
         new RegExp(`^aether_resolves_total\\{path="${path}"\\} (\\d+)$`, "m").exec(text)?.[1] ?? 0,
       );
-    return { cold: count("cold"), add: count("add") };
+    return { cold: count("cold"), add: count("add"), remove: count("remove") };
   };
   const statuses = async () =>
     ((await (await fetch(`http://${edge.agent.admin.address}/status`)).json()).config
@@ -75,19 +77,20 @@ Deno.test("edge: a new route for a new host takes the add path and serves throug
     assert.equal(await get("new.example.com", "/api/x"), "other", "the wildcard route, before");
     const before = await resolves();
 
-    await edge.apply(httpRoute("new", {
+    const added = httpRoute("new", {
       parentRefs: [{ name: "gw" }],
       hostnames: ["new.example.com"],
       rules: [{
         matches: [{ path: { type: "PathPrefix", value: "/api" } }],
         backendRefs: [ref("app")],
       }],
-    }));
+    });
+    await edge.apply(added);
     await waitFor(
       "new.example.com/api served by the new route",
       async () => await get("new.example.com", "/api/x") === "app",
     );
-    assert.deepEqual(await resolves(), { cold: before.cold, add: before.add + 1 });
+    assert.deepEqual(await resolves(), { ...before, add: before.add + 1 });
     assert.equal(
       await get("new.example.com", "/other"),
       "other",
@@ -103,6 +106,19 @@ Deno.test("edge: a new route for a new host takes the add path and serves throug
     assert.equal(conditions.find((c) => c.type === "Accepted")?.status, "True");
     assert.equal(conditions.find((c) => c.type === "ResolvedRefs")?.status, "True");
 
+    // Deleted: its host goes back to the wildcard route, on the remove path.
+    edge.source.remove(added);
+    await waitFor(
+      "new.example.com/api served by the wildcard route again",
+      async () => await get("new.example.com", "/api/x") === "other",
+    );
+    assert.deepEqual(await resolves(), { ...before, add: before.add + 1, remove: 1 });
+    const after = await statuses();
+    assert.ok(!after.some((s) => s.kind === "HTTPRoute" && s.name === "new"), "no status left");
+    const gwAfter = after.find((s) => s.kind === "Gateway" && s.name === "gw")!;
+    const counted = gwAfter.status.listeners as { attachedRoutes: number }[];
+    assert.equal(counted[0].attachedRoutes, 21);
+
     // A wildcard hostname does not qualify for the add path: resolved cold, served all the same.
     await edge.apply(httpRoute("wild", {
       parentRefs: [{ name: "gw" }],
@@ -113,7 +129,7 @@ Deno.test("edge: a new route for a new host takes the add path and serves throug
       "a.wild.example.com served",
       async () => await get("a.wild.example.com") === "wild",
     );
-    assert.deepEqual(await resolves(), { cold: before.cold + 1, add: before.add + 1 });
+    assert.deepEqual(await resolves(), { cold: before.cold + 1, add: before.add + 1, remove: 1 });
   } finally {
     await edge.close();
     await closeEchos(echos);
