@@ -4,8 +4,10 @@
  * only the resources the edit touched, counted by `aether_xds_resources_encoded_total` and the
  * memos' misses. Without the reuse or the remembered encodings every VirtualHost is encoded again
  * and these tests fail; without the positional walks (translate's virtual hosts by identity,
- * ResourceReuse by position, lists encoded in place) the unchanged 9,999 are looked up again. (Resolve's misses are asserted: an edit takes its edit path, which redoes
- * the edited route alone; other revisions look every route up, its memos hit for the unchanged.)
+ * ResourceReuse by position, lists encoded in place) the unchanged 9,999 are looked up again.
+ * (Resolve's misses are asserted: an edit takes its edit path, which redoes the edited route
+ * alone, a deletion its remove path (counted on `aether_resolves_total`), which redoes none; other
+ * revisions look every route up, its memos hit for the unchanged.)
  */
 import assert from "node:assert/strict";
 import { TypeUrl } from "./proto.ts";
@@ -106,6 +108,11 @@ Deno.test("edge at 10k routes: an edit, an added route and a removed one encode 
     const before = versions();
     const { encoded, sink } = await step(objects().filter((_, i) => i !== routeAt("route-7")));
     assert.deepEqual(encoded, NOTHING);
+    assert.match(
+      registry.render(),
+      /^aether_resolves_total\{path="remove"\} 1$/m,
+      "resolved on the last result (the remove path), no route looked up again",
+    );
     assert.equal(sink.translateVirtualHosts, 0);
     assert.equal(sink.encodeResources, 0);
     // The virtual hosts after the gap are found one position over, not looked up.
