@@ -5,7 +5,8 @@
  * same object) as last revision is shown as it was then, with no look-up at all (merging it again
  * would give the same), so an edit re-renders only the statuses that changed. A status at a new
  * position (objects were added or removed before it) is looked for one position either side, then
- * by key in an index of what was shown last revision, built only when one is needed.
+ * by key in an index of what was shown last revision, built only when one is needed: not when
+ * every status shown last revision was found by position (the others are new objects).
  * @module
  */
 import { mergeStatus, type ObjectStatus } from "../gatewayapi/mod.ts";
@@ -25,6 +26,8 @@ export class ShownStatuses {
   #merged = new WeakMap<object, ObjectStatus>();
   /** Statuses shown as at their last position (hits) or looked up and merged (misses). */
   readonly #stats: MemoStats = { hits: 0, misses: 0 };
+  /** Key indexes built (see {@link indexesBuilt}). */
+  #indexes = 0;
 
   /** What is shown now. */
   get current(): ObjectStatus[] {
@@ -36,46 +39,75 @@ export class ShownStatuses {
     return { ...this.#stats };
   }
 
+  /** How many times a key index of what was shown was built (a status not found by position). */
+  get indexesBuilt(): number {
+    return this.#indexes;
+  }
+
   /** Shows `statuses` (resolve's, unmerged); `now` stamps conditions whose status changed. */
   show(statuses: readonly ObjectStatus[], now: Date): ObjectStatus[] {
     const given = this.#given, shown = this.#shown;
+    const out: ObjectStatus[] = new Array(statuses.length);
+    /** Statuses found neither at their position nor one either side (new, or moved far). */
+    const pending: number[] = [];
+    let shift = 0, hits = 0, matched = 0;
     let at: string | undefined;
-    let index: Map<string, ObjectStatus> | undefined;
-    let shift = 0;
-    /** What `s`'s object showed last revision: at `i` (shifted by one at most), or by key. */
-    const before = (s: ObjectStatus, i: number): ObjectStatus | undefined => {
-      for (const d of [0, 1, -1]) {
-        const g = given[i + shift + d];
-        if (g !== undefined && sameObject(g, s)) {
-          shift += d;
-          return shown[i + shift];
-        }
-      }
-      index ??= new Map(shown.map((x) => [keyOf(x), x]));
-      return index.get(keyOf(s));
-    };
-    let hits = 0;
-    const out = statuses.map((s, i) => {
+    const stamp = () => at ??= now.toISOString().replace(/\.\d+Z$/, "Z");
+    for (let i = 0; i < statuses.length; i++) {
+      const s = statuses[i];
       const g = given[i + shift];
       if (g !== undefined && g.status === s.status && isObject(s.status) && sameObject(g, s)) {
         hits++;
-        return shown[i + shift];
+        matched++;
+        out[i] = shown[i + shift];
+        continue;
       }
-      const computed = isObject(s.status) ? s.status : undefined;
       this.#stats.misses++;
-      const last = before(s, i);
-      const seen = computed && this.#merged.get(computed);
-      if (seen !== undefined && seen === last) return seen;
-      at ??= now.toISOString().replace(/\.\d+Z$/, "Z");
-      const status = mergeStatus(last?.status, s.status, at);
-      const entry = status === s.status ? s : { ...s, status };
-      if (computed) this.#merged.set(computed, entry);
-      return entry;
-    });
+      let found = false;
+      for (const d of [0, 1, -1]) {
+        const near = given[i + shift + d];
+        if (near !== undefined && sameObject(near, s)) {
+          shift += d;
+          found = true;
+          break;
+        }
+      }
+      if (!found) {
+        pending.push(i);
+        continue;
+      }
+      matched++;
+      out[i] = this.#entry(s, shown[i + shift], stamp);
+    }
+    if (pending.length > 0) {
+      // When every status shown last revision was found again, the others are new: no index.
+      let index: Map<string, ObjectStatus> | undefined;
+      if (matched < given.length) {
+        this.#indexes++;
+        index = new Map(shown.map((x) => [keyOf(x), x]));
+      }
+      for (const i of pending) {
+        out[i] = this.#entry(statuses[i], index?.get(keyOf(statuses[i])), stamp);
+      }
+    }
     this.#stats.hits += hits;
     this.#given = statuses;
     this.#shown = out;
     return out;
+  }
+
+  /**
+   * `s` merged over `last` (what its object showed last revision; `stamp()` the time of a changed
+   * condition), remembered per status object.
+   */
+  #entry(s: ObjectStatus, last: ObjectStatus | undefined, stamp: () => string): ObjectStatus {
+    const computed = isObject(s.status) ? s.status : undefined;
+    const seen = computed && this.#merged.get(computed);
+    if (seen !== undefined && seen === last) return seen;
+    const status = mergeStatus(last?.status, s.status, stamp());
+    const entry = status === s.status ? s : { ...s, status };
+    if (computed) this.#merged.set(computed, entry);
+    return entry;
   }
 }
 

@@ -107,3 +107,24 @@ Deno.test("shown statuses: an edit among 1,000 looks up and merges only the edit
   assert.ok(third.every((s, i) => s === second[i < 10 ? i : i + 1]));
   assert.equal(end.misses - after.misses, 1, "only the first status after the gap looked up");
 });
+
+Deno.test("shown statuses: one status inserted among 1,000 is merged as new without a key index; a move far builds one", () => {
+  const shown = new ShownStatuses();
+  const given = Array.from({ length: 1000 }, (_, i) => routeStatus(`r-${i}`, "True"));
+  const first = shown.show(given, day(1));
+  const added = given.toSpliced(300, 0, routeStatus("new", "True"));
+  const second = shown.show(added, day(2));
+  assert.equal(shown.indexesBuilt, 0, "every earlier status found by position: the new one is new");
+  assert.ok(second.every((s, i) => i === 300 || s === first[i < 300 ? i : i - 1]));
+  assert.equal(shownOf(second, "new"), "True@2026-01-02T00:00:00Z");
+  // r-0 moved to the end: not by position, found by key, its time kept.
+  const moved = [...added.slice(1), { ...added[0], status: condition("True") }];
+  const third = shown.show(moved, day(3));
+  assert.equal(shown.indexesBuilt, 1);
+  assert.equal(shownOf(third, "r-0"), "True@2026-01-01T00:00:00Z");
+  // A new object and a deleted one in one revision: the deleted one was not found, so an index.
+  const swapped = moved.toSpliced(5, 1, routeStatus("other", "False"));
+  const fourth = shown.show(swapped, day(4));
+  assert.equal(shown.indexesBuilt, 2);
+  assert.equal(shownOf(fourth, "other"), "False@2026-01-04T00:00:00Z");
+});
