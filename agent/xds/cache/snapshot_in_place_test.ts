@@ -124,3 +124,37 @@ Deno.test("snapshot in place: a renamed or bad resource falls back to encoding t
   assert.deepEqual(hashes(fixed), hashes(s));
   assert.equal(fixed.version, s.version);
 });
+
+Deno.test("snapshot shifted: a list with one resource inserted or taken out reuses the rest, as a cold encoding gives", () => {
+  const encodings = new Encodings();
+  let list = clusters(120);
+  let last = Snapshot.fromResources({ clusters: list }, undefined, encodings);
+  let seed = 5;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  for (let k = 0; k < 60; k++) {
+    const lists = { ...encodings.lists }, misses = encodings.resources.misses;
+    const at = next() % (list.length + (k % 2 === 0 ? 1 : 0));
+    // Inserted (a new name, or one edited beside it too), or taken out.
+    const grown = k % 2 === 0;
+    list = grown ? list.toSpliced(at, 0, cluster(`n${k}`, 2)) : list.toSpliced(at, 1);
+    if (k % 6 === 0) list = list.with(0, cluster(list[0].name, 3 + k));
+    const snap = Snapshot.fromResources({ clusters: list }, undefined, encodings);
+    const shown = `${grown ? "insert" : "remove"} ${k} at ${at}`;
+    assert.deepEqual(hashes(snap), hashes(cold(list)), `${shown}: as a cold encoding, in order`);
+    assert.equal(snap.version, cold(list).version, shown);
+    assert.equal(encodings.lists.misses, lists.misses, `${shown}: no list encoded whole`);
+    const encoded = (grown ? 1 : 0) + (k % 6 === 0 ? 1 : 0);
+    assert.equal(encodings.resources.misses, misses + encoded, `${shown}: ${encoded} encoded`);
+    assert.ok(
+      [...snap.resources(TypeUrl.cluster).items.values()].every((r) =>
+        r.name === list[0].name || !last.resources(TypeUrl.cluster).items.has(r.name) ||
+        last.resources(TypeUrl.cluster).items.get(r.name) === r
+      ),
+      `${shown}: the others are the last items`,
+    );
+    last = snap;
+  }
+  // An inserted name that is there already: encoded whole, the duplicate reported.
+  const dup = list.toSpliced(3, 0, cluster(list[10].name));
+  assert.throws(() => Snapshot.fromResources({ clusters: dup }, undefined, encodings), /duplicate/);
+});
