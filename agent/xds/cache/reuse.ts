@@ -68,16 +68,25 @@ interface LastList {
 /**
  * Remembers the last resources handed out, per list. Each resource is compared with the last
  * one at its position first (an edit keeps every name where it was), then one position either
- * side of it (an item added or removed shifts the rest by one), and only then looked up by name.
+ * side of it (an item added or removed shifts the rest by one), and only then looked up by name —
+ * and not even then when every last resource was found by position (the rest are new).
  */
 export class ResourceReuse {
   #last = new Map<string, LastList>();
   /** Resources matched by position (hits) or looked up by name (misses). */
   readonly #stats: MemoStats = { hits: 0, misses: 0 };
 
+  /** Name indexes of a last list built (a last resource not found by position). */
+  #indexes = 0;
+
   /** How often a resource was found at (or beside) its last position, or by name. */
   stats(): MemoStats {
     return { ...this.#stats };
+  }
+
+  /** How many times a last list was indexed by name to look a resource up. */
+  get indexesBuilt(): number {
+    return this.#indexes;
   }
 
   /**
@@ -93,6 +102,8 @@ export class ResourceReuse {
       const before = this.#last.get(key as string);
       const old = before?.list ?? [];
       let same = old.length === list.length, shift = 0, hits = 0;
+      /** Positions of resources found neither at their last position nor beside it. */
+      const pending: number[] = [];
       const kept = list.map((r, i) => {
         let prev: NamedResource | undefined = old[i + shift];
         if (prev === r) {
@@ -108,16 +119,24 @@ export class ResourceReuse {
         if (prev) hits++;
         else if (before) {
           this.#stats.misses++;
-          prev = (before.byName ??= new Map(old.map((o) => [o.name, o]))).get(r.name);
+          pending.push(i);
+          same = false;
+          return r;
         }
-        const item = prev === undefined
-          ? r
-          : prev === r || prev.resource === r.resource
-          ? prev
-          : reused(prev, r, indexes);
+        const item = prev === undefined ? r : kin(prev, r, indexes);
         same &&= item === old[i];
         return item;
       });
+      // Looked up by name only when some last resource was not found by position: else the
+      // pending ones are new (one resource added shifts the rest, and builds no index).
+      if (pending.length > 0 && hits < old.length) {
+        if (!before!.byName) this.#indexes++;
+        const byName = before!.byName ??= new Map(old.map((o) => [o.name, o]));
+        for (const i of pending) {
+          const prev = byName.get(list[i].name);
+          if (prev) kept[i] = kin(prev, list[i], indexes);
+        }
+      }
       this.#stats.hits += hits;
       const now = same ? old : kept;
       last.set(key as string, { list: now });
@@ -127,6 +146,10 @@ export class ResourceReuse {
     return out;
   }
 }
+
+/** `prev` when `next` is it or has its resource, else `next` with `prev`'s deep-equal parts. */
+const kin = (prev: NamedResource, next: NamedResource, indexes: Indexes) =>
+  prev === next || prev.resource === next.resource ? prev : reused(prev, next, indexes);
 
 /** `next` with its resource deep-equal parts taken from `prev` (the same name's last resource). */
 function reused(prev: NamedResource, next: NamedResource, indexes: Indexes): NamedResource {

@@ -84,17 +84,19 @@ Deno.test("reuse: resources are matched by position first; a shift by one is fol
   const again = reuse.apply({ clusters: [...edited.clusters] });
   assert.equal(again.clusters, edited.clusters);
 
-  // One removed, then one added back: found one position over; only the added one looked up.
+  // One removed, then one added back: found one position over; only the added one missed.
   const removed = reuse.apply({ clusters: fresh(1000, 400).toSpliced(10, 1) });
   const s2 = reuse.stats();
   assert.equal(s2.misses, s1.misses);
   assert.ok(removed.clusters.every((r, i) => r === edited.clusters[i < 10 ? i : i + 1]));
   const added = reuse.apply({ clusters: fresh(1000, 400) });
   const s3 = reuse.stats();
-  assert.equal(s3.misses - s2.misses, 1, "the added resource alone looked up by name");
+  assert.equal(s3.misses - s2.misses, 1, "the added resource alone not found by position");
+  assert.equal(reuse.indexesBuilt, 0, "every other one found by position: it is new, no index");
   assert.ok(added.clusters.every((r, i) => i === 10 || r === edited.clusters[i]));
 
   // Names in another order: looked up by name, still reused.
   const reversed = reuse.apply({ clusters: fresh(1000, 400).toReversed() });
   assert.ok(reversed.clusters.every((r, i) => r === added.clusters[999 - i]));
+  assert.equal(reuse.indexesBuilt, 1);
 });
