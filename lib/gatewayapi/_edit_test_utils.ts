@@ -1,6 +1,6 @@
 /**
- * The oracle of the edit and add paths' tests: a result of resolveEdit() against a cold resolve
- * (a new state) of the same objects.
+ * The oracle of the edit, add and remove paths' tests: a result of resolveEdit() against a cold
+ * resolve (a new state) of the same objects; and the helpers they share.
  * @module
  */
 import assert from "node:assert/strict";
@@ -39,3 +39,25 @@ export const noPaths = (): Record<ResolvePath, number> => ({
   add: 0,
   remove: 0,
 });
+
+/** A route of `name` on `hosts` to `svc`. */
+export function routeOn(name: string, hosts: string[], svc: string, age = 2): KubeObject {
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "HTTPRoute",
+    metadata: {
+      name,
+      namespace: "default",
+      generation: 1,
+      creationTimestamp: `2026-01-0${age}T00:00:00Z`,
+    },
+    spec: {
+      parentRefs: [{ name: "bench" }],
+      hostnames: hosts,
+      rules: [{
+        matches: [{ path: { type: "PathPrefix", value: `/${name}` } }],
+        backendRefs: [{ name: svc, port: 8080 }],
+      }],
+    },
+  };
+}

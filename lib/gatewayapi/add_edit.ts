@@ -18,7 +18,6 @@
  */
 import { admitted, convertOnLast, vhostClusters } from "./edit_common.ts";
 import { attachRoute } from "./attachment.ts";
-import type { ListenerState } from "./gateways.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
 import { isMeshParent } from "./mesh/attachment.ts";
 import { listenerHost, renderVhost } from "./build_ir.ts";
@@ -29,9 +28,10 @@ import { routeStatuses } from "./route_status.ts";
 import {
   applyVhosts,
   type ChainWant,
-  chainWant,
+  exactPlacements,
   recountAttached,
   remember,
+  rememberChanged,
   siteStarts,
   type VhostChange,
 } from "./vhost_changes.ts";
@@ -92,27 +92,9 @@ export function addOnLast(
   if (converted.unsupported || converted.conflicts.length > 0) return undefined;
   if (!last.backends.holds(converted)) return undefined;
 
-  // Its placements: one per listener, hostnames merged (as resolve makes them).
-  const listenerById = new Map(last.gateways.flatMap((g) => g.listeners).map((l) => [l.id, l]));
-  const placements = new Map<ListenerState, string[]>();
-  for (const p of parents) {
-    for (const a of p.attachments) {
-      const l = listenerById.get(a.listenerId);
-      if (!l) return undefined;
-      placements.set(l, [...new Set([...placements.get(l) ?? [], ...a.hostnames])]);
-    }
-  }
-  // Per IR chain, each hostname with the listeners that place the route on it.
-  const wanted = new Map<string, ChainWant>();
-  for (const [l, hostnames] of placements) {
-    if (!l.programmed) continue;
-    if (hostnames.length === 0 || hostnames.some((h) => h.includes("*"))) return undefined;
-    for (const address of l.addresses) {
-      const want = chainWant(last, l, address, wanted);
-      if (!want) return undefined;
-      for (const h of hostnames) want.domains.set(h, [...want.domains.get(h) ?? [], l]);
-    }
-  }
+  const placed = exactPlacements(last, parents);
+  if (!placed) return undefined;
+  const { placements, wanted } = placed;
   const changes: VhostChange[] = [];
   for (const want of wanted.values()) {
     const made = placeOn(last, starts, want, route, converted);
@@ -138,13 +120,7 @@ export function addOnLast(
   statuses.splice(statusAt, 0, statusOf(route, made.status));
   recountAttached(last, statuses, placements.keys(), 1);
   last.routes.push({ kind, route, parents, converted });
-  const result: ResolveResult = {
-    ir: { ...last.result.ir, listeners },
-    mesh: last.result.mesh,
-    statuses,
-    problems: last.result.problems.slice(),
-  };
-  return remember(objects, state, result, true);
+  return rememberChanged(objects, state, { ...last.result.ir, listeners }, statuses);
 }
 
 /**

@@ -13,7 +13,7 @@ import { goldenCaseNames, readYamlDocsStrict } from "../../testbed/golden.ts";
 import { lcg } from "../../testbed/fixtures/lcg.ts";
 import { syntheticConfig, syntheticRoute } from "../../testbed/fixtures/synthetic_config.ts";
 import { cloneData } from "../data/mod.ts";
-import { check, loadedCel, noPaths } from "./_edit_test_utils.ts";
+import { check, loadedCel, noPaths, routeOn } from "./_edit_test_utils.ts";
 import type { ResolveOptions } from "./resolve.ts";
 import { resolveEdit } from "./edit.ts";
 import { ResolveState } from "./state/mod.ts";
@@ -66,28 +66,6 @@ Deno.test("add path: copies of every golden route added one at a time equal a co
   assert.ok(paths.add > 20, `add path taken ${paths.add} times, cold ${paths.cold}`);
   assert.ok(paths.cold > 20, `cold path taken ${paths.cold} times`);
 });
-
-/** A route of `name` on `hosts` to `svc`. */
-function routeOn(name: string, hosts: string[], svc: string, age = 2): KubeObject {
-  return {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "HTTPRoute",
-    metadata: {
-      name,
-      namespace: "default",
-      generation: 1,
-      creationTimestamp: `2026-01-0${age}T00:00:00Z`,
-    },
-    spec: {
-      parentRefs: [{ name: "bench" }],
-      hostnames: hosts,
-      rules: [{
-        matches: [{ path: { type: "PathPrefix", value: `/${name}` } }],
-        backendRefs: [{ name: svc, port: 8080 }],
-      }],
-    },
-  };
-}
 
 Deno.test("add path: 200 seeded synthetic adds beside wildcard routes, with edits between, each equal a cold resolve", async () => {
   const cel = await loadedCel();

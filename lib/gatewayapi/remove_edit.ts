@@ -19,20 +19,20 @@
  * @module
  */
 import { admitted } from "./edit_common.ts";
-import type { ListenerState } from "./gateways.ts";
 import { isMeshParent } from "./mesh/attachment.ts";
 import { renderVhost } from "./build_ir.ts";
 import { ROUTE_KINDS } from "./routes/registry.ts";
 import {
   applyVhosts,
   type ChainWant,
-  chainWant,
+  exactPlacements,
   recountAttached,
   remember,
+  rememberChanged,
   siteStarts,
   type VhostChange,
 } from "./vhost_changes.ts";
-import type { LastResolve, LastRoute } from "./state/mod.ts";
+import type { LastResolve } from "./state/mod.ts";
 import type { ResolveState } from "./state/mod.ts";
 import type { ResolveOptions, ResolveResult } from "./resolve_types.ts";
 import type { Obj } from "./object_index.ts";
@@ -89,18 +89,9 @@ export function removeOnLast(
   if (!parents.every((p) => p.accepted.ok)) return undefined;
   if (converted.unsupported || converted.conflicts.length > 0) return undefined;
 
-  const placements = placementsOf(last, settled);
-  if (!placements) return undefined;
-  const wanted = new Map<string, ChainWant>();
-  for (const [l, hostnames] of placements) {
-    if (!l.programmed) continue;
-    if (hostnames.length === 0 || hostnames.some((h) => h.includes("*"))) return undefined;
-    for (const address of l.addresses) {
-      const want = chainWant(last, l, address, wanted);
-      if (!want) return undefined;
-      for (const h of hostnames) want.domains.set(h, [...want.domains.get(h) ?? [], l]);
-    }
-  }
+  const placed = exactPlacements(last, parents);
+  if (!placed) return undefined;
+  const { placements, wanted } = placed;
   const changes: VhostChange[] = [];
   for (const want of wanted.values()) {
     const made = takeFrom(last, starts, want, route);
@@ -125,30 +116,7 @@ export function removeOnLast(
       ? last.result.ir.clusters.filter((c) => !dropped.has(c.name))
       : last.result.ir.clusters,
   };
-  const result: ResolveResult = {
-    ir,
-    mesh: last.result.mesh,
-    statuses,
-    problems: last.result.problems.slice(),
-  };
-  return remember(objects, state, result, true);
-}
-
-/** The listeners the settled route is placed on, with its hostnames there (as resolve merges them). */
-function placementsOf(
-  last: LastResolve,
-  settled: LastRoute,
-): Map<ListenerState, string[]> | undefined {
-  const listenerById = new Map(last.gateways.flatMap((g) => g.listeners).map((l) => [l.id, l]));
-  const placements = new Map<ListenerState, string[]>();
-  for (const p of settled.parents) {
-    for (const a of p.attachments) {
-      const l = listenerById.get(a.listenerId);
-      if (!l) return undefined;
-      placements.set(l, [...new Set([...placements.get(l) ?? [], ...a.hostnames])]);
-    }
-  }
-  return placements;
+  return rememberChanged(objects, state, ir, statuses);
 }
 
 /**

@@ -13,7 +13,7 @@ import { goldenCaseNames, readYamlDocsStrict } from "../../testbed/golden.ts";
 import { lcg } from "../../testbed/fixtures/lcg.ts";
 import { syntheticConfig, syntheticRoute } from "../../testbed/fixtures/synthetic_config.ts";
 import { cloneData } from "../data/mod.ts";
-import { check, loadedCel, noPaths } from "./_edit_test_utils.ts";
+import { check, loadedCel, noPaths, routeOn } from "./_edit_test_utils.ts";
 import type { ResolveOptions } from "./resolve.ts";
 import { resolveEdit } from "./edit.ts";
 import { ResolveState } from "./state/mod.ts";
@@ -52,28 +52,6 @@ Deno.test("remove path: every golden route deleted in turn equals a cold resolve
   assert.ok(paths.remove > 15, `remove path taken ${paths.remove} times, cold ${paths.cold}`);
   assert.ok(paths.cold > 50, `cold path taken ${paths.cold} times`);
 });
-
-/** A route of `name` on `hosts` to `svc`. */
-function routeOn(name: string, hosts: string[], svc: string, age = 2): KubeObject {
-  return {
-    apiVersion: "gateway.networking.k8s.io/v1",
-    kind: "HTTPRoute",
-    metadata: {
-      name,
-      namespace: "default",
-      generation: 1,
-      creationTimestamp: `2026-01-0${age}T00:00:00Z`,
-    },
-    spec: {
-      parentRefs: [{ name: "bench" }],
-      hostnames: hosts,
-      rules: [{
-        matches: [{ path: { type: "PathPrefix", value: `/${name}` } }],
-        backendRefs: [{ name: svc, port: 8080 }],
-      }],
-    },
-  };
-}
 
 Deno.test("remove path: 300 seeded synthetic deletions and adds beside wildcard and shared-host routes, each equal a cold resolve", async () => {
   const cel = await loadedCel();

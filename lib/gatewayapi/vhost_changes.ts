@@ -11,11 +11,12 @@ import { type GatewayState, gatewayStatus, type ListenerState } from "./gateways
 import { compareHostnames } from "./hostnames.ts";
 import { listenerHost } from "./build_ir.ts";
 import { statusOf } from "./resolve.ts";
+import type { ParentOutcome } from "./attachment.ts";
 import type { LastResolve, ResolveState, VhostInput } from "./state/mod.ts";
 import type { ListenerContext } from "./routes/kind.ts";
 import type { ResolveResult } from "./resolve_types.ts";
 import type { KubeObject } from "./types.ts";
-import type { IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/mod.ts";
+import type { IR, IRHttpFilterChain, IRListener, IRVirtualHost } from "../ir/mod.ts";
 
 /**
  * A virtual host to put in place: a new one (`op` "insert", `vi` its sorted position), one
@@ -50,6 +51,21 @@ export function siteStarts(last: LastResolve): Map<string, number> | undefined {
     })
   );
   return at === last.sites.length ? starts : undefined;
+}
+
+/**
+ * The last result with `ir` and `statuses` in its place (its mesh and problems as they were),
+ * remembered as the last resolve of `objects`.
+ */
+export function rememberChanged(
+  objects: KubeObject[],
+  state: ResolveState,
+  ir: IR,
+  statuses: ResolveResult["statuses"],
+): ResolveResult {
+  const last = state.last.value!;
+  const result = { ir, mesh: last.result.mesh, statuses, problems: last.result.problems.slice() };
+  return remember(objects, state, result, true);
 }
 
 /** Records the new input and result as the last resolve (its index made again when moved). */
@@ -175,4 +191,37 @@ export function recountAttached(
     );
     statuses[at] = statusOf(g.gateway, gatewayStatus(g, last.now));
   }
+}
+
+/**
+ * A route's placements from its parents' outcomes: one per listener, its hostnames there merged
+ * (as resolve makes them); then per IR chain of a programmed listener, each hostname with the
+ * listeners that place the route on it. Undefined when a listener is not the last resolve's, a
+ * placement's hostnames are not all exact (a wildcard or catch-all route reaches every virtual
+ * host it covers), or the IR does not hold a chain as expected.
+ */
+export function exactPlacements(
+  last: LastResolve,
+  parents: readonly ParentOutcome[],
+): { placements: Map<ListenerState, string[]>; wanted: Map<string, ChainWant> } | undefined {
+  const listenerById = new Map(last.gateways.flatMap((g) => g.listeners).map((l) => [l.id, l]));
+  const placements = new Map<ListenerState, string[]>();
+  for (const p of parents) {
+    for (const a of p.attachments) {
+      const l = listenerById.get(a.listenerId);
+      if (!l) return undefined;
+      placements.set(l, [...new Set([...placements.get(l) ?? [], ...a.hostnames])]);
+    }
+  }
+  const wanted = new Map<string, ChainWant>();
+  for (const [l, hostnames] of placements) {
+    if (!l.programmed) continue;
+    if (hostnames.length === 0 || hostnames.some((h) => h.includes("*"))) return undefined;
+    for (const address of l.addresses) {
+      const want = chainWant(last, l, address, wanted);
+      if (!want) return undefined;
+      for (const h of hostnames) want.domains.set(h, [...want.domains.get(h) ?? [], l]);
+    }
+  }
+  return { placements, wanted };
 }

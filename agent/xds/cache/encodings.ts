@@ -186,24 +186,13 @@ function encodeInPlace(
   const now = moved.length ? was.slice() : [];
   let sum = last.sum, fresh = 0;
   for (const i of moved) {
-    const { name, resource } = list[i];
-    let item = encodings.resources.peek(resource);
-    if (item?.name !== name || item.typeUrl !== typeUrl) {
-      try {
-        item = encoded(typeUrl, name, resource, encodings);
-      } catch {
-        return undefined;
-      }
-      fresh++;
-    }
-    now[i] = item;
-    sum = moveSum(sum, was[i].share, item.share);
+    const item = known(typeUrl, list[i], encodings);
+    if (!item) return undefined;
+    if (item.fresh) fresh++;
+    now[i] = item.item;
+    sum = moveSum(sum, was[i].share, item.item.share);
   }
-  encodings.lists.hits++;
-  const memo = encodings.resources;
-  memo.hits += list.length - fresh;
-  memo.misses += fresh;
-  encodings.metrics?.count(typeUrl, fresh, list.length - fresh);
+  counted(typeUrl, list.length, fresh, encodings);
   if (moved.length === 0) {
     last.list = list;
     return last.resources;
@@ -214,6 +203,32 @@ function encodeInPlace(
   };
   encodings.types.set(typeUrl, { list, encoded: now, sum, resources });
   return resources;
+}
+
+/**
+ * The encoding of `r`: the one its resource object was given last (same name and type), or a new
+ * one (`fresh`); undefined when it does not encode.
+ */
+function known(
+  typeUrl: string,
+  r: NamedResource,
+  encodings: Encodings,
+): { item: EncodedResource; fresh: boolean } | undefined {
+  const item = encodings.resources.peek(r.resource);
+  if (item?.name === r.name && item.typeUrl === typeUrl) return { item, fresh: false };
+  try {
+    return { item: encoded(typeUrl, r.name, r.resource, encodings), fresh: true };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Counts a list encoded over the last one: `fresh` of its `length` resources encoded. */
+function counted(typeUrl: string, length: number, fresh: number, encodings: Encodings): void {
+  encodings.lists.hits++;
+  encodings.resources.hits += length - fresh;
+  encodings.resources.misses += fresh;
+  encodings.metrics?.count(typeUrl, fresh, length - fresh);
 }
 
 /**
@@ -241,47 +256,29 @@ function encodeShifted(
   const now: EncodedResource[] = new Array(list.length);
   let sum = last.sum, fresh = 0;
   if (grow === 1) {
-    const { name, resource } = list[at];
-    if (last.resources.items.has(name)) return undefined;
-    let item = encodings.resources.peek(resource);
-    if (item?.name !== name || item.typeUrl !== typeUrl) {
-      try {
-        item = encoded(typeUrl, name, resource, encodings);
-      } catch {
-        return undefined;
-      }
-      fresh++;
-    }
-    now[at] = item;
-    sum = moveSum(sum, 0, item.share);
+    if (last.resources.items.has(list[at].name)) return undefined;
+    const item = known(typeUrl, list[at], encodings);
+    if (!item) return undefined;
+    if (item.fresh) fresh++;
+    now[at] = item.item;
+    sum = moveSum(sum, 0, item.item.share);
   } else sum = moveSum(sum, was[at].share, 0);
   for (let j = 0; j < list.length; j++) {
     if (grow === 1 && j === at) continue;
     const o = j < at ? j : j - grow;
-    const { name, resource } = list[j];
     const before = was[o];
-    if (name !== before.name) return undefined;
-    if (resource === before.resource) {
+    if (list[j].name !== before.name) return undefined;
+    if (list[j].resource === before.resource) {
       now[j] = before;
       continue;
     }
-    let item = encodings.resources.peek(resource);
-    if (item?.name !== name || item.typeUrl !== typeUrl) {
-      try {
-        item = encoded(typeUrl, name, resource, encodings);
-      } catch {
-        return undefined;
-      }
-      fresh++;
-    }
-    now[j] = item;
-    sum = moveSum(sum, before.share, item.share);
+    const item = known(typeUrl, list[j], encodings);
+    if (!item) return undefined;
+    if (item.fresh) fresh++;
+    now[j] = item.item;
+    sum = moveSum(sum, before.share, item.item.share);
   }
-  encodings.lists.hits++;
-  const memo = encodings.resources;
-  memo.hits += list.length - fresh;
-  memo.misses += fresh;
-  encodings.metrics?.count(typeUrl, fresh, list.length - fresh);
+  counted(typeUrl, list.length, fresh, encodings);
   const resources = {
     version: versionText(sum, list.length),
     items: new Map(now.map((r) => [r.name, r])),
