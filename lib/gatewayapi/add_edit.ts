@@ -16,17 +16,16 @@
  * every virtual host it covers: resolved cold). Pure: the state is passed in and out explicitly.
  * @module
  */
-import { admitted, convertOnLast, vhostClusters } from "./edit_common.ts";
+import { convertOnLast, vhostClusters } from "./edit_common.ts";
 import { attachRoute } from "./attachment.ts";
 import { compareHostnames, covers } from "./hostnames.ts";
-import { isMeshParent } from "./mesh/attachment.ts";
 import { listenerHost, renderVhost } from "./build_ir.ts";
 import { keyOf, type Obj } from "./object_index.ts";
 import { statusOf } from "./resolve.ts";
-import { ROUTE_KINDS } from "./routes/registry.ts";
 import { routeStatuses } from "./route_status.ts";
 import {
   applyVhosts,
+  chainRoute,
   type ChainWant,
   exactPlacements,
   recountAttached,
@@ -65,20 +64,12 @@ export function addOnLast(
 ): ResolveResult | undefined {
   const last = state.last.value!;
   const starts = siteStarts(last);
-  const raw = objects[at];
-  if (!starts || typeof raw !== "object" || raw === null) return undefined;
-  const def = (options.routeKinds ?? ROUTE_KINDS).find((d) => d.kind === raw.kind);
-  if (!def || def.chain !== "http" || typeof raw.metadata?.name !== "string") return undefined;
-  const kind = raw.kind;
-  const route = admitted(raw, state) as Obj<RouteSpecCommon> | undefined;
-  if (!route || (route.spec?.parentRefs ?? []).some(isMeshParent)) return undefined;
+  const taken = starts && chainRoute(objects[at], options, state);
+  if (!taken) return undefined;
+  const { def, route, same } = taken;
+  const kind = def.kind;
   const key = keyOf(route);
-  const ns = route.metadata.namespace;
-  const same = (o: KubeObject) =>
-    o.kind === kind && o.metadata?.name === route.metadata.name &&
-    (o.metadata.namespace ?? "default") === ns;
   if (objects.some((o, i) => i !== at && same(o))) return undefined;
-  if (!last.routes.every((r) => r.kind === kind)) return undefined;
   const gatewayMap = new Map(last.gateways.map((g) => [keyOf(g.gateway), g]));
   const parents = state.attach.attach(
     last.attached,

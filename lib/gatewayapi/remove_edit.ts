@@ -18,12 +18,11 @@
  * route that no parent of ours took changes nothing. Pure: the state is passed in and out.
  * @module
  */
-import { admitted } from "./edit_common.ts";
-import { isMeshParent } from "./mesh/attachment.ts";
 import { renderVhost } from "./build_ir.ts";
-import { ROUTE_KINDS } from "./routes/registry.ts";
+import { vhostClusters } from "./edit_common.ts";
 import {
   applyVhosts,
+  chainRoute,
   type ChainWant,
   exactPlacements,
   recountAttached,
@@ -32,11 +31,9 @@ import {
   siteStarts,
   type VhostChange,
 } from "./vhost_changes.ts";
-import type { LastResolve } from "./state/mod.ts";
-import type { ResolveState } from "./state/mod.ts";
+import type { LastResolve, ResolveState } from "./state/mod.ts";
 import type { ResolveOptions, ResolveResult } from "./resolve_types.ts";
-import type { Obj } from "./object_index.ts";
-import type { KubeObject, RouteSpecCommon } from "./types.ts";
+import type { KubeObject } from "./types.ts";
 import type { IR, IRFilterChain, IRHttpFilterChain, IRListener } from "../ir/mod.ts";
 
 /** Where `objects` is `before` with one object taken out: its position in `before`, else undefined. */
@@ -63,21 +60,14 @@ export function removeOnLast(
 ): ResolveResult | undefined {
   const last = state.last.value!;
   const starts = siteStarts(last);
-  const raw = last.objects[at];
-  if (!starts || typeof raw !== "object" || raw === null) return undefined;
-  const def = (options.routeKinds ?? ROUTE_KINDS).find((d) => d.kind === raw.kind);
-  if (!def || def.chain !== "http" || typeof raw.metadata?.name !== "string") return undefined;
-  const kind = raw.kind;
-  const route = admitted(raw, state) as Obj<RouteSpecCommon> | undefined;
-  if (!route || (route.spec?.parentRefs ?? []).some(isMeshParent)) return undefined;
+  const taken = starts && chainRoute(last.objects[at], options, state);
+  if (!taken) return undefined;
+  const { route, same } = taken;
+  const kind = taken.def.kind;
   const { name, namespace } = route.metadata;
   const named = (o: { kind: string; namespace?: string; name: string }) =>
     o.kind === kind && o.namespace === namespace && o.name === name;
-  const same = (o: KubeObject) =>
-    o.kind === kind && o.metadata?.name === name &&
-    (o.metadata.namespace ?? "default") === namespace;
   if (objects.some(same)) return undefined;
-  if (!last.routes.every((r) => r.kind === kind)) return undefined;
   if (last.result.problems.some(named)) return undefined;
   // By name, not by object: a route no parent of ours took is not among them, and then nothing
   // changes; one whose admitted object is not the one settled is not trusted (resolved cold).
@@ -169,11 +159,7 @@ function clustersOf(changes: readonly VhostChange[], last: LastResolve): Set<str
   const out = new Set<string>();
   for (const c of changes) {
     const chain = last.result.ir.listeners[c.li].filterChains[c.ci] as IRHttpFilterChain;
-    for (const r of chain.virtualHosts[c.vi].routes) {
-      if (r.action.kind !== "forward") continue;
-      for (const b of r.action.backends) out.add(b.cluster);
-      for (const m of r.action.mirrors) out.add(m.cluster);
-    }
+    for (const name of vhostClusters(chain.virtualHosts[c.vi])) out.add(name);
   }
   return out;
 }

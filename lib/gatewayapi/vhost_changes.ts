@@ -12,6 +12,13 @@ import { compareHostnames } from "./hostnames.ts";
 import { listenerHost } from "./build_ir.ts";
 import { statusOf } from "./resolve.ts";
 import type { ParentOutcome } from "./attachment.ts";
+import { admitted } from "./edit_common.ts";
+import { isMeshParent } from "./mesh/attachment.ts";
+import type { Obj } from "./object_index.ts";
+import { ROUTE_KINDS } from "./routes/registry.ts";
+import type { RouteKindDef } from "./routes/kind.ts";
+import type { ResolveOptions } from "./resolve_types.ts";
+import type { RouteSpecCommon } from "./types.ts";
 import type { LastResolve, ResolveState, VhostInput } from "./state/mod.ts";
 import type { ListenerContext } from "./routes/kind.ts";
 import type { ResolveResult } from "./resolve_types.ts";
@@ -224,4 +231,30 @@ export function exactPlacements(
     }
   }
   return { placements, wanted };
+}
+
+/**
+ * `raw` as the add and remove paths take it: an HTTP-chain route (HTTPRoute, GRPCRoute) of the
+ * options' route kinds, admitted cleanly, with no Service parent, on Gateways whose routes are all
+ * of its kind (no cross-kind hostname conflict); `same` tells an object of its kind, namespace and
+ * name. Undefined for anything else (resolved cold).
+ */
+export function chainRoute(
+  raw: KubeObject,
+  options: ResolveOptions,
+  state: ResolveState,
+):
+  | { def: RouteKindDef; route: Obj<RouteSpecCommon>; same: (o: KubeObject) => boolean }
+  | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const def = (options.routeKinds ?? ROUTE_KINDS).find((d) => d.kind === raw.kind);
+  if (!def || def.chain !== "http" || typeof raw.metadata?.name !== "string") return undefined;
+  const route = admitted(raw, state) as Obj<RouteSpecCommon> | undefined;
+  if (!route || (route.spec?.parentRefs ?? []).some(isMeshParent)) return undefined;
+  if (!state.last.value!.routes.every((r) => r.kind === def.kind)) return undefined;
+  const { name, namespace } = route.metadata;
+  const same = (o: KubeObject) =>
+    o.kind === def.kind && o.metadata?.name === name &&
+    (o.metadata.namespace ?? "default") === namespace;
+  return { def, route, same };
 }

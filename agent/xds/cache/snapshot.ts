@@ -8,7 +8,6 @@
  */
 import { TypeUrl } from "../proto.ts";
 import {
-  type EncodedResource,
   encodeType,
   Encodings,
   type InvalidResource,
